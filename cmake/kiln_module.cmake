@@ -1,0 +1,36 @@
+# kiln_module(NAME <name> [DEPS <targets>...] [TEST_DEPS <targets>...])
+#
+# One library target per src/ folder: kiln_<name>, built from every *.cc in the folder except
+# *_test.cc. Every *_test.cc in the folder goes into one GoogleTest executable, kiln_<name>_test,
+# registered with CTest (label "unit"). New files are picked up on the next configure (CONFIGURE_DEPENDS).
+function(kiln_module)
+  cmake_parse_arguments(M "" "NAME" "DEPS;TEST_DEPS" ${ARGN})
+  file(GLOB _all CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*.cc)
+  set(_srcs)
+  set(_tests)
+  foreach(f ${_all})
+    if(f MATCHES "_test\\.cc$")
+      list(APPEND _tests ${f})
+    elseif(NOT f MATCHES "_fuzz\\.cc$")
+      list(APPEND _srcs ${f})
+    endif()
+  endforeach()
+  set(_t kiln_${M_NAME})
+  if(_srcs)
+    add_library(${_t} STATIC ${_srcs})
+    target_include_directories(${_t} PUBLIC ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/include)
+    target_link_libraries(${_t} PUBLIC ${M_DEPS})
+  else()
+    add_library(${_t} INTERFACE)
+    target_include_directories(${_t} INTERFACE ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/include)
+    target_link_libraries(${_t} INTERFACE ${M_DEPS})
+  endif()
+  if(KILN_BUILD_TESTS AND _tests)
+    add_executable(${_t}_test ${_tests})
+    target_link_libraries(${_t}_test PRIVATE ${_t} ${M_TEST_DEPS} GTest::gmock GTest::gtest_main)
+    target_compile_definitions(${_t}_test PRIVATE
+      KILN_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
+      KILN_CORPUS_DIR="${PROJECT_SOURCE_DIR}/../shared/corpus")
+    gtest_discover_tests(${_t}_test PROPERTIES LABELS unit DISCOVERY_TIMEOUT 60)
+  endif()
+endfunction()

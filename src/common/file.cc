@@ -1,0 +1,37 @@
+#include "common/file.h"
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace kiln {
+
+Result<std::string> ReadFile(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return NotFound(path + ": error: no such file");
+  if (std::filesystem::is_directory(path, ec)) return InvalidArgument(path + ": error: is a directory");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return IoError(path + ": error: cannot read file: " + std::strerror(errno));
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  if (in.bad()) return IoError(path + ": error: read failed");
+  return ss.str();
+}
+
+Status WriteFile(const std::string& path, const std::string& content) {
+  std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) return IoError(path + ": error: cannot write file: " + std::strerror(errno));
+    out << content;
+    if (!out) return IoError(path + ": error: write failed");
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) return IoError(path + ": error: cannot rename into place: " + ec.message());
+  return Status::Ok();
+}
+
+}  // namespace kiln

@@ -1,0 +1,158 @@
+// kiln/pyast: the only code that sees tree-sitter.
+//
+// Parses Python source into a syntax tree with byte, line and column spans, reports syntax errors
+// with their location, and applies non-overlapping source edits (the basis of every rewrite).
+//
+// Roadmap: Tree owns the text and the TSTree; Node is a cheap value handle valid while its Tree
+// lives. Lines and columns are 1-based (columns count bytes) everywhere outside this module.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/diag.h"
+#include "common/status.h"
+
+struct TSTree;
+
+namespace kiln::pyast {
+
+struct Pos {
+  uint32_t byte = 0;
+  uint32_t line = 1;    // 1-based
+  uint32_t column = 1;  // 1-based, in bytes
+};
+
+struct Span {
+  Pos begin;
+  Pos end;  // exclusive
+  uint32_t size() const { return end.byte - begin.byte; }
+  bool operator==(const Span& o) const { return begin.byte == o.begin.byte && end.byte == o.end.byte; }
+};
+
+class Tree;
+
+// A node of the syntax tree. Null nodes (is_null()) are returned for missing children.
+class Node {
+ public:
+  Node() = default;
+
+  bool is_null() const;
+  std::string_view type() const;       // grammar symbol, e.g. "call", "identifier"
+  bool is_named() const;
+  bool is_error() const;               // an ERROR node
+  bool is_missing() const;             // a MISSING node inserted by error recovery
+  bool has_error() const;              // this node or a descendant is an error
+  Span span() const;
+  std::string_view text() const;       // source bytes of the node
+
+  uint32_t child_count() const;
+  uint32_t named_child_count() const;
+  Node child(uint32_t i) const;
+  Node named_child(uint32_t i) const;
+  Node field(std::string_view name) const;  // child by field name, e.g. "function", "arguments"
+  std::vector<Node> children() const;
+  std::vector<Node> named_children() const;
+  Node parent() const;
+  Node next_named_sibling() const;
+  Node prev_named_sibling() const;
+  // Field name of child i, or "" when it has none.
+  std::string_view field_name_of_child(uint32_t i) const;
+
+  // Pre-order walk over named descendants including this node; stops descending into a node when
+  // `visit` returns false.
+  template <typename F>
+  void Walk(F&& visit) const {
+    if (is_null()) return;
+    if (!visit(*this)) return;
+    uint32_t n = named_child_count();
+    for (uint32_t i = 0; i < n; ++i) named_child(i).Walk(visit);
+  }
+
+  bool operator==(const Node& o) const;
+  const Tree* tree() const { return tree_; }
+
+  // Storage for tree-sitter's TSNode (kept opaque so callers never include tree-sitter).
+  struct Raw {
+    uint32_t context[4];
+    const void* id;
+    const void* tree;
+  };
+
+ private:
+  friend class Tree;
+  Node(Raw raw, const Tree* tree) : raw_(raw), tree_(tree) {}
+  Raw raw_{};
+  const Tree* tree_ = nullptr;
+};
+
+struct SyntaxError {
+  Span span;
+  std::string message;
+};
+
+class Tree {
+ public:
+  // Parses `text`; `path` is used in diagnostics only. Fails only when tree-sitter itself fails;
+  // syntax errors are reported by errors() on a tree that still parses as far as it can.
+  static Result<std::unique_ptr<Tree>> Parse(std::string text, std::string path = "<input>");
+  static Result<std::unique_ptr<Tree>> ParseFile(const std::string& path);
+  ~Tree();
+  Tree(const Tree&) = delete;
+  Tree& operator=(const Tree&) = delete;
+
+  Node root() const;
+  const std::string& text() const { return text_; }
+  const std::string& path() const { return path_; }
+  bool has_errors() const;
+  // Every ERROR and MISSING node, outermost first, in source order.
+  std::vector<SyntaxError> errors() const;
+  // A diagnostic at `span` with the source line and caret.
+  Diagnostic MakeDiagnostic(const Span& span, std::string message,
+                            Severity severity = Severity::kError) const;
+  // Span for a byte offset (line and column computed).
+  Pos PosOf(uint32_t byte) const;
+
+ private:
+  Tree() = default;
+  friend class Node;
+  std::string text_;
+  std::string path_;
+  TSTree* tree_ = nullptr;
+  std::vector<uint32_t> line_starts_;
+};
+
+// A set of non-overlapping replacements against one source text.
+class EditSet {
+ public:
+  struct Edit {
+    uint32_t begin;  // byte offsets into the original text
+    uint32_t end;
+    std::string replacement;
+  };
+  // Replace bytes [begin, end). Fails if it overlaps an edit already added (touching is fine,
+  // two insertions at the same offset keep their order).
+  Status Replace(uint32_t begin, uint32_t end, std::string replacement);
+  Status Replace(const Span& span, std::string replacement) {
+    return Replace(span.begin.byte, span.end.byte, std::move(replacement));
+  }
+  Status Insert(uint32_t at, std::string text) { return Replace(at, at, std::move(text)); }
+  bool empty() const { return edits_.empty(); }
+  const std::vector<Edit>& edits() const { return edits_; }
+  // Applies all edits to `original` (which must be the text the spans refer to).
+  Result<std::string> Apply(std::string_view original) const;
+  // Applies and re-parses; fails with the syntax error if the result does not parse cleanly.
+  Result<std::unique_ptr<Tree>> ApplyAndParse(const Tree& tree) const;
+
+ private:
+  std::vector<Edit> edits_;  // kept sorted by begin
+};
+
+// Helpers for Python literals.
+// The unquoted value of a simple string literal node ('x', "x"); empty optional-like "" when not one.
+std::string StringLiteralValue(const Node& n);
+
+}  // namespace kiln::pyast
