@@ -7,6 +7,8 @@
 
 namespace kiln::cli {
 
+namespace {
+
 Command RegisterAnalyze(CLI::App& app) {
   auto* sub = app.add_subcommand("analyze", "Static model of every @triton.jit kernel and launch site");
   auto files = std::make_shared<std::vector<std::string>>();
@@ -30,5 +32,9 @@ Command RegisterAnalyze(CLI::App& app) {
             return rc;
           }};
 }
+
+Registrar reg(10, RegisterAnalyze);
+
+}  // namespace
 
 }  // namespace kiln::cli

@@ -1,5 +1,9 @@
-// Subcommand registry for the kiln CLI. Each subcommand file defines one Register<Name>() that
-// adds its CLI11 subcommand and returns the function that runs it.
+// Subcommand registry for the kiln CLI. Each subcommand file registers itself with a static
+// Registrar, so adding a subcommand is adding one file:
+//
+//   static kiln::cli::Registrar reg(50, [](CLI::App& app) -> kiln::cli::Command { ... });
+//
+// `order` sorts the subcommands in --help. No logic beyond argument handling lives in tools/kiln.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -13,12 +17,21 @@ struct Command {
   CLI::App* sub;
   std::function<int()> run;
 };
-using CommandList = std::vector<Command>;
 
-Command RegisterAnalyze(CLI::App& app);
+using RegisterFn = std::function<Command(CLI::App&)>;
 
-inline void RegisterAll(CLI::App& app, CommandList& out) {
-  out.push_back(RegisterAnalyze(app));
+struct Registration {
+  int order;
+  RegisterFn fn;
+};
+
+inline std::vector<Registration>& Registry() {
+  static std::vector<Registration> r;
+  return r;
 }
+
+struct Registrar {
+  Registrar(int order, RegisterFn fn) { Registry().push_back({order, std::move(fn)}); }
+};
 
 }  // namespace kiln::cli

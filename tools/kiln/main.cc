@@ -1,8 +1,7 @@
-// kiln CLI entry point: registers one subcommand per file (analyze.cc, eval.cc, ...).
-// No logic beyond argument handling lives in tools/kiln.
+// kiln CLI entry point. Subcommands register themselves (see commands.h).
 #include <CLI/CLI.hpp>
 
-#include <cstdio>
+#include <algorithm>
 
 #include "commands.h"
 
@@ -10,8 +9,11 @@ int main(int argc, char** argv) {
   CLI::App app{"kiln: make Triton GPU kernels fast and trustworthy"};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("kiln ") + KILN_VERSION);
-  kiln::cli::CommandList commands;
-  kiln::cli::RegisterAll(app, commands);
+  auto& regs = kiln::cli::Registry();
+  std::stable_sort(regs.begin(), regs.end(),
+                   [](const auto& a, const auto& b) { return a.order < b.order; });
+  std::vector<kiln::cli::Command> commands;
+  for (auto& r : regs) commands.push_back(r.fn(app));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
