@@ -1,0 +1,217 @@
+#include "task/task.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "common/file.h"
+
+namespace kiln::task {
+namespace {
+
+namespace fs = std::filesystem;
+
+class TaskTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("kiln_task_test_" + std::to_string(::getpid()) + "_" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string Write(const std::string& name, const std::string& text) {
+    fs::path p = dir_ / name;
+    fs::create_directories(p.parent_path());
+    EXPECT_TRUE(WriteFile(p.string(), text).ok());
+    return p.string();
+  }
+  fs::path dir_;
+};
+
+const char* kKb = R"(import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def forward(self, x):
+        return torch.relu(x)
+
+batch_size = 16
+dim = 1024
+
+def get_inputs():
+    return [torch.rand(batch_size, dim)]
+
+def get_init_inputs():
+    return []
+)";
+
+std::string Sep() { return std::string(146, '#') + "\n"; }
+
+TEST_F(TaskTest, DetectsKernelBench) {
+  auto t = LoadTask(Write("level1/19_ReLU.py", kKb));
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  EXPECT_EQ(t->format, Format::kKernelBench);
+  EXPECT_EQ(t->name, "level1/19_ReLU");
+  EXPECT_EQ(t->hash.size(), 16u);
+  auto j = t->ToJson();
+  EXPECT_EQ(j["format"], "kernelbench");
+  auto back = TaskSpec::FromJson(j);
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->hash, t->hash);
+}
+
+TEST_F(TaskTest, KernelBenchSizesAndConstants) {
+  std::string p = Write("kb.py", kKb);
+  LoadOptions o;
+  o.sizes = {{"batch_size", 2}};
+  auto t = LoadTask(p, o);
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  EXPECT_EQ(t->sizes["batch_size"], 2);
+  auto plain = LoadTask(p);
+  EXPECT_NE(plain->hash, t->hash);  // sizes are part of the identity
+  o.sizes = {{"nope", 2}};
+  auto bad = LoadTask(p, o);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("size 'nope'"), std::string::npos);
+  auto c = ModuleConstants(p);
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ((*c)["dim"], 1024);
+}
+
+TEST_F(TaskTest, HashCoversContents) {
+  std::string p = Write("kb.py", kKb);
+  auto a = LoadTask(p);
+  Write("kb.py", std::string(kKb) + "\n# changed\n");
+  auto b = LoadTask(p);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_NE(a->hash, b->hash);
+}
+
+TEST_F(TaskTest, KernelBenchMissingGetInputsIsDiagnosed) {
+  std::string src = "import torch\nclass Model:\n    pass\n\ndef get_init_inputs():\n    return []\n";
+  auto t = LoadTask(Write("kb.py", src));
+  ASSERT_FALSE(t.ok());
+  EXPECT_NE(t.status().message().find("kb.py:2:1: error: kernelbench task has no top-level function "
+                                      "'get_inputs()'"),
+            std::string::npos)
+      << t.status().message();
+}
+
+TEST_F(TaskTest, SyntaxErrorIsDiagnosed) {
+  auto t = LoadTask(Write("bad.py", "def f(:\n  pass\n"));
+  ASSERT_FALSE(t.ok());
+  EXPECT_NE(t.status().message().find("bad.py:1:"), std::string::npos) << t.status().message();
+  EXPECT_NE(t.status().message().find("error:"), std::string::npos);
+}
+
+TEST_F(TaskTest, UnknownFormatIsDiagnosed) {
+  auto t = LoadTask(Write("x.py", "x = 1\n"));
+  ASSERT_FALSE(t.ok());
+  EXPECT_NE(t.status().message().find("x.py:1:1: error: cannot tell the task format"), std::string::npos)
+      << t.status().message();
+}
+
+TEST_F(TaskTest, DetectsTritonBenchGWithPerf) {
+  std::string src = "import triton\nimport triton.language as tl\n@triton.jit\ndef k(x):\n    pass\n\n"
+                    "def helper():\n    pass\n\ndef wrapper(x):\n    return x\n" + Sep() +
+                    "def test_wrapper():\n    helper()\n    return {'a': wrapper(1)}\n"
+                    "result_gold = test_wrapper()\n";
+  std::string p = Write("G/kernels/mykern.py", src);
+  auto t = LoadTask(p);
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  EXPECT_EQ(t->format, Format::kTritonBenchG);
+  EXPECT_EQ(t->entry, "helper");  // first called function defined above (no perf harness yet)
+  EXPECT_TRUE(t->perf_path.empty());
+  Write("G/perf/mykern_perf.py", "from TritonBench_v1.mykern import wrapper\n");
+  t = LoadTask(p);
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  EXPECT_EQ(t->entry, "wrapper");
+  EXPECT_EQ(t->perf_path, (dir_ / "G/perf/mykern_perf.py").string());
+}
+
+TEST_F(TaskTest, DetectsTritonBenchT) {
+  std::string src = "import torch\ndef add(a, b):\n    return a + b\n" + Sep() +
+                    "def test_add():\n    return {'x': add(1, 2)}\n";
+  auto t = LoadTask(Write("T/kernels/add.py", src));
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  EXPECT_EQ(t->format, Format::kTritonBenchT);
+  EXPECT_EQ(t->entry, "add");
+  EXPECT_EQ(t->name, "tritonbench_t/add");
+}
+
+TEST_F(TaskTest, TritonBenchWithoutTestFunction) {
+  std::string src = "import triton\n@triton.jit\ndef k(x):\n    pass\n" + Sep() + "x = 1\n";
+  auto t = LoadTask(Write("g.py", src));
+  ASSERT_FALSE(t.ok());
+  EXPECT_NE(t.status().message().find("g.py:5:1: error: tritonbench task has no test_* function"),
+            std::string::npos)
+      << t.status().message();
+}
+
+TEST_F(TaskTest, KilnFlagsAndManifest) {
+  std::string mod = Write("m.py", "import triton\n@triton.jit\ndef k(x):\n    pass\ndef softmax(x):\n    return x\n");
+  std::string bench = Write("bench.py", "CASES = []\n");
+  LoadOptions o;
+  o.entry = "softmax";
+  o.bench = bench;
+  auto t = LoadTask(mod, o);
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  EXPECT_EQ(t->format, Format::kKiln);
+  EXPECT_EQ(t->bench_path, bench);
+  o.entry = "missing";
+  auto bad = LoadTask(mod, o);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("entry 'missing'"), std::string::npos);
+  std::string man = Write("task.json", R"({"module": "m.py", "entry": "softmax", "bench": "bench.py"})");
+  auto m = LoadTask(man);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_EQ(m->path, mod);
+  EXPECT_EQ(m->entry, "softmax");
+  std::string bad_man = Write("bad.json", R"({"module": "m.py"})");
+  EXPECT_FALSE(LoadTask(bad_man).ok());
+}
+
+TEST_F(TaskTest, MissingFile) {
+  auto t = LoadTask((dir_ / "nope.py").string());
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.status().code(), Code::kNotFound);
+}
+
+TEST(TaskSeparator, StripsTest) {
+  std::string s = "a = 1\n" + std::string(146, '#') + "\ndef test_x(): pass\n";
+  EXPECT_EQ(StripTritonBenchTest(s), "a = 1\n");
+  EXPECT_EQ(StripTritonBenchTest("a = 1\n"), "a = 1\n");
+  EXPECT_EQ(FindSeparator(std::string(103, '#')), std::string_view::npos);
+}
+
+TEST(TaskCorpus, EveryTritonBenchFileLoads) {
+  std::string root = std::string(KILN_CORPUS_DIR) + "/tritonbench";
+  if (!fs::exists(root)) GTEST_SKIP() << "no corpus";
+  int n = 0;
+  for (const char* d : {"G", "T"}) {
+    for (const auto& e : fs::directory_iterator(root + "/" + d + "/kernels")) {
+      auto t = LoadTask(e.path().string());
+      ASSERT_TRUE(t.ok()) << e.path() << ": " << t.status().message();
+      EXPECT_EQ(t->format, d[0] == 'G' ? Format::kTritonBenchG : Format::kTritonBenchT) << e.path();
+      EXPECT_FALSE(t->perf_path.empty()) << e.path();
+      EXPECT_FALSE(t->entry.empty()) << e.path();
+      ++n;
+    }
+  }
+  EXPECT_GT(n, 200);
+}
+
+TEST(TaskCorpus, EveryKernelBenchFileLoads) {
+  std::string root = std::string(KILN_CORPUS_DIR) + "/kernelbench";
+  if (!fs::exists(root)) GTEST_SKIP() << "no corpus";
+  for (const char* d : {"level1", "level2", "level3"}) {
+    for (const auto& e : fs::directory_iterator(root + "/" + d)) {
+      auto t = LoadTask(e.path().string());
+      ASSERT_TRUE(t.ok()) << e.path() << ": " << t.status().message();
+      EXPECT_EQ(t->format, Format::kKernelBench);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace kiln::task
