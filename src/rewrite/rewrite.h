@@ -1,0 +1,236 @@
+// kiln/rewrite: source-to-source transformations of Triton modules, each keeping semantics.
+//
+// A rewrite reads the static model (analysis::ModuleModel) of a module, decides whether it applies
+// to one target kernel (Check, with a reason when it does not), and produces the new module text
+// (Apply) through a pyast::EditSet: minimal, local edits, every other byte of the file identical.
+// The result is re-parsed (no syntax error) and re-analysed, and invariants are checked: the target
+// kernel still exists, every launch of it still binds every constexpr, the tuned names are not
+// passed twice (autotune + launch keyword).
+//
+// Everything here is a value: a Request says what to do, Apply returns the new text and notes. The
+// search (src/search) composes candidates as a list of Requests applied in order (ApplySequence).
+//
+// Rewrites (see docs/rewrites.md for the exact applicability rules):
+//   SetParams       retune constexprs and launch options where they are set (launch literal,
+//                   variable assigned a literal, kernel default, autotune configs); grid kept
+//                   consistent
+//   InsertAutotune  insert or replace @triton.autotune (configs, key); drop the tuned keywords at the
+//                   launch; the grid becomes a lambda over META when it used the tuned values
+//   GroupMSwizzle   grouped program-id ordering (L2 reuse) for 2-D tiled kernels, GROUP_M constexpr
+//   EvictionHints   eviction_policy / cache_modifier on streaming loads read once
+//   DotPrecision    input_precision= on tl.dot
+//   PipelineLoop    for k in range(...) -> tl.range(..., num_stages=S) for loops with dots/loads
+//   SplitK          SPLIT_K constexpr, a third grid axis, atomic accumulation of partial products
+//   PersistentGrid  one program per SM looping over tiles with a stride of the number of programs
+//   RowsPerProgram  several rows per program for row-wise reductions
+//   RemoveMasks     drop load/store masks under a divisibility guarantee (with a guard)
+//
+// Roadmap: rewrites are local and syntactic over the model's spans; anything the model cannot
+// pin down (computed origins, configs produced by comprehensions, launches through **kwargs) is
+// refused with a reason, never guessed.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "analysis/model.h"
+#include "common/status.h"
+#include "pyast/pyast.h"
+
+namespace kiln::rewrite {
+
+// What a rewrite applies to: one kernel and the launches of it (all launches when empty).
+struct Target {
+  std::string kernel;
+  std::vector<int> launches;  // indices into ModuleModel::launches
+};
+
+// Tunables ---------------------------------------------------------------------------------------
+
+// Where a tunable's value is set and can be edited.
+enum class TunableSite {
+  kLaunchLiteral,   // a literal at the launch (positional or keyword): edit it there
+  kVariable,        // a variable assigned a literal before the launch: edit the assignment
+  kKernelDefault,   // the kernel parameter's default (not passed at the launch): edit the default
+  kAutotune,        // set by @triton.autotune configs: rewrite the configs
+  kOptionDefault,   // a launch option not given anywhere (Triton's default): add a keyword
+  kNotEditable,     // computed, a function parameter, heuristics, **kwargs, ...: see `reason`
+};
+
+struct Tunable {
+  std::string name;
+  bool launch_option = false;  // num_warps, num_stages, num_ctas, maxnreg
+  // Current value when known (a single value across all target launches), as an integer;
+  // `value_text` is the source text ("64", "True", "triton.next_power_of_2(N)").
+  std::optional<int64_t> value;
+  std::string value_text;
+  bool boolean = false;                    // current literal is True/False: written back as such
+  std::vector<int64_t> autotune_values;    // kAutotune: the value in each config (distinct, sorted)
+  analysis::OriginKind origin = analysis::OriginKind::kMissing;  // at the first target launch
+  TunableSite site = TunableSite::kNotEditable;
+  bool editable = false;
+  std::string reason;                      // why not editable (empty when editable)
+  // Constraints.
+  bool power_of_two = false;  // used as a tl.arange bound / block shape (or a launch option that
+                              // must be one: num_warps)
+  bool in_grid = false;       // the launch grid depends on it
+  bool grid_follows = false;  // in_grid and the grid reads it through meta[...] or the same
+                              // variable that is edited, so it stays right by itself
+  int64_t min_value = 1;
+  int64_t max_value = 0;      // 0: no bound known
+};
+
+struct Tunables {
+  std::string kernel;
+  analysis::KernelClass cls = analysis::KernelClass::kOther;
+  std::vector<int> launches;           // the launches considered
+  bool autotuned = false;              // the kernel already carries @triton.autotune
+  std::vector<std::string> autotune_key;
+  std::vector<Tunable> items;          // constexpr params first (declaration order), then options
+  std::vector<std::string> notes;      // e.g. "grid uses n_blocks computed from literal 1024"
+
+  const Tunable* Find(std::string_view n) const {
+    for (const auto& t : items) if (t.name == n) return &t;
+    return nullptr;
+  }
+};
+
+// Tunables of `target` (fails: kernel not found, not launched from the module).
+Result<Tunables> ExtractTunables(const analysis::ModuleModel& model, const Target& target);
+
+// Requests ---------------------------------------------------------------------------------------
+
+// Values are integers; a tunable whose current literal is a bool is written as True/False.
+using ParamValues = std::map<std::string, int64_t>;
+
+struct SetParams {
+  ParamValues values;  // constexpr names and launch options
+};
+
+struct TuneConfig {
+  ParamValues params;             // constexpr name -> value
+  int num_warps = 4;
+  int num_stages = 3;
+  std::optional<int> num_ctas;
+  std::optional<int> maxnreg;
+};
+
+struct InsertAutotune {
+  std::vector<TuneConfig> configs;
+  // Autotune key (kernel parameter names). Empty: the scalar (non-constexpr) parameters the kernel
+  // uses in masks, loop bounds or the grid.
+  std::vector<std::string> key;
+};
+
+struct GroupMSwizzle {
+  int group_m = 8;  // value of the GROUP_M constexpr (added as a kernel default and at launches)
+};
+
+struct EvictionHints {
+  std::string eviction_policy = "evict_first";  // "" to leave alone
+  std::string cache_modifier;                   // "" | ".cg" | ".ca" | ".cv"
+};
+
+struct DotPrecision {
+  std::string precision = "tf32";  // "tf32" | "tf32x3" | "ieee"
+};
+
+struct PipelineLoop {
+  int num_stages = 3;
+  int loop = -1;  // index into Kernel::loops; -1: every eligible loop
+};
+
+struct SplitK {
+  int split_k = 4;
+};
+
+struct PersistentGrid {
+  // Number of programs. 0: the device's SM count (torch.cuda.get_device_properties(...)
+  // .multi_processor_count, read at run time; falls back to the tile count on CPU).
+  int num_programs = 0;
+};
+
+struct RowsPerProgram {
+  int rows = 4;
+};
+
+// A guarantee `expr % multiple == 0` supplied by the user or by tl.multiple_of hints, e.g.
+// {"n_elements", "BLOCK_SIZE"}; `multiple` is a constexpr name or an integer literal.
+struct Divisibility {
+  std::string expr;
+  std::string multiple;
+};
+
+struct RemoveMasks {
+  std::vector<Divisibility> guarantees;
+  // Keep a guard: a host-side assert of each guarantee before the launch (true), or none.
+  bool guard = true;
+};
+
+using Request = std::variant<SetParams, InsertAutotune, GroupMSwizzle, EvictionHints, DotPrecision,
+                             PipelineLoop, SplitK, PersistentGrid, RowsPerProgram, RemoveMasks>;
+
+enum class RewriteKind {
+  kSetParams,
+  kInsertAutotune,
+  kGroupMSwizzle,
+  kEvictionHints,
+  kDotPrecision,
+  kPipelineLoop,
+  kSplitK,
+  kPersistentGrid,
+  kRowsPerProgram,
+  kRemoveMasks,
+};
+
+RewriteKind KindOf(const Request& r);
+const char* RewriteKindName(RewriteKind k);  // "set_params", "insert_autotune", "group_m_swizzle",
+                                             // "eviction_hints", "dot_precision", "pipeline_loop",
+                                             // "split_k", "persistent_grid", "rows_per_program",
+                                             // "remove_masks"
+// One line for reports: "set_params BLOCK_SIZE=256 num_warps=8".
+std::string Describe(const Request& r);
+
+// Check / Apply ----------------------------------------------------------------------------------
+
+struct Applicability {
+  bool applies = false;
+  std::string reason;  // why not (lower-case sentence), or what it will do when it applies
+  explicit operator bool() const { return applies; }
+};
+
+// Whether a rewrite of this kind can apply to the target at all, from the static model only.
+Applicability Check(const analysis::ModuleModel& model, const Target& target, RewriteKind kind);
+// Whether this request (with its values) applies: e.g. SetParams of a non-editable name or a
+// non-power-of-two block size is refused here.
+Applicability Check(const analysis::ModuleModel& model, const Target& target, const Request& r);
+
+struct Rewritten {
+  std::string source;               // the whole new module text
+  std::vector<std::string> notes;   // what was edited, e.g. "launch at line 40: BLOCK_SIZE 1024 -> 256"
+};
+
+// Applies one request. `model` must be AnalyzeModule(tree). Fails with InvalidArgument and the
+// Check reason when the request does not apply, and with Internal when the edit does not re-parse
+// or re-analyse with the invariants.
+Result<Rewritten> Apply(const pyast::Tree& tree, const analysis::ModuleModel& model,
+                        const Target& target, const Request& r);
+
+// Parses `source`, then applies each request in order (re-parsing and re-analysing between them).
+// Launch indices in `target` refer to the model of `source` and are re-resolved by position among
+// the kernel's launches after each step.
+Result<Rewritten> ApplySequence(const std::string& source, const std::string& path,
+                                const Target& target, const std::vector<Request>& requests);
+
+// Re-parses and re-analyses `source` and checks the invariants against the model before the
+// rewrite (`before`): the target kernel exists, it has as many launch sites, every constexpr
+// without a default is bound at each launch (or by autotune/heuristics), and no name is both
+// autotuned and passed at a launch.
+Status CheckInvariants(const std::string& source, const analysis::ModuleModel& before,
+                       const Target& target);
+
+}  // namespace kiln::rewrite
