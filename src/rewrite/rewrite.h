@@ -34,6 +34,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -99,8 +100,11 @@ struct Tunables {
   }
 };
 
-// Tunables of `target` (fails: kernel not found, not launched from the module).
-Result<Tunables> ExtractTunables(const analysis::ModuleModel& model, const Target& target);
+// Tunables of `target` (fails: kernel not found, not launched from the module). `model` must be
+// AnalyzeModule(tree): some constraints (tile sizes the grid must follow, power-of-two block sizes)
+// need the syntax tree.
+Result<Tunables> ExtractTunables(const pyast::Tree& tree, const analysis::ModuleModel& model,
+                                 const Target& target);
 
 // Requests ---------------------------------------------------------------------------------------
 
@@ -203,11 +207,18 @@ struct Applicability {
   explicit operator bool() const { return applies; }
 };
 
-// Whether a rewrite of this kind can apply to the target at all, from the static model only.
-Applicability Check(const analysis::ModuleModel& model, const Target& target, RewriteKind kind);
+// Whether a rewrite of this kind can apply to the target at all, from the static model (and the
+// tree it was built from) only; a default request of that kind is checked.
+Applicability Check(const pyast::Tree& tree, const analysis::ModuleModel& model, const Target& target,
+                    RewriteKind kind);
 // Whether this request (with its values) applies: e.g. SetParams of a non-editable name or a
 // non-power-of-two block size is refused here.
-Applicability Check(const analysis::ModuleModel& model, const Target& target, const Request& r);
+Applicability Check(const pyast::Tree& tree, const analysis::ModuleModel& model, const Target& target,
+                    const Request& r);
+// Every kind that applies, with its reason (for the search's move list).
+std::vector<std::pair<RewriteKind, Applicability>> CheckAll(const pyast::Tree& tree,
+                                                           const analysis::ModuleModel& model,
+                                                           const Target& target);
 
 struct Rewritten {
   std::string source;               // the whole new module text
