@@ -1,0 +1,185 @@
+"""Output comparison (shape, dtype, NaN/Inf positions, allclose with per-dtype tolerances), input hashing and
+aliasing checks. Nested outputs (tuples, lists, dicts) are walked in a stable order."""
+from __future__ import annotations
+
+import hashlib
+import math
+
+import torch
+
+from . import guards
+
+DEFAULT_TOL = {"float32": (1e-4, 1e-4), "float64": (1e-7, 1e-7), "float16": (1e-2, 1e-2),
+               "bfloat16": (1e-2, 1e-2), "float8_e4m3fn": (1e-1, 1e-1), "float8_e5m2": (2e-1, 2e-1)}
+# A kernel that uses tl.dot on fp32 runs the tensor cores in TF32 by default (10-bit mantissa), so its
+# results differ from an IEEE fp32 reference by about 1e-3 relative. When the candidate's source uses
+# tl.dot and the output is fp32, the fp32 tolerance is widened to this (documented in docs/verdicts.md).
+TF32_TOL = (1e-2, 1e-2)
+
+
+def flatten(x, path="out"):
+    """-> list of (path, leaf) in a stable order; leaves are tensors or plain values."""
+    if isinstance(x, torch.Tensor):
+        return [(path, x)]
+    if isinstance(x, (list, tuple)):
+        out = []
+        for i, v in enumerate(x):
+            out += flatten(v, f"{path}[{i}]")
+        return out
+    if isinstance(x, dict):
+        out = []
+        for k in sorted(x, key=str):
+            out += flatten(x[k], f"{path}[{k!r}]")
+        return out
+    return [(path, x)]
+
+
+def structure(x):
+    if isinstance(x, torch.Tensor):
+        return "T"
+    if isinstance(x, (list, tuple)):
+        return "[" + ",".join(structure(v) for v in x) + "]"
+    if isinstance(x, dict):
+        return "{" + ",".join(f"{k!r}:{structure(x[k])}" for k in sorted(x, key=str)) + "}"
+    return "v"
+
+
+def tensor_hash(t: torch.Tensor) -> str:
+    t = t.detach()
+    h = hashlib.blake2b(digest_size=16)
+    h.update(str((tuple(t.shape), str(t.dtype), tuple(t.stride()))).encode())
+    c = t.contiguous().cpu()
+    if c.dtype in (torch.bfloat16, torch.float16):
+        c = c.view(torch.int16)
+    elif c.dtype.is_floating_point and c.element_size() == 1:
+        c = c.view(torch.uint8)
+    elif c.dtype == torch.bool:
+        c = c.to(torch.uint8)
+    try:
+        h.update(c.numpy().tobytes())
+    except Exception:
+        h.update(repr(c.tolist()).encode())
+    return h.hexdigest()
+
+
+def hash_tree(x) -> list:
+    return [(p, tensor_hash(v)) for p, v in flatten(x) if isinstance(v, torch.Tensor)]
+
+
+def storages(x):
+    """-> list of (path, (start, end)) byte ranges of every tensor leaf."""
+    out = []
+    for p, v in flatten(x):
+        if isinstance(v, torch.Tensor) and v.numel() > 0:
+            try:
+                start = v.data_ptr()
+                span = 0
+                for size, stride in zip(v.shape, v.stride()):
+                    span += (size - 1) * abs(stride)
+                out.append((p, (start, start + (span + 1) * v.element_size())))
+            except Exception:
+                pass
+    return out
+
+
+def overlaps(a, b):
+    """Paths in a whose memory overlaps any range in b."""
+    hits = []
+    for p, (s, e) in a:
+        for q, (s2, e2) in b:
+            if s < e2 and s2 < e:
+                hits.append((p, q))
+                break
+    return hits
+
+
+def tol_for(dtype, tolerance, tf32):
+    name = str(dtype).replace("torch.", "")
+    atol, rtol = (tolerance or {}).get(name) or DEFAULT_TOL.get(name, (0.0, 0.0))
+    if tf32 and name == "float32":
+        atol, rtol = max(atol, TF32_TOL[0]), max(rtol, TF32_TOL[1])
+    return float(atol), float(rtol)
+
+
+class Mismatch(Exception):
+    def __init__(self, code, message):
+        super().__init__(message)
+        self.code = code
+
+
+def compare(cand, ref, tolerance=None, tf32=False):
+    """Raises Mismatch(code, message) on the first difference. Returns stats dict otherwise."""
+    if structure(cand) != structure(ref):
+        raise Mismatch("structure_mismatch",
+                       f"output structure {structure(cand)[:80]} differs from the reference's {structure(ref)[:80]}")
+    max_abs, num, den = 0.0, 0.0, 0.0
+    shapes, dtypes = [], []
+    for (p, c), (_, r) in zip(flatten(cand), flatten(ref)):
+        if not isinstance(r, torch.Tensor):
+            if isinstance(c, torch.Tensor):
+                raise Mismatch("structure_mismatch", f"{p}: a tensor where the reference has {type(r).__name__}")
+            if isinstance(r, float) and isinstance(c, (int, float)):
+                if not (math.isclose(c, r, rel_tol=1e-4, abs_tol=1e-4) or (math.isnan(c) and math.isnan(r))):
+                    raise Mismatch("value_mismatch", f"{p}: {c!r} != {r!r}")
+            elif c != r:
+                raise Mismatch("value_mismatch", f"{p}: {str(c)[:60]} != {str(r)[:60]}")
+            continue
+        if not isinstance(c, torch.Tensor):
+            raise Mismatch("structure_mismatch", f"{p}: {type(c).__name__} where the reference has a tensor")
+        shapes.append(list(c.shape))
+        dtypes.append(str(c.dtype).replace("torch.", ""))
+        if c.shape != r.shape:
+            raise Mismatch("shape_mismatch", f"{p}: shape {list(c.shape)} != reference {list(r.shape)}")
+        if c.dtype != r.dtype:
+            raise Mismatch("dtype_mismatch", f"{p}: dtype {c.dtype} != reference {r.dtype}".replace("torch.", ""))
+        if c.device.type != r.device.type:
+            raise Mismatch("device_mismatch", f"{p}: device {c.device} != reference {r.device}")
+        if c.numel() == 0:
+            continue
+        c_d, r_d = c.detach(), r.detach()
+        if c_d.dtype == torch.bool or not (c_d.dtype.is_floating_point or c_d.dtype.is_complex):
+            if not torch.equal(c_d, r_d):
+                n = int((c_d != r_d).sum())
+                raise Mismatch("value_mismatch", f"{p}: {n} of {c.numel()} elements differ (exact dtype {c.dtype})")
+            continue
+        if c_d.is_complex():
+            c_d, r_d = torch.view_as_real(c_d), torch.view_as_real(r_d)
+        poison = guards.is_poison(c_d)
+        cf, rf = c_d.double(), r_d.double()
+        c_nan, r_nan = torch.isnan(cf), torch.isnan(rf)
+        if not torch.equal(c_nan, r_nan):
+            if poison is not None and bool((poison & ~r_nan).any()):
+                n = int((poison & ~r_nan).sum())
+                raise Mismatch("uninitialized_output",
+                               f"{p}: {n} of {c.numel()} elements were never written (still hold the poison pattern)")
+            n = int((c_nan != r_nan).sum())
+            raise Mismatch("nan_mismatch", f"{p}: NaN at {n} positions where the reference differs")
+        c_inf, r_inf = torch.isinf(cf), torch.isinf(rf)
+        if not torch.equal(c_inf, r_inf) or not torch.equal(cf[c_inf], rf[r_inf]):
+            raise Mismatch("inf_mismatch", f"{p}: Inf positions or signs differ from the reference")
+        fin = ~(c_nan | c_inf)
+        diff = (cf - rf).abs()[fin]
+        atol, rtol = tol_for(c.dtype, tolerance, tf32)
+        if diff.numel():
+            m = float(diff.max())
+            max_abs = max(max_abs, m)
+            num += float((diff ** 2).sum())
+            den += float((rf[fin] ** 2).sum())
+            bad = diff > atol + rtol * rf.abs()[fin]
+            if bool(bad.any()):
+                nb = int(bad.sum())
+                raise Mismatch("value_mismatch",
+                               f"{p}: {nb} of {c.numel()} elements outside atol={atol:g} rtol={rtol:g}; "
+                               f"max abs err {m:.3g}")
+    rel = math.sqrt(num / den) if den > 0 else math.sqrt(num)
+    return {"max_abs_err": max_abs, "rel_l2_err": rel, "shapes": shapes, "dtypes": dtypes}
+
+
+def close(a, b, tolerance=None, tf32=False) -> bool:
+    try:
+        compare(a, b, tolerance, tf32)
+        return True
+    except Mismatch:
+        return False
+    except Exception:
+        return False

@@ -1,0 +1,493 @@
+"""The `eval` op: load the task and the candidate, run the correctness protocol with the runtime checks,
+then (mode time) the timing protocol. Outcomes are values: every failure becomes a verdict with reasons."""
+from __future__ import annotations
+
+import contextlib
+import math
+import re
+import signal
+import time
+import traceback
+
+import torch
+
+from . import capture, compare, guards
+from . import platform as plat
+from . import tasks as tasks_mod
+from .verdicts import Reasons
+
+_perf_counter = time.perf_counter  # captured before any candidate runs
+
+
+class EvalTimeout(BaseException):
+    pass
+
+
+@contextlib.contextmanager
+def deadline(seconds):
+    """SIGALRM-based timeout for Python that never ends (the fork zygote also kills the child)."""
+    if not seconds or seconds <= 0:
+        yield
+        return
+
+    def handler(signum, frame):
+        raise EvalTimeout(f"time limit of {seconds:g} s exceeded")
+
+    old = signal.signal(signal.SIGALRM, handler)
+    signal.setitimer(signal.ITIMER_REAL, float(seconds))
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def _chain(e):
+    seen = []
+    while e is not None and e not in seen:
+        seen.append(e)
+        e = e.__cause__ or e.__context__
+    return seen
+
+
+def _innermost_file(e):
+    tb = e.__traceback__
+    last = None
+    while tb is not None:
+        last = tb.tb_frame.f_code.co_filename
+        tb = tb.tb_next
+    return last or ""
+
+
+def classify_exception(e: BaseException):
+    """-> (reason code, message)."""
+    msg = f"{type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}"[:400]
+    if isinstance(e, EvalTimeout):
+        return "timeout", str(e)
+    if isinstance(e, SystemExit):
+        return "sys_exit", f"the candidate called sys.exit({e.code!r})"
+    if isinstance(e, KeyboardInterrupt):
+        return "signal", "interrupted"
+    names = [type(x).__name__ for x in _chain(e)]
+    text = " ".join(f"{type(x).__name__}: {x}" for x in _chain(e)).lower()
+    if "OutOfResources" in names:
+        return "out_of_resources", msg
+    if any(n in ("CompilationError", "CompileTimeAssertionFailure", "PTXASError", "UnsupportedLanguageConstruct")
+           for n in names):
+        return "triton_compile_error", msg
+    if isinstance(e, MemoryError) or "OutOfMemoryError" in names or "out of memory" in text \
+            or "can't allocate memory" in text or "cannot allocate memory" in text:
+        return "out_of_memory", msg
+    if not plat.INTERPRET and plat.is_cuda_fatal(e):
+        if "illegal" in text or "misaligned" in text:
+            return "illegal_memory_access", msg
+        return "cuda_error", msg
+    if "InterpreterError" in names:
+        # the interpreter wraps everything raised inside a kernel; an error raised by triton.language while
+        # building the program (e.g. a non power-of-two arange, a bad type) is what the compiler would reject
+        for x in _chain(e):
+            f = _innermost_file(x)
+            if ("/triton/language/" in f or "/triton/compiler/" in f) and type(x).__name__ != "InterpreterError":
+                return "triton_compile_error", msg
+            if type(x).__name__ in ("NameError", "AssertionError") and "/triton/" not in f:
+                return "triton_compile_error", msg
+        return "interpreter_error", msg
+    return "exception", msg
+
+
+class Stop(Exception):
+    """Stops the evaluation (the reasons are already recorded)."""
+
+
+class Evaluator:
+    def __init__(self, req: dict):
+        self.req = req
+        self.mode = req.get("mode", "check")
+        self.policy = req.get("policy", "strict")
+        self.seed = int(req.get("seed", 1234) or 1234)
+        self.trials = max(1, int(req.get("trials", 3) or 3))
+        self.reasons = Reasons(self.policy)
+        self.limits = req.get("limits") or {}
+        self.timing_opts = req.get("timing") or {}
+        self.tolerance = dict(req.get("tolerance") or {})
+        self.cases_out = []
+        self.aten_ops = {}
+        self.cand_ops = []
+        self.ref_ops = []
+        self.ref_launches = 0
+        self.runtime = {"triton_launches": 0, "foreign_streams": False, "inputs_mutated": False,
+                        "output_aliases_input": False, "reverified": False, "streams_created": 0,
+                        "reference_called": False}
+        self.ref_out_history = []    # outputs of the reference, kept alive (no address reuse)
+        self.cand_out_history = []
+        self.prev_ref_out = {}
+        self.tf32 = False
+        self.task = None
+        self.notes = []
+        self.fatal = False
+        self.cand_calls_without_launch = []
+
+    # ------------------------------------------------------------------------------------------
+    def run(self) -> dict:
+        t0 = _perf_counter()
+        resp = {"ok": True}
+        with capture.capture_fds() as cap:
+            try:
+                with deadline(self.limits.get("timeout_s")), plat.cuda_shim():
+                    self._run()
+            except Stop:
+                pass
+            except tasks_mod.TaskError as e:
+                return {"ok": False, "error": f"task_error: {e}", "error_code": "task_error"}
+            except BaseException as e:  # noqa: BLE001 - outcomes are values
+                code, msg = classify_exception(e)
+                self.reasons.add(code, msg)
+                if code in ("illegal_memory_access", "cuda_error"):
+                    self.fatal = True
+                self.notes.append("".join(traceback.format_exception(e))[-1500:])
+            finally:
+                plat.LAUNCHES.active = False
+        out_text = cap.text()
+        if capture.looks_like_protocol(out_text):
+            self.reasons.add("protocol_injection", "the candidate printed a line that imitates a protocol response")
+        resp.update(self._response(out_text))
+        resp["elapsed_s"] = round(_perf_counter() - t0, 4)
+        return resp
+
+    def _response(self, out_text):
+        reasons = self.reasons.sorted()
+        verdict = self.reasons.verdict()
+        errors = [r for r in reasons if r["severity"] == "error"]
+        resp = {
+            "verdict": verdict,
+            "reasons": reasons,
+            "message": (errors[0]["message"] if errors else ""),
+            "cases": self.cases_out,
+            "kernels": self._kernels(),
+            "aten_ops": self.aten_ops,
+            "runtime_checks": self.runtime,
+            "interpreter": plat.INTERPRET,
+            "stderr_tail": capture.tail(out_text + ("\n" + self.notes[-1] if self.notes else "")),
+        }
+        if self.fatal:
+            resp["fatal"] = True
+        return resp
+
+    def _kernels(self):
+        out = []
+        for k in plat.LAUNCHES.kernels.values():
+            if not k.get("own"):
+                continue
+            d = {kk: v for kk, v in k.items() if kk != "own"}
+            out.append(d)
+        return out
+
+    # ------------------------------------------------------------------------------------------
+    def _run(self):
+        spec = self.req.get("task")
+        if not isinstance(spec, dict):
+            raise tasks_mod.TaskError("eval without task")
+        self.task = task = tasks_mod.make_task(spec)
+        for k, v in (task.tolerance or {}).items():
+            self.tolerance.setdefault(k, v)
+        plat.install_launch_instrumentation()
+        guards.install_audit_hook()
+        with plat.cuda_shim():
+            task.load_reference()
+        baseline = guards.snapshot()
+
+        cand = self.req.get("candidate")
+        source = cand.get("source") if isinstance(cand, dict) else None
+        name = (cand or {}).get("name") or "candidate.py"
+        if source is None:  # the task's own code
+            if task.format in ("tritonbench_g", "tritonbench_t", "kiln"):
+                with open(task.path) as f:
+                    source = f.read()
+            else:
+                raise tasks_mod.TaskError("candidate: null is only valid for tritonbench and kiln tasks")
+        self.tf32 = bool(re.search(r"\btl\.dot\b|\.dot\(", source))
+
+        # import the candidate as a fresh module
+        plat.LAUNCHES.active = True
+        plat.LAUNCHES.reset()
+        try:
+            with plat.cuda_shim(), guards.candidate_running(), guards.watch_streams():
+                task.load_candidate(source, name)
+        except tasks_mod.CandidateLoadError as e:
+            self.reasons.add(e.kind, str(e))
+            raise Stop()
+        except tasks_mod.TaskError:
+            raise
+        except (EvalTimeout, SystemExit):
+            raise
+        except BaseException as e:
+            code, msg = classify_exception(e)
+            if code == "exception":
+                code = "import_error"
+            self.reasons.add(code, f"importing the candidate failed: {msg}")
+            raise Stop()
+        self._check_patches(baseline, "import")
+
+        cases = self.req.get("cases") or task.default_cases()
+        if hasattr(task, "all_case_names") and any(c.startswith("perf_") for c in cases):
+            task.all_case_names()
+        unknown = [c for c in cases if c not in task.case_names]
+        if unknown:
+            raise tasks_mod.TaskError(f"unknown case(s) {unknown}; the task has {task.case_names}")
+
+        if self.mode == "compile":
+            self._compile(cases)
+            self._check_patches(baseline, "call")
+            return
+        if self.mode == "profile":
+            self._profile(self.req.get("profile_case") or cases[0])
+            return
+
+        self._check(cases, self.trials, baseline)
+        if self.reasons.verdict() != "ok" or self.mode != "time":
+            return
+        if not plat.timing_available():
+            self.reasons.add("timing_unavailable", "no timing under the interpreter (no GPU)")
+            self.notes.append("interpreter: timing skipped")
+            return
+        from . import timing
+        speedups = timing.time_cases(self, cases)
+        if speedups and max(speedups) > 10.0:
+            self.reasons.add("excessive_speedup", f"speedup {max(speedups):.1f}x > 10x: re-verified with "
+                                                  f"{self.trials * 3} trials")
+            self.runtime["reverified"] = True
+            self._check(cases, self.trials * 3, baseline, seed_offset=7919, record=False)
+
+    # ------------------------------------------------------------------------------------------
+    def _check_patches(self, baseline, when):
+        for code, name in guards.compare_snapshots(baseline, guards.snapshot()):
+            self.reasons.add(code, f"{name} was replaced by the candidate (at {when})")
+
+    def _call_candidate(self, fn, args, kwargs, seed, poison):
+        rec = guards.OpRecorder(poison=poison)
+        before = len(plat.LAUNCHES.launches)
+        err_before = len(plat.LAUNCHES.errors)
+        plat.poison_allocator()
+        tasks_mod.seed_all(seed)
+        with plat.cuda_shim(), guards.candidate_running(), guards.watch_streams(), rec:
+            out = fn(*args, **kwargs)
+        plat.synchronize()
+        launches = plat.LAUNCHES.launches[before:]
+        own = sum(1 for l in launches if l["own"])
+        errors = plat.LAUNCHES.errors[err_before:]
+        return out, rec, own, errors
+
+    def _call_reference(self, fn, args, kwargs, seed):
+        rec = guards.OpRecorder(poison=False)
+        before = len(plat.LAUNCHES.launches)
+        tasks_mod.seed_all(seed)
+        with plat.cuda_shim(), rec:
+            out = fn(*args, **kwargs)
+        plat.synchronize()
+        return out, rec, len(plat.LAUNCHES.launches) - before
+
+    def _check(self, cases, trials, baseline, seed_offset=0, record=True):
+        task = self.task
+        for ci, case in enumerate(cases):
+            stats = {"name": case, "passed": False, "trials": 0}
+            if record:
+                self.cases_out.append(stats)
+            cand_fn = task.candidate(case)
+            ref_fn = task.reference(case)
+            n_trials = task.trials_for(case, trials)
+            max_abs, rel = 0.0, 0.0
+            for t in range(n_trials):
+                seed = self.seed + seed_offset + 1000 * t + ci
+                ok = self._trial(case, t, seed, cand_fn, ref_fn, stats)
+                self._check_patches(baseline, "call")
+                if not ok or self.reasons.verdict() != "ok":
+                    stats.pop("_max_abs", None)
+                    stats.pop("_rel", None)
+                    raise Stop()
+                max_abs = max(max_abs, stats.pop("_max_abs"))
+                rel = max(rel, stats.pop("_rel"))
+                stats["trials"] = t + 1
+            stats.update({"passed": True, "max_abs_err": max_abs, "rel_l2_err": rel})
+            if hasattr(task, "work"):
+                w = task.work(case, self._last_args)
+                if w:
+                    stats.update(w)
+        self._runtime_verdicts()
+
+    def _trial(self, case, t, seed, cand_fn, ref_fn, stats):
+        task = self.task
+        inp = task.inputs(case, seed)
+        args, kwargs = inp if inp is not None else ([], {})
+        self._last_args = args
+        master = (args, kwargs)
+        master_hash = compare.hash_tree(master)
+        c_args, c_kwargs = tasks_mod.clone_tree(args), tasks_mod.clone_tree(kwargs)
+        guards.FLAGS.reference_called = 0
+        guards.FLAGS.streams_created = 0
+        fs_before = plat.LAUNCHES.foreign_stream_launches
+        out_c, rec_c, own, errors = self._call_candidate(cand_fn, c_args, c_kwargs, seed, poison=True)
+        self.runtime["triton_launches"] += own
+        for k, v in rec_c.ops.items():
+            self.aten_ops[k] = self.aten_ops.get(k, 0) + v
+        self.cand_ops.append((case, rec_c.calls))
+        if own == 0:
+            self.cand_calls_without_launch.append(case)
+        if errors:
+            n, tn, m = errors[0]
+            self.reasons.add("swallowed_kernel_error",
+                             f"launching {n} raised {tn} ({m[:120]}) but the candidate returned normally")
+        if guards.FLAGS.reference_called:
+            self.runtime["reference_called"] = True
+            self.reasons.add("reference_called", "the candidate called the reference implementation")
+        if guards.FLAGS.streams_created or plat.LAUNCHES.foreign_stream_launches > fs_before:
+            self.runtime["foreign_streams"] = True
+            self.runtime["streams_created"] += guards.FLAGS.streams_created
+            self.reasons.add("foreign_stream", "the candidate created or launched on a CUDA stream of its own")
+        for code, n in guards.FLAGS.events.items():
+            self.reasons.add(code, f"the candidate did {guards.FLAGS.event_detail.get(code, code)} while running")
+        if compare.hash_tree(master) != master_hash:
+            self.runtime["inputs_mutated"] = True
+            self.reasons.add("input_mutated", "the candidate modified the worker's master copy of the inputs")
+
+        # reference on its own clones, after the candidate
+        r_args, r_kwargs = tasks_mod.clone_tree(args), tasks_mod.clone_tree(kwargs)
+        out_r, rec_r, ref_launches = self._call_reference(ref_fn, r_args, r_kwargs, seed)
+        self.ref_launches += ref_launches
+        self.ref_ops.append((case, rec_r.calls, ref_launches))
+
+        # inputs: the candidate may change them only where the reference does too
+        c_hash = compare.hash_tree((c_args, c_kwargs))
+        r_hash = compare.hash_tree((r_args, r_kwargs))
+        if c_hash != master_hash:
+            if r_hash == master_hash:
+                self.runtime["inputs_mutated"] = True
+                changed = [p for (p, h), (_, h0) in zip(c_hash, master_hash) if h != h0]
+                zeroed = all(float(v.abs().sum()) == 0 for p, v in compare.flatten((c_args, c_kwargs))
+                             if isinstance(v, torch.Tensor) and p in changed and v.numel() > 0)
+                if zeroed:
+                    self.reasons.add("inputs_zeroed", f"the candidate zeroed its inputs {changed[:3]}")
+                self.reasons.add("input_mutated", f"the candidate modified inputs {changed[:3]} "
+                                                  "that the reference leaves alone")
+            elif not compare.close((c_args, c_kwargs), (r_args, r_kwargs), self.tolerance, self.tf32):
+                self.reasons.add("input_side_effect_mismatch",
+                                 "the candidate's in-place changes to its inputs differ from the reference's")
+
+        # aliasing
+        cs = compare.storages(out_c)
+        ref_alias = {p for p, _ in compare.overlaps(compare.storages(out_r), compare.storages((r_args, r_kwargs)))}
+        in_alias = [(p, q) for p, q in compare.overlaps(cs, compare.storages((c_args, c_kwargs))) if p not in ref_alias]
+        if in_alias:
+            self.runtime["output_aliases_input"] = True
+            self.reasons.add("output_aliases_input", f"output {in_alias[0][0]} is (a view of) an input")
+        ref_all = compare.storages(out_r) + [x for o in self.ref_out_history for x in compare.storages(o)]
+        if compare.overlaps(cs, ref_all):
+            self.reasons.add("output_aliases_reference", "the candidate's output lives in the reference's output memory")
+        if compare.overlaps(cs, [x for o in self.cand_out_history for x in compare.storages(o)]):
+            self.reasons.add("cached_output", "the candidate returned the same output memory as in an earlier call")
+
+        try:
+            st = compare.compare(out_c, out_r, self.tolerance, self.tf32)
+        except compare.Mismatch as m:
+            prev = self.prev_ref_out.get(case)
+            if t > 0 and prev is not None and compare.close(out_c, prev, self.tolerance, self.tf32):
+                self.reasons.add("cached_output", "on fresh inputs the candidate returned the previous call's result")
+            self.reasons.add(m.code, f"case {case}, trial {t}: {m}")
+            stats["trials"] = t + 1
+            stats.pop("_max_abs", None)
+            stats.pop("_rel", None)
+            return False
+        finally:
+            self.ref_out_history.append(out_r)
+            self.cand_out_history.append(out_c)
+            self.prev_ref_out[case] = out_r
+        stats["_max_abs"], stats["_rel"] = st["max_abs_err"], st["rel_l2_err"]
+        stats["shapes"], stats["dtypes"] = st["shapes"], st["dtypes"]
+        return self.reasons.verdict() in ("ok",)
+
+    # ------------------------------------------------------------------------------------------
+    def _runtime_verdicts(self):
+        if self.cand_calls_without_launch:
+            self.reasons.add("no_triton_launch", "the candidate launched no Triton kernel of its own in case "
+                                                 f"{self.cand_calls_without_launch[0]!r}")
+        self._judge_torch_compute()
+
+    def _judge_torch_compute(self):
+        """Where is the work done? See docs/verdicts.md (torch_compute)."""
+        task_numel = 1
+        for case, calls in self.cand_ops:
+            pass
+        for args in [self._last_args]:
+            for p, v in compare.flatten(args):
+                if isinstance(v, torch.Tensor):
+                    task_numel = max(task_numel, v.numel())
+        for o in self.ref_out_history[-1:]:
+            for p, v in compare.flatten(o):
+                if isinstance(v, torch.Tensor):
+                    task_numel = max(task_numel, v.numel())
+        floor = max(1, task_numel // 100)
+
+        def sig(calls):
+            out = {}
+            for name, shapes, numel in calls:
+                if numel < floor:
+                    continue
+                k = (name, shapes)
+                out[k] = out.get(k, 0) + 1
+            return out
+
+        for (case, ccalls), (_, rcalls, rlaunch) in zip(self.cand_ops, self.ref_ops):
+            c, r = sig(ccalls), sig(rcalls)
+            heavy_c = {k: n for k, n in c.items() if k[0] in guards.HEAVY}
+            if rlaunch == 0:
+                # torch reference: the candidate must not replay it
+                replay = bool(r) and all(c.get(k, 0) >= n for k, n in r.items())
+                heavy_same = [k for k in heavy_c if k in r]
+                if replay or heavy_same:
+                    what = (heavy_same[0][0] if heavy_same else ", ".join(sorted({k[0] for k in r}))[:80])
+                    self.reasons.add("torch_compute", f"the reference's computation ({what}) ran in torch inside "
+                                                      f"the candidate (case {case!r})")
+                    return
+                if heavy_c:
+                    self.reasons.add("torch_compute_partial",
+                                     f"torch ran {sorted({k[0] for k in heavy_c})} inside the candidate")
+            else:
+                excess = [k for k, n in heavy_c.items() if n > r.get(k, 0)]
+                if excess:
+                    self.reasons.add("torch_compute", f"torch ran {excess[0][0]} on task-sized data inside the "
+                                                      f"candidate where the reference does not (case {case!r})")
+                    return
+
+    # ------------------------------------------------------------------------------------------
+    def _compile(self, cases):
+        plat.set_suppress_launches(True)
+        try:
+            for ci, case in enumerate(cases):
+                inp = self.task.inputs(case, self.seed + ci)
+                args, kwargs = inp if inp is not None else ([], {})
+                fn = self.task.candidate(case)
+                try:
+                    with plat.cuda_shim(), guards.candidate_running():
+                        fn(*args, **kwargs)
+                except BaseException as e:
+                    code, msg = classify_exception(e)
+                    if code in ("triton_compile_error", "out_of_resources", "timeout", "sys_exit"):
+                        raise
+                    # outputs are garbage with launches suppressed; only compile failures count
+                self.cases_out.append({"name": case, "compiled": True})
+        finally:
+            plat.set_suppress_launches(False)
+
+    def _profile(self, case):
+        inp = self.task.inputs(case, self.seed)
+        args, kwargs = inp if inp is not None else ([], {})
+        fn = self.task.candidate(case)
+        with plat.cuda_shim():
+            fn(*tasks_mod.clone_tree(args), **tasks_mod.clone_tree(kwargs))  # warm-up (compile, autotune)
+            plat.synchronize()
+            first = len(plat.LAUNCHES.launches)
+            with plat.profile_range("kiln_profile"):
+                fn(*args, **kwargs)
+                plat.synchronize()
+        names = [l["name"] for l in plat.LAUNCHES.launches[first:]]
+        self.cases_out.append({"name": case, "profiled": True, "kernel_names": names})
+        print("kiln_profile kernels: " + " ".join(names), flush=True)

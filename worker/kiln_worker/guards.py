@@ -1,0 +1,365 @@
+"""Runtime anti-hacking instruments: identity snapshots of functions a candidate could patch, a dispatch
+mode that records aten operators (and poisons fresh allocations), stream-creation and reference-call
+guards, and an audit hook for introspection, file writes, processes, sockets and ctypes."""
+from __future__ import annotations
+
+import builtins
+import collections
+import contextlib
+import math
+import os
+import sys
+import sysconfig
+import time
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+from . import platform as plat
+
+# ----------------------------------------------------------------------------------------------
+# Identity snapshots
+# ----------------------------------------------------------------------------------------------
+
+_TIMER_NAMES = {
+    "time.perf_counter", "time.perf_counter_ns", "time.time", "time.time_ns", "time.monotonic",
+    "time.monotonic_ns", "time.process_time", "torch.cuda.Event", "torch.cuda.synchronize",
+    "torch.cuda.Event.elapsed_time", "torch.cuda.Event.record", "torch.cuda.Event.synchronize",
+    "triton.testing.do_bench", "triton.testing.do_bench_cudagraph", "torch.cuda.graph",
+    "torch.cuda.CUDAGraph", "torch.cuda.CUDAGraph.replay",
+}
+
+
+def _namespaces():
+    import triton
+    import triton.language as tl
+    import triton.testing
+    import torch.nn.functional as F
+    import torch.testing
+    spaces = {
+        "time": time, "torch": torch, "torch.Tensor": torch.Tensor, "torch.nn.functional": F,
+        "torch.testing": torch.testing, "torch.cuda": torch.cuda, "torch.nn.Module": torch.nn.Module,
+        "torch.cuda.Event": torch.cuda.Event, "triton": triton, "triton.language": tl,
+        "triton.testing": triton.testing, "builtins": builtins, "math": math, "torch.linalg": torch.linalg,
+        "torch.fft": torch.fft, "torch.special": torch.special, "torch.cuda.CUDAGraph": torch.cuda.CUDAGraph,
+        "triton.runtime.jit.JITFunction": __import__("triton.runtime.jit", fromlist=["x"]).JITFunction,
+        "torch._C._TensorBase": torch._C.TensorBase,
+    }
+    return spaces
+
+
+def _attrs(obj):
+    try:
+        d = dict(vars(obj))
+    except TypeError:
+        d = {}
+    if isinstance(obj, type(sys)):  # modules: vars() is the namespace
+        return d
+    return d
+
+
+def snapshot() -> dict:
+    """Identity of every attribute of the watched namespaces and of the worker's own modules."""
+    snap = {}
+    for ns_name, ns in _namespaces().items():
+        for k, v in _attrs(ns).items():
+            if k.startswith("__") and k not in ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__",
+                                                 "__add__", "__mul__", "__matmul__", "__getitem__",
+                                                 "__setitem__", "__bool__", "__float__", "__abs__", "__sub__",
+                                                 "__truediv__", "__init__", "__call__", "__new__"):
+                continue
+            snap[f"{ns_name}.{k}"] = id(v)
+    for mname, m in list(sys.modules.items()):
+        if mname == "kiln_worker" or mname.startswith("kiln_worker."):
+            for k, v in _attrs(m).items():
+                if not k.startswith("__"):
+                    snap[f"{mname}.{k}"] = id(v)
+    return snap
+
+
+def compare_snapshots(before: dict, after: dict):
+    """-> list of (code, name) for changed identities (additions are ignored: lazy imports add)."""
+    out = []
+    for name, ident in before.items():
+        if name in after and after[name] != ident:
+            out.append((classify_patch(name), name))
+    # deleted attributes also count
+    for name in before:
+        if name not in after and not name.startswith("kiln_worker"):
+            out.append((classify_patch(name), name))
+    return out
+
+
+def classify_patch(name: str) -> str:
+    if name in _TIMER_NAMES or name.startswith("time."):
+        return "patched_timer"
+    if name.startswith("kiln_worker"):
+        return "patched_worker"
+    if name.startswith("builtins.") or name.startswith("math."):
+        return "patched_builtins"
+    if name.startswith("triton"):
+        return "patched_triton"
+    return "patched_torch"
+
+
+# ----------------------------------------------------------------------------------------------
+# Dispatch recording (aten ops) + poisoning of fresh allocations
+# ----------------------------------------------------------------------------------------------
+
+STRUCTURAL = {
+    "empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "zeros", "zeros_like", "ones",
+    "ones_like", "full", "full_like", "new_zeros", "new_ones", "new_full", "fill", "fill_", "zero_", "zero",
+    "view", "_unsafe_view", "reshape", "_reshape_alias", "as_strided", "as_strided_", "expand", "permute",
+    "transpose", "transpose_", "t", "squeeze", "unsqueeze", "squeeze_", "unsqueeze_", "flatten", "unflatten",
+    "contiguous", "clone", "copy_", "_to_copy", "to", "detach", "alias", "lift_fresh", "lift_fresh_copy",
+    "slice", "select", "narrow", "split", "split_with_sizes", "chunk", "unbind", "set_", "resize_",
+    "arange", "randn", "rand", "randint", "randn_like", "rand_like", "randint_like", "normal_", "uniform_",
+    "random_", "bernoulli_", "_local_scalar_dense", "item", "sym_size", "sym_stride", "sym_numel",
+    "is_nonzero", "view_as", "expand_as", "reshape_as", "stride", "size", "numel", "dim", "_copy_from",
+    "_copy_from_and_resize", "scalar_tensor", "tensor", "linspace", "detach_", "_has_compatible_shallow_copy_type",
+    "cat", "stack", "movedim", "diagonal", "unfold", "split_copy", "select_copy", "slice_copy",
+    "is_same_size", "_unsafe_index", "resolve_conj", "resolve_neg", "_conj", "record_stream",
+}
+
+HEAVY = {
+    "mm", "bmm", "addmm", "addbmm", "baddbmm", "matmul", "linear", "convolution", "_convolution",
+    "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
+    "cudnn_convolution", "mkldnn_convolution", "_softmax", "_log_softmax", "softmax", "log_softmax",
+    "scaled_dot_product_attention", "_scaled_dot_product_flash_attention", "_scaled_dot_product_efficient_attention",
+    "_scaled_dot_product_cudnn_attention", "_scaled_dot_product_flash_attention_for_cpu",
+    "native_layer_norm", "native_batch_norm", "_native_batch_norm_legit", "_native_batch_norm_legit_no_training",
+    "native_group_norm", "_fused_rms_norm", "rms_norm", "cumsum", "cumprod", "sort", "topk", "einsum",
+    "max_pool2d_with_indices", "avg_pool2d", "max_pool3d_with_indices", "avg_pool3d", "_cdist_forward",
+    "_weight_int8pack_mm", "_int_mm", "_scaled_mm", "embedding_bag", "_embedding_bag", "dot", "vdot", "mv",
+    "addmv", "tensordot", "kron", "fft_r2c", "fft_c2c", "_fft_r2c", "_fft_c2c", "_fft_c2r", "logsumexp",
+}
+
+_POISON_INT = {torch.float32: (torch.int32, 0x7FC0DEAD - (1 << 32) if 0x7FC0DEAD >= (1 << 31) else 0x7FC0DEAD),
+               torch.float16: (torch.int16, 0x7E5A),
+               torch.bfloat16: (torch.int16, 0x7FDA),
+               torch.float64: (torch.int64, 0x7FF8DEADBEEFDEAD)}
+
+
+def poison_fill(t: torch.Tensor):
+    """Fill a fresh tensor with a recognisable NaN (floats) or a sentinel (ints)."""
+    try:
+        if t.numel() == 0 or not t.is_contiguous():
+            return
+        spec = _POISON_INT.get(t.dtype)
+        if spec is not None:
+            t.view(spec[0]).fill_(spec[1])
+        elif t.dtype in (torch.int32, torch.int64, torch.int16):
+            t.fill_(-0x5A5A5A5)
+        elif t.dtype == torch.int8:
+            t.fill_(-91)
+        elif t.dtype == torch.uint8:
+            t.fill_(0xA5)
+    except Exception:
+        pass
+
+
+def is_poison(t: torch.Tensor) -> torch.Tensor | None:
+    """Bool mask of elements still holding the poison pattern (floats only)."""
+    spec = _POISON_INT.get(t.dtype)
+    if spec is None or not t.is_contiguous():
+        return None
+    return t.view(spec[0]) == spec[1]
+
+
+_FRESH = {"empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided"}
+
+
+def _shapes(args, kwargs):
+    shapes = []
+
+    def visit(a):
+        if isinstance(a, torch.Tensor):
+            shapes.append(tuple(a.shape))
+        elif isinstance(a, (list, tuple)):
+            for x in a:
+                visit(x)
+    for a in args:
+        visit(a)
+    for a in kwargs.values():
+        visit(a)
+    return tuple(shapes)
+
+
+class OpRecorder(TorchDispatchMode):
+    """Records (op, input shapes) for every aten op outside Triton launches; poisons fresh allocations."""
+
+    def __init__(self, poison: bool):
+        super().__init__()
+        self.poison = poison
+        self.ops = collections.Counter()          # "aten::mm" -> count
+        self.calls = []                           # (short name, shapes, max numel)
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        out = func(*args, **kwargs)
+        if plat.LAUNCHES.in_launch:
+            return out
+        try:
+            short = func.overloadpacket.__name__.rstrip("_") if not func.overloadpacket.__name__.endswith("__") \
+                else func.overloadpacket.__name__
+            base = func.overloadpacket.__name__
+            self.ops["aten::" + base] += 1
+            if base in _FRESH and self.poison and isinstance(out, torch.Tensor):
+                poison_fill(out)
+            if base not in STRUCTURAL and short not in STRUCTURAL:
+                numel = 0
+                for a in list(args) + list(kwargs.values()):
+                    if isinstance(a, torch.Tensor):
+                        numel = max(numel, a.numel())
+                    elif isinstance(a, (list, tuple)):
+                        for x in a:
+                            if isinstance(x, torch.Tensor):
+                                numel = max(numel, x.numel())
+                if isinstance(out, torch.Tensor):
+                    numel = max(numel, out.numel())
+                self.calls.append((short, _shapes(args, kwargs), numel))
+        except Exception:
+            pass
+        return out
+
+
+# ----------------------------------------------------------------------------------------------
+# Streams and reference calls
+# ----------------------------------------------------------------------------------------------
+
+class Flags:
+    def __init__(self):
+        self.streams_created = 0
+        self.reference_called = 0
+        self.events = collections.Counter()      # audit: code -> count
+        self.event_detail = {}
+        self.in_candidate = False
+        self.candidate_files = set()
+
+
+FLAGS = Flags()
+
+
+@contextlib.contextmanager
+def watch_streams():
+    """While a candidate runs, creating a torch.cuda.Stream is recorded (then allowed)."""
+    orig = torch.cuda.Stream
+    orig_ext = getattr(torch.cuda, "ExternalStream", None)
+
+    class WatchedStream(orig):  # type: ignore[misc,valid-type]
+        def __new__(cls, *a, **k):
+            FLAGS.streams_created += 1
+            return orig(*a, **k)
+
+    torch.cuda.Stream = WatchedStream
+    try:
+        yield
+    finally:
+        torch.cuda.Stream = orig
+        if orig_ext is not None:
+            torch.cuda.ExternalStream = orig_ext
+
+
+def guard_reference(fn):
+    """Wraps a reference callable: calling it while the candidate runs is recorded."""
+    def guarded(*a, **k):
+        if FLAGS.in_candidate:
+            FLAGS.reference_called += 1
+        return fn(*a, **k)
+    guarded.__name__ = getattr(fn, "__name__", "reference")
+    guarded.__qualname__ = getattr(fn, "__qualname__", "reference")
+    return guarded
+
+
+# ----------------------------------------------------------------------------------------------
+# Audit hook: introspection, file writes, processes, sockets, ctypes (only while a candidate runs)
+# ----------------------------------------------------------------------------------------------
+
+_STDLIB = sysconfig.get_paths()["stdlib"]
+_AUDIT_MAP = {
+    "sys._getframe": "introspection", "sys._current_frames": "introspection",
+    "gc.get_objects": "introspection", "gc.get_referrers": "introspection", "gc.get_referents": "introspection",
+    "os.system": "process_spawn", "subprocess.Popen": "process_spawn", "os.exec": "process_spawn",
+    "os.posix_spawn": "process_spawn", "os.spawn": "process_spawn", "os.fork": "process_spawn",
+    "os.forkpty": "process_spawn", "os.kill": "process_spawn", "os.killpg": "process_spawn",
+    "socket.connect": "network", "socket.bind": "network", "socket.sendto": "network",
+    "ctypes.dlopen": "ctypes", "ctypes.dlsym": "ctypes", "ctypes.cdata": "ctypes", "ctypes.call_function": "ctypes",
+    "ctypes.string_at": "ctypes", "ctypes.addressof": "ctypes",
+    "os.remove": "file_write", "os.rename": "file_write", "os.unlink": "file_write", "os.rmdir": "file_write",
+    "os.truncate": "file_write", "shutil.rmtree": "file_write", "os.chmod": "file_write",
+}
+_installed_audit = False
+
+
+def _candidate_frame(depth_skip_inspect=True):
+    f = sys._getframe(2)
+    while f is not None:
+        fn = f.f_code.co_filename
+        if fn in FLAGS.candidate_files:
+            return True
+        if fn.startswith(_STDLIB) and (fn.endswith("inspect.py") or fn.endswith("traceback.py")):
+            f = f.f_back
+            continue
+        return False
+    return False
+
+
+def _direct_candidate_caller():
+    """True when the nearest frame that is not the stdlib/inspect helper belongs to candidate code."""
+    f = sys._getframe(2)
+    while f is not None:
+        fn = f.f_code.co_filename
+        if fn in FLAGS.candidate_files:
+            return True
+        if fn.startswith(_STDLIB):
+            f = f.f_back
+            continue
+        return False
+    return False
+
+
+def _audit(event, args):
+    if not FLAGS.in_candidate:
+        return
+    code = _AUDIT_MAP.get(event)
+    if code is None:
+        if event == "open":
+            try:
+                mode = args[1] if len(args) > 1 else "r"
+                flags = args[2] if len(args) > 2 else 0
+                writing = (isinstance(mode, str) and any(c in mode for c in "wax+")) or \
+                          (isinstance(flags, int) and flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT))
+            except Exception:
+                writing = False
+            if not writing:
+                return
+            code = "file_write"
+        else:
+            return
+    try:
+        if code == "introspection":
+            if not _candidate_frame():
+                return
+        elif not _direct_candidate_caller():
+            return
+    except Exception:
+        return
+    FLAGS.events[code] += 1
+    FLAGS.event_detail.setdefault(code, f"{event}{tuple(str(a)[:80] for a in args[:2])}")
+
+
+def install_audit_hook():
+    global _installed_audit
+    if not _installed_audit:
+        sys.addaudithook(_audit)
+        _installed_audit = True
+
+
+@contextlib.contextmanager
+def candidate_running():
+    prev = FLAGS.in_candidate
+    FLAGS.in_candidate = True
+    try:
+        yield
+    finally:
+        FLAGS.in_candidate = prev

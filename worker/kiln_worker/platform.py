@@ -1,0 +1,509 @@
+"""Everything that differs between Triton's interpreter (no GPU, CPU tensors) and the compiled path.
+
+This is the one module that knows which mode the worker runs in. The rest of the worker asks it:
+  - `INTERPRET`, `DEVICE`          the mode and the torch device tensors live on
+  - `install_launch_instrumentation()` and `LAUNCHES`: launch counting and compile facts
+      compiled: triton.knobs.runtime.launch_enter_hook (a HookChain) + a wrapper of JITFunction.run
+                (grid, constexprs, the CompiledKernel with n_regs/n_spills/metadata)
+      interpreter: a wrapper of triton.runtime.interpreter.GridExecutor.__call__ (no launch hook exists)
+  - `cuda_shim()`                  interpreter only: a TorchFunctionMode mapping device="cuda" to CPU and
+                                   fake torch.cuda stream/event/synchronize so GPU-written code runs
+  - `synchronize()`, `poison_allocator()`, `timing_available()`, `sm_clock_mhz()`, `device_info()`
+
+`select_mode()` must run before triton is imported (TRITON_INTERPRET is read at import).
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+import sys
+import threading
+
+INTERPRET: bool = False
+DEVICE: str = "cuda"
+DEVICE_INDEX: int = 0
+
+
+def select_mode(force_interpret: bool, device_index: int = 0) -> bool:
+    """Decides interpreter vs compiled without initialising CUDA (fork safety), sets env before triton."""
+    global INTERPRET, DEVICE, DEVICE_INDEX
+    if "triton" in sys.modules and not force_interpret and os.environ.get("TRITON_INTERPRET") != "1":
+        pass  # already imported compiled; keep
+    os.environ.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")  # is_available() without cuInit
+    interpret = force_interpret or os.environ.get("TRITON_INTERPRET") == "1"
+    if not interpret:
+        import torch
+        interpret = not torch.cuda.is_available()
+    if interpret:
+        os.environ["TRITON_INTERPRET"] = "1"
+        assert "triton" not in sys.modules or _triton_interprets(), "triton imported before select_mode"
+    INTERPRET = interpret
+    DEVICE = "cpu" if interpret else f"cuda:{device_index}"
+    DEVICE_INDEX = device_index
+    return interpret
+
+
+def _triton_interprets() -> bool:
+    import triton
+    return bool(triton.knobs.runtime.interpret)
+
+
+# ----------------------------------------------------------------------------------------------
+# Launch instrumentation
+# ----------------------------------------------------------------------------------------------
+
+class LaunchLog:
+    """Launches of Triton kernels seen while recording. Thread-safe enough for our use."""
+
+    def __init__(self):
+        self.active = False
+        self.launches = []          # dicts: name, module, grid, constexprs, own, stream_ok
+        self.kernels = {}           # name -> facts dict (compile facts, launches)
+        self.errors = []            # exceptions raised by launches: (name, type name, message)
+        self.in_launch = 0          # >0 while inside a Triton launch (dispatch recording ignores)
+        self.own_modules = set()    # module names of candidate code
+        self.hook_launches = 0      # compiled path: launches seen by launch_enter_hook
+        self.foreign_stream_launches = 0
+        self._pending = threading.local()
+
+    def reset(self):
+        self.launches = []
+        self.errors = []
+        self.hook_launches = 0
+        self.foreign_stream_launches = 0
+
+    def own_count(self):
+        return sum(1 for l in self.launches if l["own"])
+
+
+LAUNCHES = LaunchLog()
+_installed = False
+
+
+def _constexpr_names(jitfn):
+    try:
+        return [p.name for p in jitfn.params if p.is_constexpr]
+    except Exception:
+        return []
+
+
+def _jsonable(v):
+    if isinstance(v, (bool, int, float, str)) or v is None:
+        return v
+    return repr(v)
+
+
+def _norm_grid(g):
+    try:
+        g = tuple(int(x) for x in g)
+    except Exception:
+        return None
+    return list(g) + [1] * (3 - len(g))
+
+
+def install_launch_instrumentation():
+    global _installed
+    if _installed:
+        return
+    _installed = True
+    if INTERPRET:
+        _install_interpreter()
+    else:
+        _install_compiled()
+
+
+def _install_interpreter():
+    from triton.runtime import interpreter as interp
+
+    orig_call = interp.GridExecutor.__call__
+
+    def call(self, *args, **kwargs):
+        log = LAUNCHES
+        if not log.active:
+            return orig_call(self, *args, **kwargs)
+        fn = self.fn
+        name = getattr(fn, "__name__", "?")
+        module = getattr(fn, "__module__", None) or fn.__globals__.get("__name__", "")
+        rec = {"name": name, "module": module, "own": module in log.own_modules, "grid": None,
+               "constexprs": {}}
+        grid = self.grid
+        try:
+            import inspect
+            bound = inspect.getcallargs(fn, *args, **{k: v for k, v in kwargs.items()
+                                                      if k in inspect.getfullargspec(fn).args})
+            rec["constexprs"] = {k: _jsonable(bound[k]) for k in self.constexprs if k in bound}
+            g = grid(bound) if callable(grid) else grid
+            rec["grid"] = _norm_grid(g)
+        except Exception:
+            pass
+        log.launches.append(rec)
+        _note_kernel(rec, None)
+        log.in_launch += 1
+        try:
+            return orig_call(self, *args, **kwargs)
+        except BaseException as e:
+            log.errors.append((name, type(e).__name__, str(e)[:300]))
+            raise
+        finally:
+            log.in_launch -= 1
+
+    interp.GridExecutor.__call__ = call
+
+
+_SUPPRESS = [False]
+
+
+def set_suppress_launches(on: bool):
+    """compile mode: Triton compiles every kernel but launches nothing (compiled path only)."""
+    _SUPPRESS[0] = bool(on)
+
+
+@contextlib.contextmanager
+def profile_range(name):
+    """An NVTX range an outside profiler (ncu --nvtx --nvtx-include name/) can select."""
+    if INTERPRET:
+        yield
+        return
+    import torch
+    torch.cuda.nvtx.range_push(name)
+    try:
+        yield
+    finally:
+        torch.cuda.nvtx.range_pop()
+
+
+_BENIGN_ERRORS = ("OutOfResources", "CompileTimeAssertionFailure", "PTXASError")
+
+
+def _install_compiled():
+    import triton
+    from triton.runtime.jit import JITFunction
+
+    orig_run = JITFunction.run
+
+    def run(self, *args, grid, warmup, **kwargs):
+        log = LAUNCHES
+        if not log.active:
+            return orig_run(self, *args, grid=grid, warmup=warmup, **kwargs)
+        module = getattr(self, "module", None) or getattr(self.fn, "__module__", "")
+        rec = {"name": self.fn.__name__, "module": module, "own": module in log.own_modules,
+               "grid": None, "constexprs": {}}
+        try:
+            names = [p.name for p in self.params]
+            cx = set(_constexpr_names(self))
+            vals = dict(zip(names, args))
+            vals.update(kwargs)
+            rec["constexprs"] = {k: _jsonable(v) for k, v in vals.items() if k in cx}
+        except Exception:
+            pass
+        if callable(grid):
+            user_grid = grid
+
+            def grid(meta, _g=user_grid):
+                r = _g(meta)
+                rec["grid"] = _norm_grid(r)
+                return r
+        else:
+            rec["grid"] = _norm_grid(grid)
+        before = log.hook_launches
+        log.in_launch += 1
+        try:
+            kernel = orig_run(self, *args, grid=grid, warmup=warmup or _SUPPRESS[0], **kwargs)
+        except BaseException as e:
+            if type(e).__name__ not in _BENIGN_ERRORS:
+                log.errors.append((rec["name"], type(e).__name__, str(e)[:300]))
+            raise
+        finally:
+            log.in_launch -= 1
+        if not warmup and log.hook_launches > before:
+            log.launches.append(rec)
+        _note_kernel(rec, kernel)
+        return kernel
+
+    JITFunction.run = run
+
+    def enter_hook(metadata):
+        log = LAUNCHES
+        if not log.active:
+            return
+        log.hook_launches += 1
+        try:
+            import torch
+            stream = metadata.get("stream") if hasattr(metadata, "get") else None
+            cur = torch.cuda.current_stream().cuda_stream
+            if stream is not None and int(stream) != int(cur):
+                log.foreign_stream_launches += 1
+        except Exception:
+            pass
+
+    triton.knobs.runtime.launch_enter_hook.add(enter_hook)
+
+
+def _note_kernel(rec, kernel):
+    k = LAUNCHES.kernels.setdefault(rec["name"], {"name": rec["name"], "launches": 0, "own": rec["own"]})
+    k["launches"] = sum(1 for l in LAUNCHES.launches if l["name"] == rec["name"])
+    if rec.get("grid"):
+        k["grid"] = rec["grid"]
+    if rec.get("constexprs"):
+        k["constexprs"] = rec["constexprs"]
+    if kernel is not None:
+        try:
+            md = kernel.metadata
+            k.update({"n_regs": int(getattr(kernel, "n_regs", -1)), "n_spills": int(getattr(kernel, "n_spills", -1)),
+                      "shared_bytes": int(md.shared), "num_warps": int(md.num_warps),
+                      "num_stages": int(md.num_stages)})
+        except Exception:
+            pass
+
+
+# ----------------------------------------------------------------------------------------------
+# Interpreter: run GPU-written code on CPU tensors
+# ----------------------------------------------------------------------------------------------
+
+_shim_mode = None
+
+
+def _fix_device(d):
+    import torch
+    if isinstance(d, torch.device):
+        return torch.device("cpu") if d.type == "cuda" else d
+    if isinstance(d, str) and d.startswith("cuda"):
+        return "cpu"
+    if isinstance(d, int) and not isinstance(d, bool):
+        return "cpu"
+    return d
+
+
+def _make_shim_mode():
+    import torch
+    from torch.overrides import TorchFunctionMode
+
+    is_cuda_get = torch.Tensor.is_cuda.__get__
+
+    class CudaToCpu(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            kwargs = kwargs or {}
+            if "device" in kwargs:
+                kwargs = dict(kwargs)
+                kwargs["device"] = _fix_device(kwargs["device"])
+            if func is torch.Tensor.cuda:
+                return args[0]
+            if func is torch.Tensor.to or func is torch.Tensor.new_tensor:
+                args = (args[0],) + tuple(_fix_device(a) if isinstance(a, (str, torch.device)) else a
+                                          for a in args[1:])
+            elif getattr(func, "__name__", "") == "__get__" and getattr(func, "__self__", None) is torch.Tensor.is_cuda:
+                return True
+            return func(*args, **kwargs)
+
+    return CudaToCpu
+
+
+class _FakeStream:
+    def __init__(self, *a, **k):
+        self.cuda_stream = 0
+        self.device = None
+
+    def synchronize(self):
+        pass
+
+    def wait_stream(self, *a):
+        pass
+
+    def wait_event(self, *a):
+        pass
+
+    def record_event(self, event=None):
+        return event or _FakeEvent()
+
+    def query(self):
+        return True
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *a):
+        return False
+
+
+class _FakeEvent:
+    def __init__(self, *a, **k):
+        pass
+
+    def record(self, *a, **k):
+        pass
+
+    def synchronize(self):
+        pass
+
+    def wait(self, *a):
+        pass
+
+    def query(self):
+        return True
+
+    def elapsed_time(self, other):
+        return 0.0
+
+
+def install_interpreter_shims():
+    """Interpreter only: fake the parts of torch.cuda that GPU-written code calls (done once, at start,
+    before the worker snapshots function identities, so candidates are compared against these)."""
+    if not INTERPRET:
+        return
+    import torch
+    tc = torch.cuda
+    tc.synchronize = lambda *a, **k: None
+    tc.Event = _FakeEvent
+    tc.Stream = _FakeStream
+    tc.current_stream = lambda *a, **k: _DEFAULT_STREAM
+    tc.default_stream = lambda *a, **k: _DEFAULT_STREAM
+    tc.stream = lambda s=None: contextlib.nullcontext(s)
+    tc.set_stream = lambda s: None
+    tc.current_device = lambda: 0
+    tc.set_device = lambda d: None
+    tc.device = lambda d=None: contextlib.nullcontext()
+    tc.empty_cache = lambda: None
+    for n in ("memory_allocated", "max_memory_allocated", "memory_reserved", "max_memory_reserved"):
+        setattr(tc, n, lambda *a, **k: 0)
+    tc.reset_peak_memory_stats = lambda *a, **k: None
+    tc.get_device_name = lambda *a, **k: "triton-interpreter"
+    tc.get_device_capability = lambda *a, **k: (9, 0)
+
+
+_DEFAULT_STREAM = _FakeStream()
+
+
+@contextlib.contextmanager
+def cuda_shim():
+    """Interpreter: while active, device="cuda" means CPU. Compiled: nothing."""
+    global _shim_mode
+    if not INTERPRET:
+        yield
+        return
+    if _shim_mode is None:
+        _shim_mode = _make_shim_mode()
+    with _shim_mode():
+        yield
+
+
+def in_shim_mode_class():
+    return _shim_mode
+
+
+# ----------------------------------------------------------------------------------------------
+# Device helpers
+# ----------------------------------------------------------------------------------------------
+
+def timing_available() -> bool:
+    return not INTERPRET
+
+
+def compile_facts_available() -> bool:
+    return not INTERPRET
+
+
+def synchronize():
+    if not INTERPRET:
+        import torch
+        torch.cuda.synchronize()
+
+
+def poison_allocator(nbytes: int = 1 << 28):
+    """Compiled: fill a large block of the caching allocator with NaN and free it, so an output the
+    candidate never writes reads as NaN. (Every fresh allocation during a candidate call is also filled
+    with a poison pattern by the dispatch mode in guards.py; that is what works on the interpreter.)"""
+    if INTERPRET:
+        return
+    import torch
+    try:
+        free, _ = torch.cuda.mem_get_info()
+        n = min(nbytes, max(0, free // 4)) // 4
+        if n > 0:
+            buf = torch.empty(n, dtype=torch.float32, device=DEVICE)
+            buf.fill_(float("nan"))
+            del buf
+    except Exception:
+        pass
+
+
+def sm_clock_mhz():
+    """Current SM clock; never fails (None when unknown)."""
+    if INTERPRET:
+        return None
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=clocks.sm", "--format=csv,noheader,nounits",
+                              "-i", str(_physical_index())], capture_output=True, text=True, timeout=5)
+        if out.returncode == 0 and out.stdout.strip():
+            return int(float(out.stdout.strip().splitlines()[0]))
+    except Exception:
+        pass
+    try:
+        import torch
+        return int(torch.cuda.clock_rate(DEVICE_INDEX))
+    except Exception:
+        return None
+
+
+def _physical_index():
+    vis = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if vis:
+        parts = [p.strip() for p in vis.split(",") if p.strip()]
+        if DEVICE_INDEX < len(parts):
+            return parts[DEVICE_INDEX]
+    return DEVICE_INDEX
+
+
+def versions() -> dict:
+    import platform as _pf
+    import torch
+    import triton
+    v = {"python": _pf.python_version(), "torch": torch.__version__, "triton": triton.__version__,
+         "cuda": torch.version.cuda, "driver": None}
+    if not INTERPRET:
+        try:
+            out = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                                 capture_output=True, text=True, timeout=5)
+            v["driver"] = out.stdout.strip().splitlines()[0] if out.returncode == 0 else None
+        except Exception:
+            pass
+    return v
+
+
+def device_info() -> list:
+    """Touches CUDA: in fork isolation only a child calls it."""
+    if INTERPRET:
+        return [{"index": 0, "name": "triton-interpreter (cpu)", "uuid": None, "interpreter": True}]
+    import torch
+    devs = []
+    for i in range(torch.cuda.device_count()):
+        p = torch.cuda.get_device_properties(i)
+        d = {"index": i, "name": p.name, "uuid": str(getattr(p, "uuid", "")) or None,
+             "sm_count": p.multi_processor_count, "l2_bytes": getattr(p, "L2_cache_size", None),
+             "smem_per_block_optin": getattr(p, "shared_memory_per_block_optin", None),
+             "regs_per_sm": getattr(p, "regs_per_multiprocessor", None),
+             "total_mem_bytes": p.total_memory, "cc": [p.major, p.minor],
+             "sm_clock_mhz": None, "mem_clock_mhz": None}
+        if d["uuid"] and not d["uuid"].startswith("GPU-"):
+            d["uuid"] = "GPU-" + d["uuid"]
+        try:
+            out = subprocess.run(["nvidia-smi", "--query-gpu=clocks.sm,clocks.mem", "--format=csv,noheader,nounits",
+                                  "-i", str(_physical_index() if i == DEVICE_INDEX else i)],
+                                 capture_output=True, text=True, timeout=5)
+            a, b = out.stdout.strip().splitlines()[0].split(",")
+            d["sm_clock_mhz"], d["mem_clock_mhz"] = int(float(a)), int(float(b))
+        except Exception:
+            try:
+                d["sm_clock_mhz"] = int(torch.cuda.clock_rate(i))
+            except Exception:
+                pass
+        devs.append(d)
+    return devs
+
+
+def is_cuda_fatal(exc: BaseException) -> bool:
+    """A CUDA error that poisons the context (illegal address, launch failure...)."""
+    s = f"{type(exc).__name__}: {exc}".lower()
+    return any(k in s for k in ("illegal memory access", "illegal address", "unspecified launch failure",
+                                "misaligned address", "device-side assert", "an illegal instruction",
+                                "cuda error"))

@@ -1,0 +1,436 @@
+"""Task loading for the four formats (kernelbench, tritonbench_g, tritonbench_t, kiln) into one shape:
+
+    task.case_names                 every case the task offers
+    task.default_cases()            the cases run when a request names none (interpreter: small ones)
+    task.load_reference()           import the reference code
+    task.load_candidate(src, name)  import candidate source as a fresh module (raises CandidateLoadError)
+    task.inputs(case, seed)         fresh (args, kwargs) for a case, or None for self-contained cases
+    task.reference(case) / task.candidate(case)   callables run as f(*args, **kwargs)
+"""
+from __future__ import annotations
+
+import importlib.util
+import itertools
+import os
+import re
+import sys
+import tempfile
+import types
+
+import torch
+
+from . import guards
+from . import platform as plat
+
+SEP = "#" * 146
+_counter = itertools.count()
+_TMP = None
+
+
+class CandidateLoadError(Exception):
+    """The candidate could not be imported: `kind` is syntax_error, import_error or missing_entry."""
+
+    def __init__(self, kind, message):
+        super().__init__(message)
+        self.kind = kind
+
+
+class TaskError(Exception):
+    """The task itself is broken (a protocol-level problem, not the candidate's)."""
+
+
+def _tmpdir():
+    global _TMP
+    if _TMP is None:
+        _TMP = tempfile.mkdtemp(prefix="kiln_worker_")
+    return _TMP
+
+
+def load_module(source: str, modname: str, filename: str, register_as=(), candidate=False):
+    """Imports `source` as a new module named `modname` from a real file (inspect/triton need source)."""
+    d = os.path.join(_tmpdir(), f"m{next(_counter)}")
+    os.makedirs(d, exist_ok=True)
+    path = os.path.join(d, os.path.basename(filename) or "module.py")
+    if not path.endswith(".py"):
+        path += ".py"
+    with open(path, "w") as f:
+        f.write(source)
+    if candidate:
+        guards.FLAGS.candidate_files.add(path)
+        plat.LAUNCHES.own_modules.add(modname)
+    try:
+        code = compile(source, path, "exec")
+    except SyntaxError as e:
+        raise CandidateLoadError("syntax_error", f"{os.path.basename(filename)}:{e.lineno}:{e.offset}: "
+                                                 f"syntax error: {e.msg}") from e
+    spec = importlib.util.spec_from_file_location(modname, path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[modname] = mod
+    for alias in register_as:
+        sys.modules[alias] = mod
+    exec(code, mod.__dict__)
+    return mod
+
+
+def unique_name(prefix):
+    return f"{prefix}_{os.getpid()}_{next(_counter)}"
+
+
+def _read(path):
+    try:
+        with open(path) as f:
+            return f.read()
+    except OSError as e:
+        raise TaskError(f"cannot read {path}: {e}") from e
+
+
+def clone_tree(x):
+    if isinstance(x, torch.Tensor):
+        return x.detach().clone()
+    if isinstance(x, tuple):
+        return tuple(clone_tree(v) for v in x)
+    if isinstance(x, list):
+        return [clone_tree(v) for v in x]
+    if isinstance(x, dict):
+        return {k: clone_tree(v) for k, v in x.items()}
+    return x
+
+
+def to_device(x):
+    if isinstance(x, torch.Tensor):
+        return x.to(plat.DEVICE)
+    if isinstance(x, tuple):
+        return tuple(to_device(v) for v in x)
+    if isinstance(x, list):
+        return [to_device(v) for v in x]
+    if isinstance(x, dict):
+        return {k: to_device(v) for k, v in x.items()}
+    return x
+
+
+def seed_all(seed):
+    import random
+    random.seed(seed)
+    torch.manual_seed(seed)
+    try:
+        import numpy as np
+        np.random.seed(seed % (1 << 32))
+    except Exception:
+        pass
+
+
+class Task:
+    format = "?"
+
+    def __init__(self, spec: dict):
+        self.spec = spec
+        self.name = spec.get("name") or os.path.basename(spec.get("path", "task"))
+        self.case_names = []
+        self.tolerance = {}
+        self.self_contained = set()   # cases whose callable makes its own inputs
+
+    def default_cases(self):
+        return list(self.case_names)
+
+    def trials_for(self, case, trials):
+        return trials
+
+
+# ----------------------------------------------------------------------------------------------
+# KernelBench
+# ----------------------------------------------------------------------------------------------
+
+class KernelBenchTask(Task):
+    format = "kernelbench"
+
+    def __init__(self, spec):
+        super().__init__(spec)
+        self.path = spec["path"]
+        self.source = _read(self.path)
+        sizes = spec.get("sizes") or {}
+        if sizes and all(isinstance(v, dict) for v in sizes.values()):
+            self.variants = dict(sizes)
+        else:
+            self.variants = {"default": dict(sizes)}
+        self.case_names = list(self.variants)
+        self.ref_mod = None
+        self.cand_mod = None
+        self._models = {}
+
+    def load_reference(self):
+        self.ref_mod = load_module(self.source, unique_name("kiln_ref"), os.path.basename(self.path))
+        for attr in ("Model", "get_inputs", "get_init_inputs"):
+            if not hasattr(self.ref_mod, attr):
+                raise TaskError(f"{self.path}: no {attr}")
+        m = self.ref_mod.Model
+        m.forward = guards.guard_reference(m.forward)
+
+    def load_candidate(self, source, name):
+        mod = load_module(source, unique_name("kiln_cand"), name or "candidate.py", candidate=True)
+        if not hasattr(mod, "ModelNew"):
+            raise CandidateLoadError("missing_entry", "the candidate defines no class ModelNew")
+        self.cand_mod = mod
+
+    def _apply_sizes(self, case):
+        for k, v in self.variants[case].items():
+            setattr(self.ref_mod, k, v)
+
+    def _build(self, case):
+        if case in self._models:
+            return self._models[case]
+        self._apply_sizes(case)
+        init = self.ref_mod.get_init_inputs()
+        seed_all(12345)
+        ref = self.ref_mod.Model(*clone_tree(init)).to(plat.DEVICE)
+        cand = None
+        if self.cand_mod is not None:
+            seed_all(12345)
+            with guards.candidate_running():
+                cand = self.cand_mod.ModelNew(*clone_tree(init))
+                cand = cand.to(plat.DEVICE)
+            try:
+                rs, cs = ref.state_dict(), cand.state_dict()
+                if rs and set(rs) == set(cs) and all(rs[k].shape == cs[k].shape for k in rs):
+                    cand.load_state_dict(rs)
+            except Exception:
+                pass
+        ref.eval()
+        if cand is not None:
+            cand.eval()
+        self._models[case] = (ref, cand)
+        return ref, cand
+
+    def inputs(self, case, seed):
+        self._apply_sizes(case)
+        seed_all(seed)
+        args = to_device(self.ref_mod.get_inputs())
+        return list(args), {}
+
+    def reference(self, case):
+        return self._build(case)[0]
+
+    def candidate(self, case):
+        return self._build(case)[1]
+
+
+# ----------------------------------------------------------------------------------------------
+# TritonBench G and T: module above the 146-'#' line, test_* function below, optional perf harness
+# ----------------------------------------------------------------------------------------------
+
+_GOLD_RE = re.compile(r"^\w+\s*=\s*test_\w+\(\)\s*$", re.M)
+_TEST_RE = re.compile(r"^def (test_\w+)\s*\(", re.M)
+
+
+def split_tritonbench(text):
+    i = text.find(SEP)
+    if i < 0:
+        return text, ""
+    top, bottom = text[:i], text[i + len(SEP):]
+    return top, bottom
+
+
+class TritonBenchTask(Task):
+    format = "tritonbench_g"
+    _pkgs = ("TritonBench_v1", "TorchBench_v1")
+
+    def __init__(self, spec):
+        super().__init__(spec)
+        self.path = spec["path"]
+        self.text = _read(self.path)
+        self.top, bottom = split_tritonbench(self.text)
+        m = _TEST_RE.search(bottom)
+        if not m:
+            raise TaskError(f"{self.path}: no test_* function below the separator")
+        self.test_name = m.group(1)
+        # keep line numbers: blank out the module-level `result = test_x()` call
+        self.bottom = _GOLD_RE.sub("", bottom)
+        self.modname = os.path.splitext(os.path.basename(self.path))[0]
+        self.entry = spec.get("entry")
+        self.perf_path = spec.get("perf_path")
+        self.case_names = ["test"]
+        self.self_contained = {"test"}
+        self.perf = {}                # role -> perf instance
+        self.perf_inputs = None
+        if self.perf_path:
+            self.perf_inputs_count = None
+        self.ref_mod = None
+        self.cand_mod = None
+
+    # the perf sweep is only discovered when asked for (it can allocate gigabytes)
+    def _ensure_perf(self):
+        if not self.perf_path or self.perf_inputs is not None:
+            return
+        seed_all(4321)
+        inst = self._perf_instance("ref", self.ref_mod)
+        inst.get_input_tensors()
+        self.perf_inputs = list(inst.input_tensors)
+        self.case_names = ["test"] + [f"perf_{i}" for i in range(len(self.perf_inputs))]
+
+    def all_case_names(self):
+        self._ensure_perf()
+        return self.case_names
+
+    def default_cases(self):
+        if plat.INTERPRET or not self.perf_path:
+            return ["test"]
+        return self.all_case_names()
+
+    def trials_for(self, case, trials):
+        return trials if case == "test" else 1
+
+    def _load(self, top, role, name, candidate):
+        src = top.rstrip("\n") + "\n" + SEP + self.bottom
+        modname = unique_name(f"kiln_{role}")
+        return load_module(src, modname, name, candidate=candidate)
+
+    def load_reference(self):
+        self.ref_mod = self._load(self.top, "ref", os.path.basename(self.path), False)
+        fn = getattr(self.ref_mod, self.test_name)
+        setattr(self.ref_mod, self.test_name, guards.guard_reference(fn))
+        if self.entry and hasattr(self.ref_mod, self.entry):
+            setattr(self.ref_mod, self.entry, guards.guard_reference(getattr(self.ref_mod, self.entry)))
+
+    def load_candidate(self, source, name):
+        top = split_tritonbench(source)[0] if SEP in source else source
+        mod = self._load(top, "cand", name or os.path.basename(self.path), True)
+        if self.entry and not hasattr(mod, self.entry):
+            raise CandidateLoadError("missing_entry", f"the candidate defines no {self.entry}")
+        self.cand_mod = mod
+
+    def _perf_instance(self, role, mod):
+        if role in self.perf:
+            return self.perf[role]
+        perf_dir = os.path.dirname(self.perf_path)
+        if "performance_utils" not in sys.modules:
+            load_module(_read(os.path.join(perf_dir, "performance_utils.py")), "performance_utils",
+                        "performance_utils.py")
+        for pkg in self._pkgs:
+            if pkg not in sys.modules:
+                p = types.ModuleType(pkg)
+                p.__path__ = []
+                sys.modules[pkg] = p
+            sys.modules[f"{pkg}.{self.modname}"] = mod
+            setattr(sys.modules[pkg], self.modname, mod)
+        pm = load_module(_read(self.perf_path), unique_name(f"kiln_perf_{role}"), os.path.basename(self.perf_path),
+                         candidate=(role == "cand"))
+        inst = pm.performance_metrics()
+        self.perf[role] = inst
+        return inst
+
+    def inputs(self, case, seed):
+        if case == "test":
+            return None
+        self._ensure_perf()
+        i = int(case.split("_")[1])
+        inst = self._perf_instance("ref", self.ref_mod)
+        return [to_device(inst.to_cuda(clone_tree(self.perf_inputs[i])))], {}
+
+    def reference(self, case):
+        if case == "test":
+            return getattr(self.ref_mod, self.test_name)
+        inst = self._perf_instance("ref", self.ref_mod)
+        return guards.guard_reference(inst.call_op)
+
+    def candidate(self, case):
+        if case == "test":
+            return getattr(self.cand_mod, self.test_name)
+        return self._perf_instance("cand", self.cand_mod).call_op
+
+
+class TritonBenchTTask(TritonBenchTask):
+    format = "tritonbench_t"
+
+
+# ----------------------------------------------------------------------------------------------
+# kiln's own format: a module + entry function + a bench file (docs/task-format.md)
+# ----------------------------------------------------------------------------------------------
+
+class KilnTask(Task):
+    format = "kiln"
+
+    def __init__(self, spec):
+        super().__init__(spec)
+        self.path = spec["path"]
+        self.entry = spec.get("entry")
+        if not self.entry:
+            raise TaskError("kiln task without entry")
+        self.bench_path = spec.get("bench_path")
+        if not self.bench_path:
+            raise TaskError("kiln task without bench_path")
+        self.source = _read(self.path)
+        self.bench = load_module(_read(self.bench_path), unique_name("kiln_bench"), os.path.basename(self.bench_path))
+        cases = getattr(self.bench, "CASES", None)
+        if not isinstance(cases, dict) or not cases:
+            raise TaskError(f"{self.bench_path}: CASES must be a non-empty dict name -> parameters")
+        self.cases = dict(cases)
+        small = getattr(self.bench, "INTERPRET_CASES", None)
+        if isinstance(small, dict):
+            for k, v in small.items():
+                self.cases.setdefault(k, v)
+        self.small = list(small) if small else None
+        self.case_names = list(self.cases)
+        sizes = spec.get("sizes") or {}
+        for k in self.cases:
+            self.cases[k] = {**self.cases[k], **{a: b for a, b in sizes.items() if not isinstance(b, dict)}}
+        self.tolerance = dict(getattr(self.bench, "TOLERANCE", {}) or {})
+        self.ref_mod = None
+        self.cand_mod = None
+
+    def default_cases(self):
+        if plat.INTERPRET and self.small:
+            return self.small
+        if self.small:
+            return [c for c in self.case_names if c not in self.small]
+        return self.case_names
+
+    def load_reference(self):
+        self.ref_mod = load_module(self.source, unique_name("kiln_ref"), os.path.basename(self.path))
+        if not hasattr(self.ref_mod, self.entry):
+            raise TaskError(f"{self.path}: no entry {self.entry}")
+        ref = getattr(self.bench, "reference", None)
+        self._ref = guards.guard_reference(ref if callable(ref) else getattr(self.ref_mod, self.entry))
+
+    def load_candidate(self, source, name):
+        mod = load_module(source, unique_name("kiln_cand"), name or os.path.basename(self.path), candidate=True)
+        if not callable(getattr(mod, self.entry, None)):
+            raise CandidateLoadError("missing_entry", f"the candidate defines no {self.entry}")
+        self.cand_mod = mod
+
+    def inputs(self, case, seed):
+        seed_all(seed)
+        r = self.bench.inputs(dict(self.cases[case]), plat.DEVICE)
+        if isinstance(r, dict):
+            return [], to_device(r)
+        if isinstance(r, tuple) and len(r) == 2 and isinstance(r[0], (list, tuple)) and isinstance(r[1], dict):
+            return list(to_device(r[0])), to_device(r[1])
+        return list(to_device(r if isinstance(r, (list, tuple)) else [r])), {}
+
+    def reference(self, case):
+        return self._ref
+
+    def candidate(self, case):
+        return getattr(self.cand_mod, self.entry)
+
+    def work(self, case, args):
+        out = {}
+        for key, fn in (("bytes", "bytes_moved"), ("flops", "flops")):
+            f = getattr(self.bench, fn, None)
+            if callable(f):
+                try:
+                    out[key] = float(f(dict(self.cases[case]), *args))
+                except Exception:
+                    pass
+        return out
+
+
+FORMATS = {"kernelbench": KernelBenchTask, "tritonbench_g": TritonBenchTask, "tritonbench_t": TritonBenchTTask,
+           "kiln": KilnTask}
+
+
+def make_task(spec: dict) -> Task:
+    fmt = spec.get("format")
+    if fmt not in FORMATS:
+        raise TaskError(f"unknown task format {fmt!r}")
+    if not spec.get("path"):
+        raise TaskError("task without path")
+    return FORMATS[fmt](spec)

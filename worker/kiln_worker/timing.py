@@ -1,0 +1,186 @@
+"""The timing protocol (compiled path only; the interpreter has no timing).
+
+Per case: warm up until compile/autotune is done (the first call, then `warmup_ms` of calls); estimate one
+call with CUDA events; kernels under ~50 us are timed by replaying a captured CUDA graph of several calls
+(launch overhead would hide them otherwise), longer ones with CUDA events per call, with the L2 cleared
+before each sample by writing a buffer of 2x the L2 size (`cold_l2`). Candidate and reference are measured
+in `rounds` interleaved rounds (A B A B ...); the speedup is the ratio of medians over all samples and its
+spread the min/max of the per-round ratios. The SM clock is recorded before and after.
+"""
+from __future__ import annotations
+
+import statistics
+import time
+
+import torch
+
+from . import platform as plat
+from . import tasks as tasks_mod
+
+_perf_counter = time.perf_counter
+_Event = torch.cuda.Event
+_synchronize = torch.cuda.synchronize
+_CUDAGraph = torch.cuda.CUDAGraph
+_graph = torch.cuda.graph
+GRAPH_THRESHOLD_MS = 0.05
+_l2_buf = None
+
+
+def _l2_buffer():
+    global _l2_buf
+    if _l2_buf is None:
+        try:
+            l2 = torch.cuda.get_device_properties(plat.DEVICE_INDEX).L2_cache_size
+        except Exception:
+            l2 = 64 << 20
+        n = max(2 * int(l2 or (64 << 20)), 128 << 20)
+        _l2_buf = torch.empty(n // 4, dtype=torch.int32, device=plat.DEVICE)
+    return _l2_buf
+
+
+def _quantile(xs, q):
+    s = sorted(xs)
+    if not s:
+        return float("nan")
+    k = (len(s) - 1) * q
+    lo, hi = int(k), min(int(k) + 1, len(s) - 1)
+    return s[lo] + (s[hi] - s[lo]) * (k - lo)
+
+
+def summarize(xs):
+    return {"median": statistics.median(xs), "min": min(xs), "max": max(xs), "p20": _quantile(xs, 0.2),
+            "p80": _quantile(xs, 0.8), "n": len(xs)}
+
+
+class Timer:
+    """Times one callable with a chosen method; `samples(n)` returns per-call milliseconds."""
+
+    def __init__(self, fn, opts):
+        self.fn = fn
+        self.opts = opts
+        self.method = "events"
+        self.graph = None
+        self.per_graph = 1
+
+    def warmup(self):
+        self.fn()                          # compile + autotune happen here
+        _synchronize()
+        budget = float(self.opts.get("warmup_ms", 25)) / 1e3
+        t0 = _perf_counter()
+        n = 0
+        while n < 2 or (_perf_counter() - t0 < budget and n < 1000):
+            self.fn()
+            n += 1
+        _synchronize()
+        # estimate
+        s, e = _Event(enable_timing=True), _Event(enable_timing=True)
+        s.record()
+        for _ in range(5):
+            self.fn()
+        e.record()
+        _synchronize()
+        self.est_ms = max(s.elapsed_time(e) / 5, 1e-4)
+        mode = self.opts.get("cuda_graph", "auto")
+        want_graph = mode in (True, "always", "on") or (mode == "auto" and self.est_ms < GRAPH_THRESHOLD_MS)
+        if want_graph:
+            try:
+                self.per_graph = max(1, min(200, int(0.5 / self.est_ms)))
+                g = _CUDAGraph()
+                side = torch.cuda.Stream()
+                side.wait_stream(torch.cuda.current_stream())
+                with torch.cuda.stream(side):
+                    for _ in range(2):
+                        self.fn()
+                torch.cuda.current_stream().wait_stream(side)
+                with _graph(g):
+                    for _ in range(self.per_graph):
+                        self.fn()
+                g.replay()
+                _synchronize()
+                self.graph = g
+                self.method = "cuda_graph"
+                return
+            except Exception:
+                self.graph = None
+                _synchronize()
+        self.method = "events_cold_l2" if self.opts.get("cold_l2", True) else "events"
+
+    def samples(self, n):
+        out = []
+        if self.method == "cuda_graph":
+            evs = [(_Event(enable_timing=True), _Event(enable_timing=True)) for _ in range(n)]
+            for s, e in evs:
+                s.record()
+                self.graph.replay()
+                e.record()
+            _synchronize()
+            return [s.elapsed_time(e) / self.per_graph for s, e in evs]
+        buf = _l2_buffer() if self.method == "events_cold_l2" else None
+        evs = [(_Event(enable_timing=True), _Event(enable_timing=True)) for _ in range(n)]
+        for s, e in evs:
+            if buf is not None:
+                buf.zero_()
+            s.record()
+            self.fn()
+            e.record()
+        _synchronize()  # device-wide: work left on other streams is waited for (and flagged by the checks)
+        return [s.elapsed_time(e) for s, e in evs]
+
+
+def measure_pair(cand, ref, opts):
+    rounds = max(1, int(opts.get("rounds", 5)))
+    tc = Timer(cand, opts)
+    tc.warmup()
+    tr = None
+    if ref is not None:
+        tr = Timer(ref, dict(opts, cuda_graph=("always" if tc.method == "cuda_graph" else
+                                               ("never" if opts.get("cuda_graph", "auto") == "auto"
+                                                else opts.get("cuda_graph")))))
+        tr.warmup()
+    est = max(tc.est_ms, tr.est_ms if tr else 0)
+    rep_ms = float(opts.get("rep_ms", 100))
+    n_total = int(rep_ms / max(est, 1e-3))
+    n_total = max(int(opts.get("min_reps", 10)), min(int(opts.get("max_reps", 1000)), n_total))
+    per_round = max(2, n_total // rounds)
+    cs, rs, ratios = [], [], []
+    for _ in range(rounds):
+        a = tc.samples(per_round)
+        cs += a
+        if tr is not None:
+            b = tr.samples(per_round)
+            rs += b
+            ratios.append(statistics.median(b) / statistics.median(a))
+    res = {"candidate_ms": summarize(cs), "timing_method": tc.method}
+    if tr is not None:
+        res["reference_ms"] = summarize(rs)
+        res["reference_timing_method"] = tr.method
+        res["speedup"] = res["reference_ms"]["median"] / res["candidate_ms"]["median"]
+        res["speedup_spread"] = [min(ratios), max(ratios)]
+    return res
+
+
+def time_cases(ev, cases):
+    """Times every case of an Evaluator `ev` (after its check passed); returns the speedups."""
+    opts = ev.timing_opts
+    task = ev.task
+    speedups = []
+    plat.LAUNCHES.active = False
+    before = plat.sm_clock_mhz()
+    for ci, case in enumerate(cases):
+        inp = task.inputs(case, ev.seed + ci)
+        args, kwargs = inp if inp is not None else ([], {})
+        ca, ck = tasks_mod.clone_tree(args), tasks_mod.clone_tree(kwargs)
+        ra, rk = tasks_mod.clone_tree(args), tasks_mod.clone_tree(kwargs)
+        cf, rf = task.candidate(case), task.reference(case)
+        ref = (lambda: rf(*ra, **rk)) if opts.get("time_reference", True) else None
+        res = measure_pair(lambda: cf(*ca, **ck), ref, opts)
+        for st in ev.cases_out:
+            if st["name"] == case:
+                st.update(res)
+        if "speedup" in res:
+            speedups.append(res["speedup"])
+    after = plat.sm_clock_mhz()
+    ev.clocks = {"sm_mhz_before": before, "sm_mhz_after": after}
+    if before and after and abs(before - after) > 0.05 * before:
+        ev.reasons.add("clock_changed", f"SM clock moved from {before} to {after} MHz during timing")
+    return speedups
