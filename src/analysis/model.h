@@ -50,7 +50,8 @@ struct KwArg {
 
 // Parameters -------------------------------------------------------------------------------------
 
-enum class ParamKind { kPointer, kScalar, kConstexpr };
+enum class ParamKind { kPointer, kScalar, kConstexpr, kDescriptor };  // descriptor: a TMA tensor
+                                                                       // descriptor (x.load([...]))
 
 // How a parameter's kind was decided.
 enum class ParamEvidence {
@@ -384,7 +385,7 @@ struct ModuleModel {
 // error nodes is best effort.
 Result<ModuleModel> AnalyzeModule(const pyast::Tree& tree);
 
-const char* ParamKindName(ParamKind k);          // "pointer", "scalar", "constexpr"
+const char* ParamKindName(ParamKind k);  // "pointer", "scalar", "constexpr", "descriptor"
 const char* ParamEvidenceName(ParamEvidence e);  // "annotation", "usage", "name_suffix", "default"
 const char* KernelClassName(KernelClass c);      // "elementwise", "reduction", "softmax", "gemm",
                                                  // "attention", "scan", "other"

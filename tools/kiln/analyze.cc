@@ -1,9 +1,10 @@
-// `kiln analyze FILE... [--json]`: static model of Triton modules (placeholder until src/analysis lands).
+// `kiln analyze FILE... [--json]`: static model of every @triton.jit kernel and launch site.
+// Argument handling only; the work is in src/analysis (driver.h).
 #include <cstdio>
 
+#include "analysis/driver.h"
 #include "commands.h"
 #include "common/diag.h"
-#include "pyast/pyast.h"
 
 namespace kiln::cli {
 
@@ -14,21 +15,22 @@ Command RegisterAnalyze(CLI::App& app) {
   auto files = std::make_shared<std::vector<std::string>>();
   auto json = std::make_shared<bool>(false);
   sub->add_option("files", *files, "Python files")->required();
-  sub->add_flag("--json", *json, "Print JSON");
+  sub->add_flag("--json", *json, "Print JSON (schema: docs/analyze.md)");
   return {sub, [files, json]() {
             int rc = 0;
+            std::vector<analysis::FileReport> reports;
             for (const auto& f : *files) {
-              auto t = pyast::Tree::ParseFile(f);
-              if (!t.ok()) {
-                std::fprintf(stderr, "%s\n", t.status().message().c_str());
-                rc = 1;
-                continue;
+              analysis::FileReport r = analysis::AnalyzeFile(f);
+              // Errors go to stderr as they are found; the other files are still analyzed.
+              for (const auto& d : r.diagnostics) std::fputs(FormatDiagnostic(d).c_str(), stderr);
+              if (!r.ok()) rc = 1;
+              if (!*json && r.model) {
+                if (!reports.empty()) std::fputs("\n", stdout);
+                std::fputs(analysis::FormatSummary(*r.model).c_str(), stdout);
               }
-              for (const auto& e : (*t)->errors()) {
-                std::fputs(FormatDiagnostic((*t)->MakeDiagnostic(e.span, e.message)).c_str(), stderr);
-                rc = 1;
-              }
+              reports.push_back(std::move(r));
             }
+            if (*json) std::printf("%s\n", analysis::ReportsToJson(reports).dump(2).c_str());
             return rc;
           }};
 }
