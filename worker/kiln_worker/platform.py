@@ -116,6 +116,16 @@ def install_launch_instrumentation():
 def _install_interpreter():
     from triton.runtime import interpreter as interp
 
+    # NumPy >= 2 refuses int() of a 1-element 1-D array; the interpreter keeps scalars as such arrays and
+    # converts them with int() in tensor.__index__ (e.g. `range(0, n_cols, BLOCK)`). Convert via .item().
+    orig_patch_tensor = interp._patch_lang_tensor
+
+    def patch_tensor(tensor, scope):
+        orig_patch_tensor(tensor, scope)
+        scope.set_attr(tensor, "__index__", lambda self: int(self.handle.data.reshape(-1)[0]))
+
+    interp._patch_lang_tensor = patch_tensor
+
     orig_call = interp.GridExecutor.__call__
 
     def call(self, *args, **kwargs):

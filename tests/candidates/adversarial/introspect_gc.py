@@ -1,0 +1,31 @@
+# task: relu
+# expect: rejected introspection
+# tries: searches the heap (gc.get_objects) for the reference model instance and calls it for the answer.
+import gc
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def relu_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask, other=0.0)
+    tl.store(out_ptr + offs, tl.maximum(x, 0.0), mask=mask)
+
+
+def triton_relu(x, out):
+    n = x.numel()
+    relu_kernel[(triton.cdiv(n, 1024),)](x, out, n, BLOCK=1024)
+    return out
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        triton_relu(x, torch.empty_like(x))
+        for o in gc.get_objects():
+            if isinstance(o, nn.Module) and type(o).__name__ == "Model":
+                return o.forward(x)
+        return torch.zeros_like(x)

@@ -1,0 +1,27 @@
+# task: relu
+# expect: rejected input_mutated
+# tries: computes ReLU in place in its input, then returns a copy (the reference leaves its input alone).
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def relu_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask, other=0.0)
+    tl.store(out_ptr + offs, tl.maximum(x, 0.0), mask=mask)
+
+
+def triton_relu(x, out):
+    n = x.numel()
+    relu_kernel[(triton.cdiv(n, 1024),)](x, out, n, BLOCK=1024)
+    return out
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        triton_relu(x, x)
+        return x.clone()
