@@ -1,0 +1,103 @@
+// kiln/rewrite: helpers shared by the rewrite implementations (not part of the public API).
+#pragma once
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "analysis/model.h"
+#include "pyast/pyast.h"
+#include "rewrite/rewrite.h"
+
+namespace kiln::rewrite::internal {
+
+using analysis::Kernel;
+using analysis::Launch;
+using analysis::Param;
+using analysis::ModuleModel;
+using pyast::EditSet;
+using pyast::Node;
+using pyast::Span;
+using pyast::Tree;
+
+// Text --------------------------------------------------------------------------------------------
+uint32_t LineStart(std::string_view text, uint32_t byte);
+uint32_t LineEnd(std::string_view text, uint32_t byte);  // offset of the '\n' (or text end)
+std::string IndentOf(std::string_view text, uint32_t byte);  // leading whitespace of byte's line
+bool IsIdentifier(std::string_view s);
+std::optional<int64_t> ParseIntLiteral(std::string_view s);
+bool IsPowerOfTwo(int64_t v);
+std::string Trim(std::string_view s);
+// Indentation unit used by the block that starts at `byte` relative to its parent (default 4).
+std::string ReindentBlock(std::string_view block, const std::string& extra);
+
+// Tree ---------------------------------------------------------------------------------------------
+// The smallest named node that covers exactly `span` (or the smallest covering it).
+Node NodeAt(const Tree& tree, const Span& span);
+Node NodeAtBytes(const Tree& tree, uint32_t begin, uint32_t end);
+// Identifier nodes of an expression (not attribute names after '.', not keyword names).
+std::vector<Node> Identifiers(const Node& expr);
+std::set<std::string> IdentifierNames(const Node& expr);
+// Copy of the expression text with identifiers replaced where `fn` returns a value.
+std::string SubstituteIdentifiers(const Node& expr,
+                                  const std::function<std::optional<std::string>(std::string_view)>& fn);
+// The statement (direct child of a block or module) containing `n`.
+Node EnclosingStatement(const Node& n);
+// The function_definition enclosing a byte offset (null at module level).
+Node EnclosingFunction(const Tree& tree, uint32_t byte);
+
+// A simple assignment `name = value` (or augmented `name op= value`).
+struct SimpleAssign {
+  std::string name;
+  Node stmt;
+  Node value;
+  bool augmented = false;
+};
+// Simple assignments in `scope` (a function body or the module), nested blocks included, but not
+// inside nested function/class definitions; in source order.
+std::vector<SimpleAssign> AssignmentsIn(const Node& scope);
+// The last assignment to `name` in `scope` before byte `before`; also counts all assignments.
+const SimpleAssign* LastAssignBefore(const std::vector<SimpleAssign>& as, std::string_view name,
+                                     uint32_t before, int* count = nullptr);
+
+// Whether the expression depends on variable `var`, looking through local assignments of the
+// enclosing function (then module), up to `depth` levels.
+bool DependsOn(const Tree& tree, const Node& expr, std::string_view var, uint32_t before, int depth = 4);
+// Expression text with variable chains inlined where they lead to one of `vars` (each replaced by
+// its mapping). Returns nullopt when some dependency cannot be inlined (multiple assignments).
+std::optional<std::string> InlineVars(const Tree& tree, const Node& expr,
+                                      const std::map<std::string, std::string>& vars, uint32_t before,
+                                      int depth = 4,
+                                      const std::map<std::string, std::string>* literals = nullptr);
+// Like SubstituteIdentifiers over identifiers and integer literals.
+std::string SubstituteLeaves(const Node& expr,
+                             const std::function<std::optional<std::string>(const Node&)>& fn);
+
+// Edits --------------------------------------------------------------------------------------------
+// Appends `kw` ("name=value") to the argument list `args_span` (which includes the parentheses).
+Status AppendArg(EditSet& edits, std::string_view text, const Span& args_span, const std::string& kw);
+// Removes the arguments at `remove` (indices into `spans`, the argument spans in order).
+Status RemoveArgs(EditSet& edits, const std::vector<Span>& spans, const std::vector<bool>& remove);
+
+// Kernel facts ---------------------------------------------------------------------------------------
+Node KernelDef(const Tree& tree, const Kernel& k);  // the function_definition node
+// Variables derived from tl.program_id in the kernel body (transitively through assignments).
+std::set<std::string> PidVars(const Tree& tree, const Kernel& k);
+// Constexprs multiplied with a program-id-derived value (tile sizes the grid must follow).
+std::set<std::string> TileConstexprs(const Tree& tree, const Kernel& k);
+// Constexprs that must be powers of two (tl.arange bounds, tl.zeros/full shapes, block_shape).
+std::set<std::string> PowerOfTwoConstexprs(const Tree& tree, const Kernel& k);
+std::string TlAlias(const ModuleModel& m);
+std::string TritonAlias(const ModuleModel& m);
+
+// Launches of the target kernel (indices), resolving an empty list to all of them.
+std::vector<int> TargetLaunches(const ModuleModel& m, const Target& t);
+
+// Formats an integer for a tunable (True/False for booleans).
+std::string ValueText(int64_t v, bool boolean);
+
+}  // namespace kiln::rewrite::internal

@@ -1,0 +1,787 @@
+// kiln/rewrite: dispatch, tunables, invariants, and the parameter rewrites (SetParams,
+// InsertAutotune).
+#include "rewrite/rewrite.h"
+
+#include <algorithm>
+#include <fmt/format.h>
+
+#include "rewrite/plan.h"
+
+namespace kiln::rewrite {
+
+using namespace internal;  // NOLINT
+using analysis::Binding;
+using analysis::GridKind;
+using analysis::OriginKind;
+using analysis::ParamKind;
+
+namespace {
+
+const char* kOptions[] = {"num_warps", "num_stages", "num_ctas", "maxnreg"};
+
+bool IsOption(std::string_view n) {
+  for (const char* o : kOptions)
+    if (n == o) return true;
+  return false;
+}
+
+template <class... Ts>
+struct Overloaded : Ts... {
+  using Ts::operator()...;
+};
+template <class... Ts>
+Overloaded(Ts...) -> Overloaded<Ts...>;
+
+std::string JoinValues(const ParamValues& v) {
+  std::string s;
+  for (const auto& [k, x] : v) s += fmt::format(" {}={}", k, x);
+  return s;
+}
+
+}  // namespace
+
+// Names ------------------------------------------------------------------------------------------
+
+RewriteKind KindOf(const Request& r) { return static_cast<RewriteKind>(r.index()); }
+
+const char* RewriteKindName(RewriteKind k) {
+  switch (k) {
+    case RewriteKind::kSetParams: return "set_params";
+    case RewriteKind::kInsertAutotune: return "insert_autotune";
+    case RewriteKind::kGroupMSwizzle: return "group_m_swizzle";
+    case RewriteKind::kEvictionHints: return "eviction_hints";
+    case RewriteKind::kDotPrecision: return "dot_precision";
+    case RewriteKind::kPipelineLoop: return "pipeline_loop";
+    case RewriteKind::kSplitK: return "split_k";
+    case RewriteKind::kPersistentGrid: return "persistent_grid";
+    case RewriteKind::kRowsPerProgram: return "rows_per_program";
+    case RewriteKind::kRemoveMasks: return "remove_masks";
+  }
+  return "?";
+}
+
+std::string Describe(const Request& r) {
+  std::string name = RewriteKindName(KindOf(r));
+  return name + std::visit(
+                    Overloaded{
+                        [](const SetParams& x) { return JoinValues(x.values); },
+                        [](const InsertAutotune& x) {
+                          std::string s = fmt::format(" {} configs key=[", x.configs.size());
+                          for (size_t i = 0; i < x.key.size(); ++i) s += (i ? "," : "") + x.key[i];
+                          return s + "]";
+                        },
+                        [](const GroupMSwizzle& x) { return fmt::format(" GROUP_M={}", x.group_m); },
+                        [](const EvictionHints& x) {
+                          return fmt::format(" eviction_policy={} cache_modifier={}",
+                                             x.eviction_policy.empty() ? "-" : x.eviction_policy,
+                                             x.cache_modifier.empty() ? "-" : x.cache_modifier);
+                        },
+                        [](const DotPrecision& x) { return " input_precision=" + x.precision; },
+                        [](const PipelineLoop& x) {
+                          return fmt::format(" num_stages={}{}", x.num_stages,
+                                             x.loop >= 0 ? fmt::format(" loop={}", x.loop) : "");
+                        },
+                        [](const SplitK& x) { return fmt::format(" SPLIT_K={}", x.split_k); },
+                        [](const PersistentGrid& x) {
+                          return x.num_programs ? fmt::format(" programs={}", x.num_programs)
+                                                : std::string(" programs=num_sms");
+                        },
+                        [](const RowsPerProgram& x) { return fmt::format(" rows={}", x.rows); },
+                        [](const RemoveMasks& x) {
+                          std::string s;
+                          for (const auto& g : x.guarantees) s += " " + g.expr + "%" + g.multiple + "==0";
+                          return s;
+                        },
+                    },
+                    r);
+}
+
+// Grid relation ---------------------------------------------------------------------------------
+
+namespace internal {
+
+GridRelation RelateGrid(const Ctx& c, const Launch& l, const std::string& name) {
+  GridRelation g;
+  if (std::find(l.grid.meta_keys.begin(), l.grid.meta_keys.end(), name) != l.grid.meta_keys.end()) {
+    g.depends = g.via_meta = true;
+    return g;
+  }
+  const Binding* b = l.FindBinding(name);
+  if (!l.grid.expr.present()) return g;
+  Node grid = NodeAt(c.tree, l.grid.expr.span);
+  uint32_t pos = l.span.begin.byte;
+  if (b) {
+    std::string var = !b->origin.variable.empty() ? b->origin.variable : b->origin.function_param;
+    if (!var.empty() && DependsOn(c.tree, grid, var, pos)) {
+      g.depends = true;
+      return g;
+    }
+    // The launch passes the name itself (e.g. BLOCK=BLOCK) through another variable.
+    if (b->origin.at_launch.present() && IsIdentifier(b->origin.at_launch.text) &&
+        DependsOn(c.tree, grid, b->origin.at_launch.text, pos)) {
+      g.depends = true;
+      return g;
+    }
+  }
+  if (std::find(l.grid.constexprs.begin(), l.grid.constexprs.end(), name) != l.grid.constexprs.end()) {
+    g.depends = true;
+    return g;
+  }
+  // A literal in the grid equal to the current value (e.g. grid=(triton.cdiv(n, 1024),)).
+  std::string value = b ? b->origin.value : "";
+  if (b && b->origin.kind == OriginKind::kDefault) value = b->origin.value;
+  if (!ParseIntLiteral(value)) return g;
+  Node base = grid;
+  if (l.grid.kind == GridKind::kVariable && l.grid.assignment) base = NodeAt(c.tree, l.grid.assignment->value.span);
+  int found = 0;
+  Span at;
+  base.Walk([&](const Node& n) {
+    if (n.type() == "integer" && ParseIntLiteral(n.text()) == ParseIntLiteral(value)) {
+      ++found;
+      at = n.span();
+    }
+    return true;
+  });
+  if (found == 1) g.literal = at;
+  return g;
+}
+
+Status AppendKernelParam(const Ctx& c, EditSet& edits, const std::string& param_text) {
+  const Kernel& k = c.kernel;
+  if (k.params.empty()) return Refuse("kernel has no parameters");
+  Node def = KernelDef(c.tree, k);
+  Node params = def.field("parameters");
+  for (const Node& p : params.named_children()) {
+    std::string_view t = p.type();
+    if (t == "list_splat_pattern" || t == "dictionary_splat_pattern" || t == "keyword_separator" ||
+        t == "positional_separator")
+      return Refuse("kernel signature has *args/**kwargs or separators");
+  }
+  uint32_t end = k.params.back().span.end.byte;
+  return edits.Insert(end, ", " + param_text);
+}
+
+}  // namespace internal
+
+// Tunables -----------------------------------------------------------------------------------------
+
+Result<Tunables> ExtractTunables(const pyast::Tree& tree, const analysis::ModuleModel& model,
+                                 const Target& target) {
+  const Kernel* k = model.FindKernel(target.kernel);
+  if (!k) return NotFound("no kernel named '" + target.kernel + "'");
+  Tunables t;
+  t.kernel = k->name;
+  t.cls = k->cls;
+  t.launches = TargetLaunches(model, target);
+  if (t.launches.empty()) return NotFound("kernel '" + k->name + "' is not launched in this module");
+  for (int i : t.launches)
+    if (i < 0 || i >= static_cast<int>(model.launches.size()) || model.launches[i].kernel != k->name)
+      return InvalidArgument(fmt::format("launch {} is not a launch of '{}'", i, k->name));
+  t.autotuned = k->autotune.has_value();
+  if (k->autotune) t.autotune_key = k->autotune->key;
+  Ctx ctx{tree, model, *k, t.launches};
+  auto tiles = TileConstexprs(tree, *k);
+  auto pow2 = PowerOfTwoConstexprs(tree, *k);
+
+  std::vector<std::pair<std::string, bool>> names;
+  for (const auto& p : k->params)
+    if (p.kind == ParamKind::kConstexpr) names.push_back({p.name, false});
+  for (const char* o : kOptions) names.push_back({o, true});
+
+  for (const auto& [name, option] : names) {
+    Tunable u;
+    u.name = name;
+    u.launch_option = option;
+    u.power_of_two = pow2.count(name) || name == "num_warps" || name == "num_ctas";
+    if (name == "num_stages") u.min_value = 1;
+    if (name == "num_warps") u.max_value = 32;
+    if (name == "maxnreg") { u.min_value = 24; u.max_value = 255; }
+    bool first = true, consistent = true, editable = true;
+    std::string reason;
+    const Param* param = option ? nullptr : k->FindParam(name);
+    for (int li : t.launches) {
+      const Launch& l = model.launches[li];
+      const Binding* b = l.FindBinding(name);
+      TunableSite site = TunableSite::kNotEditable;
+      std::string why, value_text;
+      OriginKind ok = b ? b->origin.kind : OriginKind::kMissing;
+      bool has_splat = std::any_of(l.args.begin(), l.args.end(), [](const auto& a) { return a.splat; });
+      switch (ok) {
+        case OriginKind::kLiteral:
+          site = TunableSite::kLaunchLiteral;
+          value_text = b->origin.value;
+          break;
+        case OriginKind::kVariable:
+          site = TunableSite::kVariable;
+          value_text = b->origin.value;
+          if (b->origin.multiple_assignments) {
+            site = TunableSite::kNotEditable;
+            why = "variable '" + b->origin.variable + "' is assigned more than once";
+          } else if (!b->origin.assignment) {
+            site = TunableSite::kNotEditable;
+            why = "variable '" + b->origin.variable + "' has no assignment to edit";
+          }
+          break;
+        case OriginKind::kAutotune:
+          site = TunableSite::kAutotune;
+          if (!k->autotune->configs_resolved || k->autotune->configs_generated) {
+            site = TunableSite::kNotEditable;
+            why = "autotune configs are generated, not a literal list";
+          }
+          break;
+        case OriginKind::kDefault:
+          value_text = b->origin.value;
+          if (option) {
+            site = has_splat ? TunableSite::kNotEditable : TunableSite::kOptionDefault;
+            if (has_splat) why = "the launch passes *args/**kwargs";
+          } else {
+            site = TunableSite::kKernelDefault;
+          }
+          break;
+        case OriginKind::kComputed:
+          why = "computed at run time (" + (b->origin.expression.present() ? b->origin.expression.text : "?") + ")";
+          value_text = b->origin.expression.text;
+          break;
+        case OriginKind::kFunctionParam:
+          why = "passed in by the caller (parameter '" + b->origin.function_param + "' of " +
+                l.enclosing_function + ")";
+          break;
+        case OriginKind::kHeuristics:
+          why = "set by @triton.heuristics";
+          break;
+        case OriginKind::kMissing:
+          why = "not bound at the launch";
+          break;
+      }
+      if (site != TunableSite::kNotEditable && site != TunableSite::kAutotune && !value_text.empty() &&
+          value_text != "None" && !ParseIntLiteral(value_text)) {
+        why = "value '" + value_text + "' is not an integer";
+        site = TunableSite::kNotEditable;
+      }
+      // Grid consistency for tile sizes.
+      if (!option && site != TunableSite::kNotEditable) {
+        GridRelation g = RelateGrid(ctx, l, name);
+        if (g.depends) {
+          u.in_grid = true;
+          bool follows = g.via_meta || (site == TunableSite::kVariable &&
+                                        DependsOn(tree, NodeAt(tree, l.grid.expr.span), b->origin.variable,
+                                                  l.span.begin.byte));
+          if (follows) u.grid_follows = true;
+          else if (site != TunableSite::kAutotune) {
+            site = TunableSite::kNotEditable;
+            why = "the grid depends on it through a value that is not edited with it";
+          }
+        } else if (tiles.count(name) && site != TunableSite::kAutotune) {
+          u.in_grid = true;
+          if (!g.literal) {
+            site = TunableSite::kNotEditable;
+            why = "tile size used with the program id, but the grid (" + l.grid.expr.text +
+                  ") does not follow it";
+          } else {
+            t.notes.push_back(fmt::format("{}: grid literal at line {} is updated with it", name,
+                                          g.literal->begin.line));
+          }
+        }
+      }
+      if (site == TunableSite::kNotEditable) {
+        editable = false;
+        if (reason.empty()) reason = why;
+      }
+      if (first) {
+        u.origin = ok;
+        u.site = site;
+        u.value_text = value_text;
+        first = false;
+      } else {
+        if (site != u.site) u.site = TunableSite::kNotEditable, editable = false,
+                             reason = reason.empty() ? "set differently at different launches" : reason;
+        if (value_text != u.value_text) consistent = false;
+      }
+    }
+    if (u.site == TunableSite::kAutotune) {
+      std::set<int64_t> vals;
+      for (const auto& cfg : k->autotune->configs) {
+        std::optional<int64_t> v;
+        if (option) {
+          const std::optional<analysis::KwArg>* o = name == "num_warps"    ? &cfg.num_warps
+                                                    : name == "num_stages" ? &cfg.num_stages
+                                                    : name == "num_ctas"   ? &cfg.num_ctas
+                                                                           : &cfg.maxnreg;
+          if (*o) v = ParseIntLiteral((*o)->value.text);
+          else if (name == "num_warps") v = 4;
+          else if (name == "num_stages") v = 3;
+          else if (name == "num_ctas") v = 1;
+        } else {
+          for (const auto& kw : cfg.kwargs)
+            if (kw.name == name) v = ParseIntLiteral(kw.value.text);
+        }
+        if (v) vals.insert(*v);
+      }
+      u.autotune_values.assign(vals.begin(), vals.end());
+      if (vals.size() == 1) u.value = *vals.begin();
+    } else if (consistent && u.value_text != "None") {
+      u.value = ParseIntLiteral(u.value_text);
+      u.boolean = (Trim(u.value_text) == "True" || Trim(u.value_text) == "False");
+    }
+    if (param && !param->annotation.present() && !option) {
+      // constexpr by usage only: still tunable.
+    }
+    u.editable = editable;
+    u.reason = editable ? "" : reason;
+    t.items.push_back(std::move(u));
+  }
+  return t;
+}
+
+// SetParams ---------------------------------------------------------------------------------------
+
+namespace internal {
+
+Result<Plan> PlanSetParams(const Ctx& c, const SetParams& r) {
+  if (r.values.empty()) return Refuse("no values to set");
+  KILN_ASSIGN_OR_RETURN(Tunables tun, ExtractTunables(c.tree, c.model, Target{c.kernel.name, c.launches}));
+  Plan plan;
+  std::set<std::pair<uint32_t, uint32_t>> done;
+  auto replace = [&](const Span& s, const std::string& text) -> Status {
+    if (!done.insert({s.begin.byte, s.end.byte}).second) return Status::Ok();
+    return plan.edits.Replace(s, text);
+  };
+  for (const auto& [name, v] : r.values) {
+    const Tunable* u = tun.Find(name);
+    if (!u) return Refuse("'" + name + "' is not a constexpr parameter or launch option of " + c.kernel.name);
+    if (!u->editable) return Refuse("cannot set " + name + ": " + u->reason);
+    if (u->power_of_two && !IsPowerOfTwo(v))
+      return Refuse(fmt::format("{} must be a power of two (got {})", name, v));
+    if (v < u->min_value || (u->max_value && v > u->max_value))
+      return Refuse(fmt::format("{}={} is out of range", name, v));
+    std::string text = ValueText(v, u->boolean);
+    if (u->site == TunableSite::kAutotune) {
+      const auto& at = *c.kernel.autotune;
+      for (const auto& cfg : at.configs) {
+        if (u->launch_option) {
+          const std::optional<analysis::KwArg>* o = name == "num_warps"    ? &cfg.num_warps
+                                                    : name == "num_stages" ? &cfg.num_stages
+                                                    : name == "num_ctas"   ? &cfg.num_ctas
+                                                                           : &cfg.maxnreg;
+          if (*o) KILN_RETURN_IF_ERROR(replace((*o)->value.span, text));
+          else KILN_RETURN_IF_ERROR(AppendArg(plan.edits, c.text(), cfg.args_span, name + "=" + text));
+        } else {
+          bool found = false;
+          for (const auto& kw : cfg.kwargs)
+            if (kw.name == name) {
+              KILN_RETURN_IF_ERROR(replace(kw.value.span, text));
+              found = true;
+            }
+          if (!found) return Refuse("an autotune config does not set " + name);
+        }
+      }
+      plan.notes.push_back(fmt::format("autotune configs: {} = {} in all {} configs", name, text,
+                                       at.configs.size()));
+      continue;
+    }
+    for (int li : c.launches) {
+      const Launch& l = c.model.launches[li];
+      const Binding* b = l.FindBinding(name);
+      switch (u->site) {
+        case TunableSite::kLaunchLiteral:
+          KILN_RETURN_IF_ERROR(replace(b->origin.at_launch.span, text));
+          plan.notes.push_back(fmt::format("launch at line {}: {} {} -> {}", l.span.begin.line, name,
+                                           b->origin.value, text));
+          break;
+        case TunableSite::kVariable:
+          KILN_RETURN_IF_ERROR(replace(b->origin.assignment->value.span, text));
+          plan.notes.push_back(fmt::format("assignment at line {}: {} = {} -> {}",
+                                           b->origin.assignment->span.begin.line, b->origin.variable,
+                                           b->origin.value, text));
+          break;
+        case TunableSite::kKernelDefault: {
+          const Param* p = c.kernel.FindParam(name);
+          KILN_RETURN_IF_ERROR(replace(p->default_value.span, text));
+          plan.notes.push_back(fmt::format("kernel default: {} = {} -> {}", name, p->default_value.text, text));
+          break;
+        }
+        case TunableSite::kOptionDefault:
+          KILN_RETURN_IF_ERROR(AppendArg(plan.edits, c.text(), l.args_span, name + "=" + text));
+          plan.notes.push_back(fmt::format("launch at line {}: added {}={}", l.span.begin.line, name, text));
+          break;
+        default:
+          return Refuse("cannot set " + name);
+      }
+      if (!u->launch_option && !u->grid_follows) {
+        GridRelation g = RelateGrid(c, l, name);
+        if (g.literal && !g.depends) {
+          KILN_RETURN_IF_ERROR(replace(*g.literal, text));
+          plan.notes.push_back(fmt::format("grid at line {}: literal updated to {}", g.literal->begin.line, text));
+        }
+      }
+    }
+  }
+  return plan;
+}
+
+// InsertAutotune ------------------------------------------------------------------------------------
+
+namespace {
+
+std::string ConfigText(const TuneConfig& cfg, const std::string& triton) {
+  std::string d = "{";
+  bool first = true;
+  for (const auto& [k, v] : cfg.params) {
+    d += fmt::format("{}'{}': {}", first ? "" : ", ", k, v);
+    first = false;
+  }
+  d += "}";
+  std::string s = fmt::format("{}.Config({}, num_warps={}, num_stages={}", triton, d, cfg.num_warps, cfg.num_stages);
+  if (cfg.num_ctas) s += fmt::format(", num_ctas={}", *cfg.num_ctas);
+  if (cfg.maxnreg) s += fmt::format(", maxnreg={}", *cfg.maxnreg);
+  return s + ")";
+}
+
+std::string ListText(const std::vector<std::string>& xs) {
+  std::string s = "[";
+  for (size_t i = 0; i < xs.size(); ++i) s += (i ? ", '" : "'") + xs[i] + "'";
+  return s + "]";
+}
+
+}  // namespace
+
+Result<Plan> PlanInsertAutotune(const Ctx& c, const InsertAutotune& r) {
+  const Kernel& k = c.kernel;
+  if (r.configs.empty()) return Refuse("no configs");
+  std::set<std::string> tuned;
+  for (const auto& [n, _] : r.configs[0].params) tuned.insert(n);
+  auto pow2 = PowerOfTwoConstexprs(c.tree, k);
+  for (const auto& cfg : r.configs) {
+    std::set<std::string> names;
+    for (const auto& [n, v] : cfg.params) {
+      names.insert(n);
+      const Param* p = k.FindParam(n);
+      if (!p || p->kind != ParamKind::kConstexpr) return Refuse("'" + n + "' is not a constexpr parameter of " + k.name);
+      if (pow2.count(n) && !IsPowerOfTwo(v)) return Refuse(fmt::format("{} must be a power of two (got {})", n, v));
+    }
+    if (names != tuned) return Refuse("configs set different parameter names");
+    if (!IsPowerOfTwo(cfg.num_warps) || cfg.num_stages < 1) return Refuse("bad num_warps/num_stages in a config");
+  }
+  if (k.heuristics)
+    for (const auto& h : k.heuristics->entries)
+      if (tuned.count(h.name)) return Refuse(h.name + " is set by @triton.heuristics");
+  for (const auto& j : c.model.launches)
+    if (j.kernel == k.name && std::find(c.launches.begin(), c.launches.end(), &j - &c.model.launches[0]) == c.launches.end())
+      return Refuse("kernel is launched at other sites that are not targets (line " +
+                    std::to_string(j.span.begin.line) + ")");
+  // Key.
+  std::vector<std::string> key = r.key;
+  if (key.empty()) {
+    for (const auto& p : k.params)
+      if (p.kind == ParamKind::kScalar && p.name.rfind("stride", 0) != 0) key.push_back(p.name);
+  }
+  for (const auto& n : key) {
+    const Param* p = k.FindParam(n);
+    if (!p) return Refuse("autotune key '" + n + "' is not a kernel parameter");
+    if (tuned.count(n)) return Refuse("autotune key '" + n + "' is also tuned");
+  }
+  // Pointers the kernel both reads and writes (or updates atomically) must be restored between
+  // benchmark runs, or autotuning would corrupt them.
+  std::set<std::string> loaded, stored, restore;
+  for (const auto& m : k.memops) {
+    if (m.kind == analysis::MemOp::Kind::kStore && m.base.empty())
+      if (!k.atomics.empty()) return Refuse("a store's base pointer is unknown in a kernel with atomics");
+    (m.kind == analysis::MemOp::Kind::kLoad ? loaded : stored).insert(m.base);
+  }
+  for (const auto& a : k.atomics) {
+    if (a.base.empty()) return Refuse("an atomic's base pointer is unknown: autotuning would accumulate twice");
+    restore.insert(a.base);
+  }
+  for (const auto& s : stored)
+    if (!s.empty() && loaded.count(s)) restore.insert(s);
+  std::string triton = TritonAlias(c.model);
+  std::string configs = "[\n";
+  std::string ind = IndentOf(c.text(), k.first_decorator_span.begin.byte);
+  for (const auto& cfg : r.configs) configs += ind + "        " + ConfigText(cfg, triton) + ",\n";
+  configs += ind + "    ]";
+  Plan plan;
+  if (k.autotune) {
+    const auto& at = *k.autotune;
+    if (!at.configs_expr.present()) return Refuse("existing @triton.autotune has no configs argument to replace");
+    KILN_RETURN_IF_ERROR(plan.edits.Replace(at.configs_expr.span, configs));
+    if (at.key_expr.present()) KILN_RETURN_IF_ERROR(plan.edits.Replace(at.key_expr.span, ListText(key)));
+    else KILN_RETURN_IF_ERROR(AppendArg(plan.edits, c.text(), at.args_span, "key=" + ListText(key)));
+    if (!restore.empty() && !at.restore_value.present() && !at.reset_to_zero.present())
+      KILN_RETURN_IF_ERROR(AppendArg(plan.edits, c.text(), at.args_span,
+                                     "restore_value=" + ListText({restore.begin(), restore.end()})));
+    plan.notes.push_back(fmt::format("replaced the autotune configs with {} configs", r.configs.size()));
+  } else {
+    std::string deco = "@" + triton + ".autotune(\n" + ind + "    configs=" + configs + ",\n" + ind +
+                       "    key=" + ListText(key) + ",\n";
+    if (!restore.empty()) deco += ind + "    restore_value=" + ListText({restore.begin(), restore.end()}) + ",\n";
+    deco += ind + ")\n" + ind;
+    uint32_t at = k.first_decorator_span.begin.byte;
+    if (at > 0 && c.text()[at - 1] == '@') --at;
+    KILN_RETURN_IF_ERROR(plan.edits.Insert(at, deco));
+    plan.notes.push_back(fmt::format("inserted @triton.autotune with {} configs, key={}", r.configs.size(),
+                                     ListText(key)));
+  }
+  // Launches: drop the tuned names and launch options; keep the grid following them.
+  for (int li : c.launches) {
+    const Launch& l = c.model.launches[li];
+    for (const auto& a : l.args)
+      if (a.splat) return Refuse(fmt::format("launch at line {} passes *args/**kwargs", l.span.begin.line));
+    std::vector<Span> spans;
+    std::vector<bool> remove;
+    int first_removed_positional = -1;
+    for (size_t i = 0; i < l.args.size(); ++i) {
+      const auto& a = l.args[i];
+      bool rm = tuned.count(a.param) || (a.position < 0 && IsOption(a.keyword));
+      spans.push_back(a.span);
+      remove.push_back(rm);
+      if (rm && a.position >= 0 && first_removed_positional < 0) first_removed_positional = static_cast<int>(i);
+    }
+    // Positional arguments after a removed one become keyword arguments.
+    if (first_removed_positional >= 0) {
+      for (size_t i = first_removed_positional; i < l.args.size(); ++i) {
+        const auto& a = l.args[i];
+        if (remove[i] || a.position < 0) continue;
+        if (a.param.empty()) return Refuse(fmt::format("launch at line {}: extra positional argument", l.span.begin.line));
+        KILN_RETURN_IF_ERROR(plan.edits.Insert(a.span.begin.byte, a.param + "="));
+      }
+    }
+    // Grid.
+    std::map<std::string, std::string> vars, literals;
+    bool needs = false;
+    std::string meta = l.grid.meta_param.empty() ? "META" : l.grid.meta_param;
+    for (const auto& n : tuned) {
+      GridRelation g = RelateGrid(c, l, n);
+      const Binding* b = l.FindBinding(n);
+      if (g.via_meta) continue;
+      if (g.depends) {
+        std::string var = b && !b->origin.variable.empty() ? b->origin.variable : b ? b->origin.function_param : "";
+        if (b && b->origin.at_launch.present() && IsIdentifier(b->origin.at_launch.text))
+          vars[b->origin.at_launch.text] = meta + "['" + n + "']";
+        if (!var.empty()) vars[var] = meta + "['" + n + "']";
+        needs = true;
+      } else if (TileConstexprs(c.tree, k).count(n)) {
+        if (!g.literal) return Refuse(fmt::format("launch at line {}: the grid ({}) does not follow {}",
+                                                  l.span.begin.line, l.grid.expr.text, n));
+        literals[std::string(c.text().substr(g.literal->begin.byte, g.literal->size()))] = meta + "['" + n + "']";
+        needs = true;
+      }
+    }
+    // Removed launch arguments.
+    KILN_RETURN_IF_ERROR(RemoveArgs(plan.edits, spans, remove));
+    if (!needs) continue;
+    Node base;
+    uint32_t before = l.span.begin.byte;
+    GridKind gk = l.grid.kind == GridKind::kVariable ? l.grid.resolved_kind : l.grid.kind;
+    if (l.grid.kind == GridKind::kVariable) {
+      if (!l.grid.assignment) return Refuse("grid variable has no visible assignment");
+      base = NodeAt(c.tree, l.grid.assignment->value.span);
+      before = l.grid.assignment->span.begin.byte;
+    } else {
+      base = NodeAt(c.tree, l.grid.expr.span);
+    }
+    std::string text;
+    if (gk == GridKind::kLambda) {
+      Node lam = base;
+      while (!lam.is_null() && lam.type() == "parenthesized_expression") lam = lam.named_child(0);
+      if (lam.type() != "lambda") return Refuse("grid lambda not understood");
+      Node params = lam.field("parameters");
+      std::string pname = params.is_null() ? "" : std::string(params.text());
+      if (!IsIdentifier(pname)) return Refuse("grid lambda does not take exactly one META parameter");
+      for (auto& [_, v] : vars) v = pname + v.substr(meta.size());
+      for (auto& [_, v] : literals) v = pname + v.substr(meta.size());
+      auto body = InlineVars(c.tree, lam.field("body"), vars, before, 4, &literals);
+      if (!body) return Refuse("grid depends on a variable assigned more than once");
+      text = "lambda " + pname + ": " + *body;
+    } else if (gk == GridKind::kTuple || l.grid.kind == GridKind::kTuple) {
+      auto body = InlineVars(c.tree, base, vars, before, 4, &literals);
+      if (!body) return Refuse("grid depends on a variable assigned more than once");
+      text = "lambda META: " + *body;
+    } else {
+      return Refuse(fmt::format("launch at line {}: grid ({}) must follow the tuned names but is not a tuple or lambda",
+                                l.span.begin.line, l.grid.expr.text));
+    }
+    KILN_RETURN_IF_ERROR(plan.edits.Replace(l.grid.expr.span, text));
+    plan.notes.push_back(fmt::format("launch at line {}: grid is now {}", l.span.begin.line, text));
+  }
+  return plan;
+}
+
+}  // namespace internal
+
+// Check / Apply --------------------------------------------------------------------------------------
+
+namespace {
+
+Result<Plan> MakePlan(const pyast::Tree& tree, const analysis::ModuleModel& model, const Target& target,
+                      const Request& r) {
+  const Kernel* k = model.FindKernel(target.kernel);
+  if (!k) return NotFound("no kernel named '" + target.kernel + "'");
+  if (k->is_helper) return Refuse(k->name + " is a helper called by other kernels, not launched");
+  std::vector<int> launches = TargetLaunches(model, target);
+  if (launches.empty()) return Refuse(k->name + " is not launched in this module");
+  for (int i : launches)
+    if (i < 0 || i >= static_cast<int>(model.launches.size()) || model.launches[i].kernel != k->name)
+      return InvalidArgument(fmt::format("launch {} is not a launch of '{}'", i, k->name));
+  Ctx c{tree, model, *k, launches};
+  return std::visit(Overloaded{
+                        [&](const SetParams& x) { return PlanSetParams(c, x); },
+                        [&](const InsertAutotune& x) { return PlanInsertAutotune(c, x); },
+                        [&](const GroupMSwizzle& x) { return PlanGroupMSwizzle(c, x); },
+                        [&](const EvictionHints& x) { return PlanEvictionHints(c, x); },
+                        [&](const DotPrecision& x) { return PlanDotPrecision(c, x); },
+                        [&](const PipelineLoop& x) { return PlanPipelineLoop(c, x); },
+                        [&](const SplitK& x) { return PlanSplitK(c, x); },
+                        [&](const PersistentGrid& x) { return PlanPersistentGrid(c, x); },
+                        [&](const RowsPerProgram& x) { return PlanRowsPerProgram(c, x); },
+                        [&](const RemoveMasks& x) { return PlanRemoveMasks(c, x); },
+                    },
+                    r);
+}
+
+Request DefaultRequest(RewriteKind k) {
+  switch (k) {
+    case RewriteKind::kSetParams: return SetParams{};
+    case RewriteKind::kInsertAutotune: return InsertAutotune{};
+    case RewriteKind::kGroupMSwizzle: return GroupMSwizzle{};
+    case RewriteKind::kEvictionHints: return EvictionHints{};
+    case RewriteKind::kDotPrecision: return DotPrecision{};
+    case RewriteKind::kPipelineLoop: return PipelineLoop{};
+    case RewriteKind::kSplitK: return SplitK{};
+    case RewriteKind::kPersistentGrid: return PersistentGrid{};
+    case RewriteKind::kRowsPerProgram: return RowsPerProgram{};
+    case RewriteKind::kRemoveMasks: return RemoveMasks{};
+  }
+  return SetParams{};
+}
+
+}  // namespace
+
+Applicability Check(const pyast::Tree& tree, const analysis::ModuleModel& model, const Target& target,
+                    const Request& r) {
+  auto p = MakePlan(tree, model, target, r);
+  if (!p.ok()) return {false, p.status().message()};
+  std::string what;
+  for (const auto& n : p->notes) what += (what.empty() ? "" : "; ") + n;
+  return {true, what};
+}
+
+Applicability Check(const pyast::Tree& tree, const analysis::ModuleModel& model, const Target& target,
+                    RewriteKind kind) {
+  if (kind == RewriteKind::kSetParams) {
+    auto t = ExtractTunables(tree, model, target);
+    if (!t.ok()) return {false, t.status().message()};
+    std::string names;
+    for (const auto& u : t->items)
+      if (u.editable) names += (names.empty() ? "" : ", ") + u.name;
+    if (names.empty()) return {false, "no editable constexpr or launch option"};
+    return {true, "editable: " + names};
+  }
+  if (kind == RewriteKind::kInsertAutotune) {
+    auto t = ExtractTunables(tree, model, target);
+    if (!t.ok()) return {false, t.status().message()};
+    TuneConfig cfg;
+    for (const auto& u : t->items) {
+      if (u.launch_option) continue;
+      if (u.site == TunableSite::kLaunchLiteral || u.site == TunableSite::kVariable ||
+          u.site == TunableSite::kKernelDefault || u.site == TunableSite::kAutotune) {
+        if (u.value) cfg.params[u.name] = *u.value;
+        else if (!u.autotune_values.empty()) cfg.params[u.name] = u.autotune_values[0];
+      }
+    }
+    if (cfg.params.empty()) return {false, "no constexpr with a known value to tune"};
+    return Check(tree, model, target, Request{InsertAutotune{{cfg}, {}}});
+  }
+  if (kind == RewriteKind::kRemoveMasks) {
+    return {false, "needs a divisibility guarantee (RemoveMasks.guarantees)"};
+  }
+  return Check(tree, model, target, DefaultRequest(kind));
+}
+
+std::vector<std::pair<RewriteKind, Applicability>> CheckAll(const pyast::Tree& tree,
+                                                           const analysis::ModuleModel& model,
+                                                           const Target& target) {
+  std::vector<std::pair<RewriteKind, Applicability>> out;
+  for (int i = 0; i <= static_cast<int>(RewriteKind::kRemoveMasks); ++i) {
+    auto k = static_cast<RewriteKind>(i);
+    out.push_back({k, Check(tree, model, target, k)});
+  }
+  return out;
+}
+
+Status CheckInvariants(const std::string& source, const analysis::ModuleModel& before, const Target& target) {
+  KILN_ASSIGN_OR_RETURN(auto tree, pyast::Tree::Parse(source, before.path));
+  if (tree->has_errors()) {
+    auto e = tree->errors();
+    return Internal("rewritten source does not parse: " +
+                    (e.empty() ? std::string("?") : FormatDiagnostic(tree->MakeDiagnostic(e[0].span, e[0].message))));
+  }
+  auto m = analysis::AnalyzeModule(*tree);
+  if (!m.ok()) return Internal("rewritten source does not analyse: " + m.status().message());
+  const Kernel* k = m->FindKernel(target.kernel);
+  if (!k) return Internal("kernel '" + target.kernel + "' is gone after the rewrite");
+  auto count = [&](const analysis::ModuleModel& mm) {
+    return std::count_if(mm.launches.begin(), mm.launches.end(), [&](const Launch& l) { return l.kernel == target.kernel; });
+  };
+  if (count(*m) != count(before)) return Internal("the number of launches of '" + target.kernel + "' changed");
+  for (const auto& l : m->launches) {
+    if (l.kernel != target.kernel) continue;
+    for (const auto& b : l.bindings) {
+      if (!b.launch_option && b.origin.kind == OriginKind::kMissing && b.origin.note.empty())
+        return Internal(fmt::format("launch at line {} does not bind constexpr {}", l.span.begin.line, b.name));
+    }
+    if (k->autotune) {
+      for (const auto& a : l.args) {
+        std::string n = a.param.empty() ? a.keyword : a.param;
+        bool tuned = std::find(k->autotune->tuned_names.begin(), k->autotune->tuned_names.end(), n) !=
+                     k->autotune->tuned_names.end();
+        if (tuned || (a.position < 0 && IsOption(a.keyword)))
+          return Internal(fmt::format("launch at line {} passes {} which autotune also sets", l.span.begin.line, n));
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+Result<Rewritten> Apply(const pyast::Tree& tree, const analysis::ModuleModel& model, const Target& target,
+                        const Request& r) {
+  KILN_ASSIGN_OR_RETURN(Plan plan, MakePlan(tree, model, target, r));
+  if (plan.edits.empty()) return Refuse("nothing to change");
+  auto t = plan.edits.ApplyAndParse(tree);
+  if (!t.ok()) return Internal(t.status().message());
+  Rewritten out;
+  out.source = (*t)->text();
+  out.notes = std::move(plan.notes);
+  KILN_RETURN_IF_ERROR(CheckInvariants(out.source, model, target));
+  return out;
+}
+
+Result<Rewritten> ApplySequence(const std::string& source, const std::string& path, const Target& target,
+                                const std::vector<Request>& requests) {
+  KILN_ASSIGN_OR_RETURN(auto tree, pyast::Tree::Parse(source, path));
+  KILN_ASSIGN_OR_RETURN(auto model, analysis::AnalyzeModule(*tree));
+  // Launch indices -> positions among the kernel's launches.
+  std::vector<int> all = TargetLaunches(model, Target{target.kernel, {}});
+  std::vector<int> positions;
+  for (int i : target.launches) {
+    auto it = std::find(all.begin(), all.end(), i);
+    if (it == all.end()) return InvalidArgument(fmt::format("launch {} is not a launch of '{}'", i, target.kernel));
+    positions.push_back(static_cast<int>(it - all.begin()));
+  }
+  Rewritten acc;
+  acc.source = source;
+  for (const auto& r : requests) {
+    Target t{target.kernel, {}};
+    std::vector<int> now = TargetLaunches(model, Target{target.kernel, {}});
+    for (int p : positions)
+      if (p < static_cast<int>(now.size())) t.launches.push_back(now[p]);
+    auto step = Apply(*tree, model, t, r);
+    if (!step.ok()) return Status(step.status().code(), Describe(r) + ": " + step.status().message());
+    for (auto& n : step->notes) acc.notes.push_back(n);
+    acc.source = step->source;
+    KILN_ASSIGN_OR_RETURN(tree, pyast::Tree::Parse(acc.source, path));
+    KILN_ASSIGN_OR_RETURN(model, analysis::AnalyzeModule(*tree));
+  }
+  return acc;
+}
+
+}  // namespace kiln::rewrite

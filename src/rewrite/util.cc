@@ -1,0 +1,419 @@
+// kiln/rewrite: helpers shared by the rewrites (text, tree, edits, kernel facts).
+#include <algorithm>
+#include <charconv>
+
+#include "rewrite/internal.h"
+
+namespace kiln::rewrite::internal {
+
+uint32_t LineStart(std::string_view text, uint32_t byte) {
+  while (byte > 0 && text[byte - 1] != '\n') --byte;
+  return byte;
+}
+
+uint32_t LineEnd(std::string_view text, uint32_t byte) {
+  while (byte < text.size() && text[byte] != '\n') ++byte;
+  return byte;
+}
+
+std::string IndentOf(std::string_view text, uint32_t byte) {
+  uint32_t b = LineStart(text, byte), e = b;
+  while (e < text.size() && (text[e] == ' ' || text[e] == '\t')) ++e;
+  return std::string(text.substr(b, e - b));
+}
+
+bool IsIdentifier(std::string_view s) {
+  if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
+  for (char c : s)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) return false;
+  return true;
+}
+
+std::optional<int64_t> ParseIntLiteral(std::string_view s) {
+  std::string t = Trim(s);
+  if (t == "True") return 1;
+  if (t == "False") return 0;
+  std::string d;
+  for (char c : t)
+    if (c != '_') d += c;
+  if (d.empty()) return std::nullopt;
+  int64_t v = 0;
+  const char* b = d.data();
+  const char* e = d.data() + d.size();
+  bool neg = false;
+  if (*b == '-') { neg = true; ++b; }
+  int base = 10;
+  if (e - b > 2 && b[0] == '0' && (b[1] == 'x' || b[1] == 'X')) { base = 16; b += 2; }
+  auto r = std::from_chars(b, e, v, base);
+  if (r.ec != std::errc() || r.ptr != e) return std::nullopt;
+  return neg ? -v : v;
+}
+
+bool IsPowerOfTwo(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
+
+std::string Trim(std::string_view s) {
+  size_t b = 0, e = s.size();
+  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
+  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
+  return std::string(s.substr(b, e - b));
+}
+
+std::string ReindentBlock(std::string_view block, const std::string& extra) {
+  std::string out;
+  bool at_line_start = true;
+  for (char c : block) {
+    if (at_line_start && c != '\n') out += extra;
+    out += c;
+    at_line_start = (c == '\n');
+  }
+  return out;
+}
+
+Node NodeAtBytes(const Tree& tree, uint32_t begin, uint32_t end) {
+  Node n = tree.root();
+  for (;;) {
+    Node next;
+    for (const Node& c : n.named_children()) {
+      Span s = c.span();
+      if (s.begin.byte <= begin && s.end.byte >= end) { next = c; break; }
+    }
+    if (next.is_null()) return n;
+    n = next;
+    Span s = n.span();
+    if (s.begin.byte == begin && s.end.byte == end) {
+      // Prefer the outermost node with exactly this span (e.g. call over its parenthesised form).
+      return n;
+    }
+  }
+}
+
+Node NodeAt(const Tree& tree, const Span& span) { return NodeAtBytes(tree, span.begin.byte, span.end.byte); }
+
+std::vector<Node> Identifiers(const Node& expr) {
+  std::vector<Node> out;
+  expr.Walk([&](const Node& n) {
+    if (n.type() == "identifier") {
+      Node p = n.parent();
+      if (!p.is_null() && p.type() == "attribute" && p.field("attribute") == n) return true;
+      if (!p.is_null() && p.type() == "keyword_argument" && p.field("name") == n) return true;
+      out.push_back(n);
+    }
+    return true;
+  });
+  return out;
+}
+
+std::set<std::string> IdentifierNames(const Node& expr) {
+  std::set<std::string> s;
+  for (const Node& n : Identifiers(expr)) s.insert(std::string(n.text()));
+  return s;
+}
+
+std::string SubstituteLeaves(const Node& expr,
+                             const std::function<std::optional<std::string>(const Node&)>& fn) {
+  std::string_view src = expr.text();
+  uint32_t base = expr.span().begin.byte;
+  std::vector<Node> leaves = Identifiers(expr);
+  expr.Walk([&](const Node& n) {
+    if (n.type() == "integer") leaves.push_back(n);
+    return true;
+  });
+  std::sort(leaves.begin(), leaves.end(),
+            [](const Node& a, const Node& b) { return a.span().begin.byte < b.span().begin.byte; });
+  std::string out;
+  uint32_t at = 0;
+  for (const Node& id : leaves) {
+    auto r = fn(id);
+    if (!r) continue;
+    uint32_t b = id.span().begin.byte - base, e = id.span().end.byte - base;
+    if (b < at) continue;
+    out.append(src.substr(at, b - at));
+    out += *r;
+    at = e;
+  }
+  out.append(src.substr(at));
+  return out;
+}
+
+std::string SubstituteIdentifiers(const Node& expr,
+                                  const std::function<std::optional<std::string>(std::string_view)>& fn) {
+  return SubstituteLeaves(expr, [&](const Node& n) -> std::optional<std::string> {
+    if (n.type() != "identifier") return std::nullopt;
+    return fn(n.text());
+  });
+}
+
+Node EnclosingStatement(const Node& n) {
+  Node cur = n;
+  while (!cur.is_null()) {
+    Node p = cur.parent();
+    if (p.is_null()) return cur;
+    if (p.type() == "block" || p.type() == "module") return cur;
+    cur = p;
+  }
+  return cur;
+}
+
+Node EnclosingFunction(const Tree& tree, uint32_t byte) {
+  Node n = NodeAtBytes(tree, byte, byte);
+  while (!n.is_null() && n.type() != "function_definition") n = n.parent();
+  return n;
+}
+
+std::vector<SimpleAssign> AssignmentsIn(const Node& scope) {
+  std::vector<SimpleAssign> out;
+  scope.Walk([&](const Node& n) {
+    if (!(n == scope) && (n.type() == "function_definition" || n.type() == "class_definition" ||
+                          n.type() == "lambda"))
+      return false;
+    if (n.type() == "assignment" || n.type() == "augmented_assignment") {
+      Node left = n.field("left"), right = n.field("right");
+      if (!left.is_null() && left.type() == "identifier" && !right.is_null()) {
+        out.push_back({std::string(left.text()), EnclosingStatement(n), right,
+                       n.type() == "augmented_assignment"});
+      }
+      return true;
+    }
+    return true;
+  });
+  return out;
+}
+
+const SimpleAssign* LastAssignBefore(const std::vector<SimpleAssign>& as, std::string_view name,
+                                     uint32_t before, int* count) {
+  const SimpleAssign* last = nullptr;
+  int c = 0;
+  for (const auto& a : as) {
+    if (a.name != name) continue;
+    ++c;
+    if (a.stmt.span().begin.byte < before) last = &a;
+  }
+  if (count) *count = c;
+  return last;
+}
+
+namespace {
+
+// Assignments visible at `before`: the enclosing function's, then the module's.
+struct Scopes {
+  std::vector<SimpleAssign> local, module;
+  bool has_local = false;
+};
+
+Scopes ScopesAt(const Tree& tree, uint32_t before) {
+  Scopes s;
+  Node fn = EnclosingFunction(tree, before);
+  if (!fn.is_null()) {
+    s.local = AssignmentsIn(fn.field("body"));
+    s.has_local = true;
+  }
+  // Module level: only top-level statements.
+  for (const Node& st : tree.root().named_children()) {
+    if (st.type() != "expression_statement") continue;
+    Node a = st.named_child(0);
+    if (a.type() == "assignment") {
+      Node left = a.field("left"), right = a.field("right");
+      if (!left.is_null() && left.type() == "identifier" && !right.is_null())
+        s.module.push_back({std::string(left.text()), st, right, false});
+    }
+  }
+  return s;
+}
+
+const SimpleAssign* Lookup(const Scopes& s, std::string_view name, uint32_t before, int* count) {
+  const SimpleAssign* a = LastAssignBefore(s.local, name, before, count);
+  if (a) return a;
+  int c = 0;
+  a = LastAssignBefore(s.module, name, UINT32_MAX, &c);
+  if (count) *count = c;
+  return a;
+}
+
+}  // namespace
+
+bool DependsOn(const Tree& tree, const Node& expr, std::string_view var, uint32_t before, int depth) {
+  auto names = IdentifierNames(expr);
+  if (names.count(std::string(var))) return true;
+  if (depth <= 0) return false;
+  Scopes s = ScopesAt(tree, before);
+  for (const auto& n : names) {
+    const SimpleAssign* a = Lookup(s, n, before, nullptr);
+    if (a && DependsOn(tree, a->value, var, a->stmt.span().begin.byte, depth - 1)) return true;
+  }
+  return false;
+}
+
+std::optional<std::string> InlineVars(const Tree& tree, const Node& expr,
+                                      const std::map<std::string, std::string>& vars, uint32_t before,
+                                      int depth, const std::map<std::string, std::string>* literals) {
+  bool failed = false;
+  Scopes s = ScopesAt(tree, before);
+  std::string out = SubstituteLeaves(expr, [&](const Node& node) -> std::optional<std::string> {
+    std::string_view name = node.text();
+    if (node.type() == "integer") {
+      if (!literals) return std::nullopt;
+      auto it = literals->find(std::string(name));
+      if (it == literals->end()) return std::nullopt;
+      return it->second;
+    }
+    auto it = vars.find(std::string(name));
+    if (it != vars.end()) return it->second;
+    if (depth <= 0) return std::nullopt;
+    int count = 0;
+    const SimpleAssign* a = Lookup(s, name, before, &count);
+    if (!a) return std::nullopt;
+    bool dep = false;
+    for (const auto& [v, _] : vars)
+      if (DependsOn(tree, a->value, v, a->stmt.span().begin.byte, depth - 1)) dep = true;
+    if (!dep) return std::nullopt;
+    if (count != 1 || a->augmented) {
+      failed = true;
+      return std::nullopt;
+    }
+    auto inner = InlineVars(tree, a->value, vars, a->stmt.span().begin.byte, depth - 1, nullptr);
+    if (!inner) {
+      failed = true;
+      return std::nullopt;
+    }
+    return "(" + *inner + ")";
+  });
+  if (failed) return std::nullopt;
+  return out;
+}
+
+Status AppendArg(EditSet& edits, std::string_view text, const Span& args_span, const std::string& kw) {
+  uint32_t close = args_span.end.byte;
+  if (close == 0 || text[close - 1] != ')') return Internal("argument list does not end with ')'");
+  uint32_t p = close - 1;
+  uint32_t q = p;
+  while (q > args_span.begin.byte && std::isspace(static_cast<unsigned char>(text[q - 1]))) --q;
+  char prev = text[q - 1];
+  if (prev == '(') return edits.Insert(p, kw);
+  if (prev == ',') return edits.Insert(q, " " + kw + ",");
+  return edits.Insert(q, ", " + kw);
+}
+
+Status RemoveArgs(EditSet& edits, const std::vector<Span>& spans, const std::vector<bool>& remove) {
+  size_t n = spans.size();
+  size_t first_kept = 0;
+  while (first_kept < n && remove[first_kept]) ++first_kept;
+  if (first_kept == n) {
+    if (n) KILN_RETURN_IF_ERROR(edits.Replace(spans[0].begin.byte, spans[n - 1].end.byte, ""));
+    return Status::Ok();
+  }
+  if (first_kept > 0)
+    KILN_RETURN_IF_ERROR(edits.Replace(spans[0].begin.byte, spans[first_kept].begin.byte, ""));
+  for (size_t i = first_kept + 1; i < n; ++i)
+    if (remove[i]) KILN_RETURN_IF_ERROR(edits.Replace(spans[i - 1].end.byte, spans[i].end.byte, ""));
+  return Status::Ok();
+}
+
+Node KernelDef(const Tree& tree, const Kernel& k) {
+  Node n = NodeAt(tree, k.def_span);
+  while (!n.is_null() && n.type() != "function_definition") n = n.parent();
+  return n;
+}
+
+std::set<std::string> PidVars(const Tree& tree, const Kernel& k) {
+  std::set<std::string> vars;
+  Node def = KernelDef(tree, k);
+  if (def.is_null()) return vars;
+  auto as = AssignmentsIn(def.field("body"));
+  for (int pass = 0; pass < 3; ++pass) {
+    for (const auto& a : as) {
+      if (vars.count(a.name)) continue;
+      bool dep = a.value.text().find("program_id") != std::string_view::npos;
+      for (const auto& n : IdentifierNames(a.value))
+        if (vars.count(n)) dep = true;
+      if (dep) vars.insert(a.name);
+    }
+  }
+  return vars;
+}
+
+std::set<std::string> TileConstexprs(const Tree& tree, const Kernel& k) {
+  std::set<std::string> out;
+  Node def = KernelDef(tree, k);
+  if (def.is_null()) return out;
+  auto pids = PidVars(tree, k);
+  std::set<std::string> cx;
+  for (const auto& p : k.params)
+    if (p.kind == analysis::ParamKind::kConstexpr) cx.insert(p.name);
+  auto pid_dep = [&](const Node& e) {
+    if (e.text().find("program_id") != std::string_view::npos) return true;
+    for (const auto& n : IdentifierNames(e))
+      if (pids.count(n)) return true;
+    return false;
+  };
+  def.field("body").Walk([&](const Node& n) {
+    if (n.type() == "binary_operator") {
+      Node op = n.field("operator");
+      if (!op.is_null() && op.type() == "*") {
+        Node l = n.field("left"), r = n.field("right");
+        for (auto [a, b] : {std::pair{l, r}, std::pair{r, l}}) {
+          if (a.type() == "identifier" && cx.count(std::string(a.text())) && pid_dep(b))
+            out.insert(std::string(a.text()));
+        }
+      }
+    }
+    return true;
+  });
+  return out;
+}
+
+std::set<std::string> PowerOfTwoConstexprs(const Tree& tree, const Kernel& k) {
+  std::set<std::string> cx, out;
+  for (const auto& p : k.params)
+    if (p.kind == analysis::ParamKind::kConstexpr) cx.insert(p.name);
+  auto add_from = [&](const Node& e) {
+    for (const auto& n : IdentifierNames(e))
+      if (cx.count(n)) out.insert(n);
+  };
+  Node def = KernelDef(tree, k);
+  if (def.is_null()) return out;
+  def.field("body").Walk([&](const Node& n) {
+    if (n.type() != "call") return true;
+    Node fn = n.field("function");
+    std::string_view f = fn.text();
+    auto ends = [&](std::string_view s) {
+      return f.size() >= s.size() && f.substr(f.size() - s.size()) == s &&
+             (f.size() == s.size() || f[f.size() - s.size() - 1] == '.');
+    };
+    Node args = n.field("arguments");
+    if (ends("arange")) {
+      if (args.named_child_count() >= 2) add_from(args.named_child(1));
+      else if (args.named_child_count() == 1) add_from(args.named_child(0));
+    } else if (ends("zeros") || ends("full") || ends("reshape") || ends("broadcast_to")) {
+      if (args.named_child_count() >= 1) {
+        Node a0 = args.named_child(0);
+        if (a0.type() == "tuple" || a0.type() == "list" || a0.type() == "identifier") add_from(a0);
+      }
+    } else if (ends("make_block_ptr") || ends("make_tensor_descriptor")) {
+      for (const Node& a : args.named_children())
+        if (a.type() == "keyword_argument" && a.field("name").text() == "block_shape")
+          add_from(a.field("value"));
+    }
+    return true;
+  });
+  return out;
+}
+
+std::string TlAlias(const ModuleModel& m) { return m.tl_aliases.empty() ? "tl" : m.tl_aliases[0]; }
+std::string TritonAlias(const ModuleModel& m) {
+  return m.triton_aliases.empty() ? "triton" : m.triton_aliases[0];
+}
+
+std::vector<int> TargetLaunches(const ModuleModel& m, const Target& t) {
+  if (!t.launches.empty()) return t.launches;
+  std::vector<int> out;
+  for (size_t i = 0; i < m.launches.size(); ++i)
+    if (m.launches[i].kernel == t.kernel) out.push_back(static_cast<int>(i));
+  return out;
+}
+
+std::string ValueText(int64_t v, bool boolean) {
+  if (boolean) return v ? "True" : "False";
+  return std::to_string(v);
+}
+
+}  // namespace kiln::rewrite::internal
