@@ -1,0 +1,358 @@
+#include "store/store.h"
+
+#include <sqlite3.h>
+
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "common/hash.h"
+
+namespace kiln::store {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+std::string DefaultDbPath() {
+  if (const char* e = std::getenv("KILN_DB"); e && *e) return e;
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/kiln/kiln.db";
+  if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/kiln/kiln.db";
+  return ".kiln/kiln.db";
+}
+
+std::string CacheKey::Digest() const {
+  std::string acc;
+  for (const std::string* s : {&task_hash, &candidate_hash, &device_uuid, &torch_version, &triton_version,
+                               &driver_version, &params_hash}) {
+    acc += *s;
+    acc += '\x1f';
+  }
+  return HashHex(acc);
+}
+
+namespace {
+
+// RAII prepared statement with 1-based binds.
+class Stmt {
+ public:
+  Stmt(sqlite3* db, const char* sql) : db_(db) { rc_ = sqlite3_prepare_v2(db, sql, -1, &st_, nullptr); }
+  ~Stmt() { sqlite3_finalize(st_); }
+  bool ok() const { return rc_ == SQLITE_OK; }
+  Stmt& Bind(int i, const std::string& s) {
+    sqlite3_bind_text(st_, i, s.data(), static_cast<int>(s.size()), SQLITE_TRANSIENT);
+    return *this;
+  }
+  Stmt& Bind(int i, int64_t v) {
+    sqlite3_bind_int64(st_, i, v);
+    return *this;
+  }
+  Stmt& Bind(int i, std::optional<double> v) {
+    if (v) sqlite3_bind_double(st_, i, *v);
+    else sqlite3_bind_null(st_, i);
+    return *this;
+  }
+  Stmt& BindD(int i, double v) {
+    sqlite3_bind_double(st_, i, v);
+    return *this;
+  }
+  int Step() { return sqlite3_step(st_); }
+  std::string Text(int c) const {
+    const unsigned char* t = sqlite3_column_text(st_, c);
+    return t ? std::string(reinterpret_cast<const char*>(t), sqlite3_column_bytes(st_, c)) : "";
+  }
+  int64_t Int(int c) const { return sqlite3_column_int64(st_, c); }
+  std::optional<double> Double(int c) const {
+    if (sqlite3_column_type(st_, c) == SQLITE_NULL) return std::nullopt;
+    return sqlite3_column_double(st_, c);
+  }
+  std::string Error() const { return sqlite3_errmsg(db_); }
+
+ private:
+  sqlite3* db_;
+  sqlite3_stmt* st_ = nullptr;
+  int rc_;
+};
+
+bool Busy(int rc) { return rc == SQLITE_BUSY || rc == SQLITE_LOCKED; }
+
+// Numbered migrations: migration i takes the schema from version i to i+1.
+const char* kMigrations[] = {
+    // 0 -> 1: the records.
+    R"(
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS devices (
+  uuid TEXT PRIMARY KEY, name TEXT, info_json TEXT NOT NULL,
+  first_seen TEXT NOT NULL, last_seen TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS tasks (
+  hash TEXT PRIMARY KEY, name TEXT NOT NULL, format TEXT NOT NULL, spec_json TEXT NOT NULL,
+  created_at TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS candidates (
+  hash TEXT PRIMARY KEY, name TEXT, source TEXT NOT NULL, created_at TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS evaluations (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  cache_key TEXT NOT NULL,
+  task_hash TEXT NOT NULL, candidate_hash TEXT NOT NULL, device_uuid TEXT NOT NULL,
+  torch_version TEXT, triton_version TEXT, driver_version TEXT, params_hash TEXT NOT NULL,
+  task_name TEXT, verdict TEXT NOT NULL, mode TEXT, policy TEXT,
+  speedup REAL, candidate_ms REAL, reference_ms REAL, elapsed_s REAL,
+  response_json TEXT NOT NULL, created_at TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS evaluations_by_key ON evaluations(cache_key);
+)",
+    // 1 -> 2: look-ups by candidate and by task for reports.
+    R"(
+CREATE INDEX IF NOT EXISTS evaluations_by_candidate ON evaluations(candidate_hash);
+CREATE INDEX IF NOT EXISTS evaluations_by_task ON evaluations(task_hash);
+)",
+};
+static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion, "one migration per version");
+
+const char* kNow = "strftime('%Y-%m-%dT%H:%M:%fZ','now')";
+
+}  // namespace
+
+Store::~Store() {
+  if (db_) sqlite3_close_v2(db_);
+}
+
+Result<std::unique_ptr<Store>> Store::Open(const std::string& path) {
+  std::unique_ptr<Store> s(new Store());
+  s->path_ = path;
+  if (path != ":memory:") {
+    std::error_code ec;
+    fs::path parent = fs::path(path).parent_path();
+    if (!parent.empty()) fs::create_directories(parent, ec);
+    if (ec) return IoError(fmt::format("{}: cannot create directory: {}", parent.string(), ec.message()));
+  }
+  int rc = sqlite3_open_v2(path.c_str(), &s->db_,
+                           SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, nullptr);
+  if (rc != SQLITE_OK) {
+    std::string msg = s->db_ ? sqlite3_errmsg(s->db_) : "out of memory";
+    return IoError(fmt::format("{}: cannot open the records database: {}", path, msg));
+  }
+  sqlite3_busy_timeout(s->db_, 30000);
+  KILN_RETURN_IF_ERROR(s->WithRetry([&] { return s->Exec("PRAGMA journal_mode=WAL"); }));
+  KILN_RETURN_IF_ERROR(s->Exec("PRAGMA synchronous=NORMAL"));
+  KILN_RETURN_IF_ERROR(s->Exec("PRAGMA foreign_keys=ON"));
+  KILN_RETURN_IF_ERROR(s->Migrate());
+  return s;
+}
+
+Status Store::Exec(const std::string& sql) {
+  char* err = nullptr;
+  int rc = sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err);
+  if (rc != SQLITE_OK) {
+    std::string msg = err ? err : sqlite3_errstr(rc);
+    sqlite3_free(err);
+    return Status(Busy(rc) ? Code::kUnavailable : Code::kIo, fmt::format("{}: sqlite: {}", path_, msg));
+  }
+  return Status::Ok();
+}
+
+Status Store::WithRetry(const std::function<Status()>& fn) {
+  for (int attempt = 0;; ++attempt) {
+    Status s = fn();
+    if (s.ok() || s.code() != Code::kUnavailable || attempt >= 50) return s;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20 + 10 * attempt));
+  }
+}
+
+int Store::schema_version() {
+  std::lock_guard<std::mutex> lock(mu_);
+  Stmt st(db_, "PRAGMA user_version");
+  return st.Step() == SQLITE_ROW ? static_cast<int>(st.Int(0)) : -1;
+}
+
+Status Store::Migrate() {
+  return WithRetry([&]() -> Status {
+    KILN_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
+    Stmt st(db_, "PRAGMA user_version");
+    int v = st.Step() == SQLITE_ROW ? static_cast<int>(st.Int(0)) : 0;
+    if (v > kSchemaVersion) {
+      (void)Exec("ROLLBACK");
+      return Status(Code::kInvalidArgument,
+                    fmt::format("{}: the records database has schema version {}, newer than this kiln's {}; use "
+                                "a newer kiln or another --db",
+                                path_, v, kSchemaVersion));
+    }
+    for (; v < kSchemaVersion; ++v) {
+      Status s = Exec(kMigrations[v]);
+      if (!s.ok()) {
+        (void)Exec("ROLLBACK");
+        return s;
+      }
+      s = Exec(fmt::format("PRAGMA user_version = {}", v + 1));
+      if (!s.ok()) {
+        (void)Exec("ROLLBACK");
+        return s;
+      }
+    }
+    Status s = Exec("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)");
+    if (s.ok()) s = Exec(fmt::format("INSERT OR REPLACE INTO meta(key, value) VALUES('schema_version', '{}')",
+                                kSchemaVersion));
+    if (!s.ok()) {
+      (void)Exec("ROLLBACK");
+      return s;
+    }
+    return Exec("COMMIT");
+  });
+}
+
+Status Store::PutDevice(const std::string& uuid, const json& info) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return WithRetry([&]() -> Status {
+    Stmt st(db_, fmt::format("INSERT INTO devices(uuid, name, info_json, first_seen, last_seen) "
+                             "VALUES(?1, ?2, ?3, {0}, {0}) ON CONFLICT(uuid) DO UPDATE SET "
+                             "name=excluded.name, info_json=excluded.info_json, last_seen=excluded.last_seen",
+                             kNow)
+                     .c_str());
+    if (!st.ok()) return IoError(st.Error());
+    st.Bind(1, uuid).Bind(2, info.value("name", std::string())).Bind(3, info.dump());
+    int rc = st.Step();
+    if (rc == SQLITE_DONE) return Status::Ok();
+    return Status(Busy(rc) ? Code::kUnavailable : Code::kIo, st.Error());
+  });
+}
+
+Status Store::PutTask(const std::string& hash, const std::string& name, const std::string& format,
+                      const json& spec) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return WithRetry([&]() -> Status {
+    Stmt st(db_, fmt::format("INSERT OR IGNORE INTO tasks(hash, name, format, spec_json, created_at) "
+                             "VALUES(?1, ?2, ?3, ?4, {})",
+                             kNow)
+                     .c_str());
+    if (!st.ok()) return IoError(st.Error());
+    st.Bind(1, hash).Bind(2, name).Bind(3, format).Bind(4, spec.dump());
+    int rc = st.Step();
+    if (rc == SQLITE_DONE) return Status::Ok();
+    return Status(Busy(rc) ? Code::kUnavailable : Code::kIo, st.Error());
+  });
+}
+
+Status Store::PutCandidate(const std::string& hash, const std::string& name, const std::string& source) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return WithRetry([&]() -> Status {
+    Stmt st(db_, fmt::format("INSERT OR IGNORE INTO candidates(hash, name, source, created_at) "
+                             "VALUES(?1, ?2, ?3, {})",
+                             kNow)
+                     .c_str());
+    if (!st.ok()) return IoError(st.Error());
+    st.Bind(1, hash).Bind(2, name).Bind(3, source);
+    int rc = st.Step();
+    if (rc == SQLITE_DONE) return Status::Ok();
+    return Status(Busy(rc) ? Code::kUnavailable : Code::kIo, st.Error());
+  });
+}
+
+Result<int64_t> Store::PutEvaluation(const EvaluationRecord& r) {
+  std::lock_guard<std::mutex> lock(mu_);
+  int64_t id = 0;
+  Status s = WithRetry([&]() -> Status {
+    Stmt st(db_, fmt::format("INSERT INTO evaluations(cache_key, task_hash, candidate_hash, device_uuid, "
+                             "torch_version, triton_version, driver_version, params_hash, task_name, verdict, "
+                             "mode, policy, speedup, candidate_ms, reference_ms, elapsed_s, response_json, "
+                             "created_at) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, "
+                             "?15, ?16, ?17, {})",
+                             kNow)
+                     .c_str());
+    if (!st.ok()) return IoError(st.Error());
+    const CacheKey& k = r.key;
+    st.Bind(1, k.Digest()).Bind(2, k.task_hash).Bind(3, k.candidate_hash).Bind(4, k.device_uuid);
+    st.Bind(5, k.torch_version).Bind(6, k.triton_version).Bind(7, k.driver_version).Bind(8, k.params_hash);
+    st.Bind(9, r.task_name).Bind(10, r.verdict).Bind(11, r.mode).Bind(12, r.policy);
+    st.Bind(13, r.speedup).Bind(14, r.candidate_ms).Bind(15, r.reference_ms).BindD(16, r.elapsed_s);
+    st.Bind(17, r.response.dump());
+    int rc = st.Step();
+    if (rc != SQLITE_DONE) return Status(Busy(rc) ? Code::kUnavailable : Code::kIo, st.Error());
+    id = sqlite3_last_insert_rowid(db_);
+    return Status::Ok();
+  });
+  if (!s.ok()) return s;
+  return id;
+}
+
+namespace {
+
+const char* kSelect =
+    "SELECT id, cache_key, task_hash, candidate_hash, device_uuid, torch_version, triton_version, "
+    "driver_version, params_hash, task_name, verdict, mode, policy, speedup, candidate_ms, reference_ms, "
+    "elapsed_s, response_json, created_at FROM evaluations ";
+
+EvaluationRecord Row(const Stmt& st) {
+  EvaluationRecord r;
+  r.id = st.Int(0);
+  r.key.task_hash = st.Text(2);
+  r.key.candidate_hash = st.Text(3);
+  r.key.device_uuid = st.Text(4);
+  r.key.torch_version = st.Text(5);
+  r.key.triton_version = st.Text(6);
+  r.key.driver_version = st.Text(7);
+  r.key.params_hash = st.Text(8);
+  r.task_name = st.Text(9);
+  r.verdict = st.Text(10);
+  r.mode = st.Text(11);
+  r.policy = st.Text(12);
+  r.speedup = st.Double(13);
+  r.candidate_ms = st.Double(14);
+  r.reference_ms = st.Double(15);
+  r.elapsed_s = st.Double(16).value_or(0);
+  r.response = json::parse(st.Text(17), nullptr, false);
+  if (r.response.is_discarded()) r.response = json::object();
+  r.created_at = st.Text(18);
+  return r;
+}
+
+}  // namespace
+
+Result<std::optional<EvaluationRecord>> Store::Lookup(const CacheKey& key) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::optional<EvaluationRecord> out;
+  Status s = WithRetry([&]() -> Status {
+    Stmt st(db_, (std::string(kSelect) + "WHERE cache_key = ?1 ORDER BY id DESC LIMIT 1").c_str());
+    if (!st.ok()) return IoError(st.Error());
+    st.Bind(1, key.Digest());
+    int rc = st.Step();
+    if (rc == SQLITE_ROW) {
+      out = Row(st);
+      return Status::Ok();
+    }
+    if (rc == SQLITE_DONE) return Status::Ok();
+    return Status(Busy(rc) ? Code::kUnavailable : Code::kIo, st.Error());
+  });
+  if (!s.ok()) return s;
+  return out;
+}
+
+Result<std::vector<EvaluationRecord>> Store::EvaluationsOf(const std::string& candidate_hash, int limit) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<EvaluationRecord> out;
+  Stmt st(db_, (std::string(kSelect) + "WHERE candidate_hash = ?1 ORDER BY id DESC LIMIT ?2").c_str());
+  if (!st.ok()) return IoError(st.Error());
+  st.Bind(1, candidate_hash).Bind(2, static_cast<int64_t>(limit));
+  int rc;
+  while ((rc = st.Step()) == SQLITE_ROW) out.push_back(Row(st));
+  if (rc != SQLITE_DONE) return IoError(st.Error());
+  return out;
+}
+
+Result<int64_t> Store::CountEvaluations() {
+  std::lock_guard<std::mutex> lock(mu_);
+  Stmt st(db_, "SELECT COUNT(*) FROM evaluations");
+  if (st.Step() != SQLITE_ROW) return IoError(st.Error());
+  return st.Int(0);
+}
+
+Result<std::optional<std::string>> Store::CandidateSource(const std::string& hash) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Stmt st(db_, "SELECT source FROM candidates WHERE hash = ?1");
+  st.Bind(1, hash);
+  int rc = st.Step();
+  if (rc == SQLITE_ROW) return std::optional<std::string>(st.Text(0));
+  if (rc == SQLITE_DONE) return std::optional<std::string>();
+  return IoError(st.Error());
+}
+
+}  // namespace kiln::store

@@ -1,0 +1,95 @@
+// kiln/store: SQLite records and the result cache.
+//
+// Tables: devices (by UUID), tasks (by task hash), candidates (by source hash), evaluations (one row
+// per evaluation: verdict, timings, compile facts, clocks, versions, the full response JSON) and
+// meta (schema version). Schema changes are numbered migrations applied in order at Open().
+//
+// The cache key of an evaluation covers the task hash, the candidate hash, the device UUID, the
+// torch/triton/driver versions and a hash of the protocol parameters (mode, policy, seed, trials,
+// cases, tolerances, timing, limits, protocol version); CacheKey::Digest() is its single string.
+//
+// Roadmap: WAL journal and a busy timeout make concurrent writers (several kiln processes, or
+// threads of one) safe; each Store owns one connection guarded by a mutex. The store depends only
+// on common: results travel as JSON.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "common/status.h"
+
+struct sqlite3;
+
+namespace kiln::store {
+
+inline constexpr int kSchemaVersion = 2;
+
+// $XDG_CACHE_HOME/kiln/kiln.db, else ~/.cache/kiln/kiln.db (env KILN_DB overrides both).
+std::string DefaultDbPath();
+
+struct CacheKey {
+  std::string task_hash;
+  std::string candidate_hash;  // "" for the task's own code
+  std::string device_uuid;
+  std::string torch_version, triton_version, driver_version;
+  std::string params_hash;     // protocol parameters
+  std::string Digest() const;  // 16 hex digits over every field
+};
+
+struct EvaluationRecord {
+  int64_t id = 0;
+  CacheKey key;
+  std::string task_name;
+  std::string verdict;
+  std::string mode, policy;
+  std::optional<double> speedup;       // geometric mean over timed cases
+  std::optional<double> candidate_ms;  // median of the first timed case
+  std::optional<double> reference_ms;
+  double elapsed_s = 0;
+  nlohmann::json response = nlohmann::json::object();  // the full result JSON
+  std::string created_at;  // UTC, ISO 8601 (set by the store)
+};
+
+class Store {
+ public:
+  // Opens (creating directories and the file when needed) and migrates to kSchemaVersion.
+  static Result<std::unique_ptr<Store>> Open(const std::string& path);
+  ~Store();
+  Store(const Store&) = delete;
+  Store& operator=(const Store&) = delete;
+
+  int schema_version();
+  const std::string& path() const { return path_; }
+
+  Status PutDevice(const std::string& uuid, const nlohmann::json& info);
+  Status PutTask(const std::string& hash, const std::string& name, const std::string& format,
+                 const nlohmann::json& spec);
+  Status PutCandidate(const std::string& hash, const std::string& name, const std::string& source);
+  // Inserts an evaluation; returns its id.
+  Result<int64_t> PutEvaluation(const EvaluationRecord& rec);
+  // The newest cached evaluation with this key, if any.
+  Result<std::optional<EvaluationRecord>> Lookup(const CacheKey& key);
+  // Evaluations of one candidate (newest first), for reports.
+  Result<std::vector<EvaluationRecord>> EvaluationsOf(const std::string& candidate_hash, int limit = 100);
+  Result<int64_t> CountEvaluations();
+  Result<std::optional<std::string>> CandidateSource(const std::string& hash);
+
+ private:
+  Store() = default;
+  Status Exec(const std::string& sql);
+  Status Migrate();
+  Status WithRetry(const std::function<Status()>& fn);
+
+  sqlite3* db_ = nullptr;
+  std::string path_;
+  std::mutex mu_;
+};
+
+}  // namespace kiln::store

@@ -1,0 +1,218 @@
+#include "store/store.h"
+
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <thread>
+
+namespace kiln::store {
+namespace {
+
+namespace fs = std::filesystem;
+
+class StoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("kiln_store_" + std::to_string(getpid()) + "_" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    path_ = (dir_ / "sub" / "kiln.db").string();
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  static CacheKey Key() {
+    return {"task0000task0000", "cand0000cand0000", "GPU-1234", "2.11.0", "3.6.0", "580.1", "params00"};
+  }
+  static EvaluationRecord Rec(const CacheKey& k, const std::string& verdict = "ok") {
+    EvaluationRecord r;
+    r.key = k;
+    r.task_name = "level1/19_ReLU";
+    r.verdict = verdict;
+    r.mode = "time";
+    r.policy = "strict";
+    r.speedup = 1.5;
+    r.candidate_ms = 0.1;
+    r.elapsed_s = 2.5;
+    r.response = {{"verdict", verdict}, {"cases", {{{"name", "default"}, {"speedup", 1.5}}}}};
+    return r;
+  }
+  fs::path dir_;
+  std::string path_;
+};
+
+TEST_F(StoreTest, OpenCreatesDirectoriesAndSchema) {
+  auto s = Store::Open(path_);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_TRUE(fs::exists(path_));
+  EXPECT_EQ((*s)->schema_version(), kSchemaVersion);
+  // Re-opening is a no-op migration.
+  s->reset();
+  auto again = Store::Open(path_);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ((*again)->schema_version(), kSchemaVersion);
+}
+
+TEST_F(StoreTest, RoundTrip) {
+  auto s = Store::Open(path_);
+  ASSERT_TRUE(s.ok());
+  Store& st = **s;
+  ASSERT_TRUE(st.PutDevice("GPU-1234", {{"name", "NVIDIA H100"}}).ok());
+  ASSERT_TRUE(st.PutDevice("GPU-1234", {{"name", "NVIDIA H100"}, {"sm_count", 132}}).ok());
+  ASSERT_TRUE(st.PutTask("task0000task0000", "level1/19_ReLU", "kernelbench", {{"path", "/x"}}).ok());
+  ASSERT_TRUE(st.PutCandidate("cand0000cand0000", "c.py", "print(1)\n").ok());
+  ASSERT_TRUE(st.PutCandidate("cand0000cand0000", "c.py", "print(1)\n").ok());  // idempotent
+  auto id = st.PutEvaluation(Rec(Key()));
+  ASSERT_TRUE(id.ok()) << id.status().message();
+  auto got = st.Lookup(Key());
+  ASSERT_TRUE(got.ok());
+  ASSERT_TRUE(got->has_value());
+  const EvaluationRecord& r = **got;
+  EXPECT_EQ(r.id, *id);
+  EXPECT_EQ(r.verdict, "ok");
+  EXPECT_EQ(r.task_name, "level1/19_ReLU");
+  EXPECT_DOUBLE_EQ(*r.speedup, 1.5);
+  EXPECT_FALSE(r.reference_ms.has_value());
+  EXPECT_EQ(r.response["cases"][0]["speedup"], 1.5);
+  EXPECT_EQ(r.key.Digest(), Key().Digest());
+  EXPECT_FALSE(r.created_at.empty());
+  auto src = st.CandidateSource("cand0000cand0000");
+  ASSERT_TRUE(src.ok() && src->has_value());
+  EXPECT_EQ(**src, "print(1)\n");
+  auto list = st.EvaluationsOf("cand0000cand0000");
+  ASSERT_TRUE(list.ok());
+  EXPECT_EQ(list->size(), 1u);
+}
+
+TEST_F(StoreTest, CacheMissesWhenAnyKeyPartChanges) {
+  auto s = Store::Open(path_);
+  ASSERT_TRUE(s.ok());
+  ASSERT_TRUE((*s)->PutEvaluation(Rec(Key())).ok());
+  std::vector<std::string CacheKey::*> fields = {
+      &CacheKey::task_hash,      &CacheKey::candidate_hash, &CacheKey::device_uuid, &CacheKey::torch_version,
+      &CacheKey::triton_version, &CacheKey::driver_version, &CacheKey::params_hash};
+  for (auto f : fields) {
+    CacheKey k = Key();
+    k.*f += "x";
+    auto got = (*s)->Lookup(k);
+    ASSERT_TRUE(got.ok());
+    EXPECT_FALSE(got->has_value()) << "a changed key part still hit: " << k.*f;
+  }
+  auto hit = (*s)->Lookup(Key());
+  ASSERT_TRUE(hit.ok());
+  EXPECT_TRUE(hit->has_value());
+  // The newest of several evaluations under one key wins.
+  ASSERT_TRUE((*s)->PutEvaluation(Rec(Key(), "mismatch")).ok());
+  EXPECT_EQ((*(*s)->Lookup(Key()))->verdict, "mismatch");
+}
+
+TEST_F(StoreTest, ConcurrentWritersThreads) {
+  ASSERT_TRUE(Store::Open(path_).ok());
+  constexpr int kThreads = 4, kEach = 50;
+  std::vector<std::thread> ts;
+  std::atomic<int> failures{0};
+  for (int t = 0; t < kThreads; ++t) {
+    ts.emplace_back([&, t] {
+      auto s = Store::Open(path_);  // one connection per thread
+      if (!s.ok()) {
+        ++failures;
+        return;
+      }
+      for (int i = 0; i < kEach; ++i) {
+        CacheKey k = Key();
+        k.candidate_hash = std::to_string(t * 1000 + i);
+        if (!(*s)->PutCandidate(k.candidate_hash, "c", "x").ok()) ++failures;
+        if (!(*s)->PutEvaluation(Rec(k)).ok()) ++failures;
+      }
+    });
+  }
+  for (auto& t : ts) t.join();
+  EXPECT_EQ(failures.load(), 0);
+  auto s = Store::Open(path_);
+  EXPECT_EQ(*(*s)->CountEvaluations(), kThreads * kEach);
+}
+
+TEST_F(StoreTest, ConcurrentWritersProcesses) {
+  constexpr int kProcs = 4, kEach = 40;
+  std::vector<pid_t> pids;
+  for (int p = 0; p < kProcs; ++p) {
+    pid_t pid = fork();
+    if (pid == 0) {
+      // Each process opens (and races to migrate) the same new file.
+      auto s = Store::Open(path_);
+      if (!s.ok()) _exit(2);
+      for (int i = 0; i < kEach; ++i) {
+        CacheKey k = Key();
+        k.candidate_hash = std::to_string(p * 1000 + i);
+        if (!(*s)->PutEvaluation(Rec(k)).ok()) _exit(3);
+      }
+      _exit(0);
+    }
+    pids.push_back(pid);
+  }
+  for (pid_t pid : pids) {
+    int st = 0;
+    waitpid(pid, &st, 0);
+    EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << "writer exit " << st;
+  }
+  auto s = Store::Open(path_);
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(*(*s)->CountEvaluations(), kProcs * kEach);
+}
+
+TEST_F(StoreTest, MigratesAnOlderSchemaAndRefusesANewerOne) {
+  fs::create_directories(fs::path(path_).parent_path());
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
+    // A version-1 database: the evaluations table without the later indexes.
+    ASSERT_EQ(sqlite3_exec(db,
+                           "CREATE TABLE evaluations (id INTEGER PRIMARY KEY AUTOINCREMENT, cache_key TEXT NOT "
+                           "NULL, task_hash TEXT NOT NULL, candidate_hash TEXT NOT NULL, device_uuid TEXT NOT "
+                           "NULL, torch_version TEXT, triton_version TEXT, driver_version TEXT, params_hash TEXT "
+                           "NOT NULL, task_name TEXT, verdict TEXT NOT NULL, mode TEXT, policy TEXT, speedup "
+                           "REAL, candidate_ms REAL, reference_ms REAL, elapsed_s REAL, response_json TEXT NOT "
+                           "NULL, created_at TEXT NOT NULL); PRAGMA user_version = 1;",
+                           nullptr, nullptr, nullptr),
+              SQLITE_OK);
+    sqlite3_close(db);
+  }
+  {
+    auto s = Store::Open(path_);
+    ASSERT_TRUE(s.ok()) << s.status().message();
+    EXPECT_EQ((*s)->schema_version(), kSchemaVersion);
+    ASSERT_TRUE((*s)->PutEvaluation(Rec(Key())).ok());
+  }
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
+    sqlite3_stmt* st = nullptr;
+    sqlite3_prepare_v2(db, "SELECT COUNT(*) FROM sqlite_master WHERE name='evaluations_by_candidate'", -1, &st,
+                       nullptr);
+    ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+    EXPECT_EQ(sqlite3_column_int(st, 0), 1);
+    sqlite3_finalize(st);
+    ASSERT_EQ(sqlite3_exec(db, "PRAGMA user_version = 99", nullptr, nullptr, nullptr), SQLITE_OK);
+    sqlite3_close(db);
+  }
+  auto s = Store::Open(path_);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("schema version 99"), std::string::npos);
+}
+
+TEST(StorePaths, DefaultDbPathFollowsXdg) {
+  std::string old_x = std::getenv("XDG_CACHE_HOME") ? std::getenv("XDG_CACHE_HOME") : "";
+  std::string old_db = std::getenv("KILN_DB") ? std::getenv("KILN_DB") : "";
+  unsetenv("KILN_DB");
+  setenv("XDG_CACHE_HOME", "/tmp/xdg", 1);
+  EXPECT_EQ(DefaultDbPath(), "/tmp/xdg/kiln/kiln.db");
+  unsetenv("XDG_CACHE_HOME");
+  setenv("HOME", "/home/u", 1);
+  EXPECT_EQ(DefaultDbPath(), "/home/u/.cache/kiln/kiln.db");
+  if (!old_x.empty()) setenv("XDG_CACHE_HOME", old_x.c_str(), 1);
+  if (!old_db.empty()) setenv("KILN_DB", old_db.c_str(), 1);
+}
+
+}  // namespace
+}  // namespace kiln::store
