@@ -258,7 +258,9 @@ def _install_compiled():
         log.hook_launches += 1
         try:
             import torch
-            stream = metadata.get("stream") if hasattr(metadata, "get") else None
+            # triton 3.6: a LazyDict whose get() (no key) returns {"name", "function", "stream", ...}
+            md = metadata.get() if hasattr(metadata, "get") and not isinstance(metadata, dict) else metadata
+            stream = md.get("stream") if isinstance(md, dict) else None
             cur = torch.cuda.current_stream().cuda_stream
             if stream is not None and int(stream) != int(cur):
                 log.foreign_stream_launches += 1
