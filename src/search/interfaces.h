@@ -1,0 +1,103 @@
+// kiln/search: the boundaries of the tuning loop, each an interface with a test double.
+//
+//   Evaluator  runs eval requests (exec::EvalRequest -> exec::EvalResult): the GPU worker
+//              (WorkerRunner), recorded transcripts (ReplayRunner) or a fake in tests. Must be
+//              callable from several threads at once for mode `compile` (the CPU compile pool)
+//              while one thread measures.
+//   Renderer   turns a config into a whole candidate module (the rewrites' SetParams), and a list
+//              of configs into an @triton.autotune module (InsertAutotune).
+//   Profiler   profiles one candidate (ncu) and diagnoses it: roofline fraction, bound, findings
+//              with suggested moves. Optional: without it the loop is measure-only and says so.
+//   Recorder   keeps every step of a run (SQLite tables optimize_runs / optimize_steps).
+//   Progress   the live display on stderr.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "common/status.h"
+#include "exec/result.h"
+#include "search/space.h"
+
+namespace kiln::search {
+
+class Evaluator {
+ public:
+  virtual ~Evaluator() = default;
+  virtual exec::EvalResult Evaluate(const exec::EvalRequest& r) = 0;
+  // Versions and devices (the worker's hello).
+  virtual Result<exec::HelloInfo> Hello() = 0;
+};
+
+class Renderer {
+ public:
+  virtual ~Renderer() = default;
+  // The whole candidate module for `c` (the original module with the values set).
+  virtual Result<std::string> Render(const Config& c) = 0;
+  // The original module with @triton.autotune listing `configs` (best first).
+  virtual Result<std::string> RenderAutotune(const std::vector<Config>& configs) {
+    return Unavailable("this renderer cannot write @triton.autotune");
+  }
+};
+
+struct Finding {
+  std::string rule;                 // e.g. "memory_bound", "low_occupancy_registers"
+  std::string severity = "info";    // "info", "warning"
+  std::string message;
+  std::vector<std::string> moves;   // e.g. "bigger_tiles", "more_stages", "split_k"
+  nlohmann::json evidence = nlohmann::json::object();
+};
+
+struct ProfileSummary {
+  std::string kernel;
+  std::string bound;                // "memory", "compute", "latency", "balanced", ...
+  double roofline_fraction = -1;    // 0..1 of the relevant roof; < 0 unknown
+  double duration_ms = -1;          // ncu duration (clocks unlocked; not used for ranking)
+  std::vector<Finding> findings;
+  nlohmann::json raw = nlohmann::json::object();
+  nlohmann::json ToJson() const;
+};
+
+class Profiler {
+ public:
+  virtual ~Profiler() = default;
+  // Whether profiling can run here (ncu found, a GPU); `why` explains when not.
+  virtual bool Available(std::string* why) = 0;
+  // Profiles the candidate (nullopt: the task's own code) on the task's largest case.
+  virtual Result<ProfileSummary> Profile(const task::TaskSpec& task,
+                                         const std::optional<std::string>& source) = 0;
+};
+
+class Recorder {
+ public:
+  virtual ~Recorder() = default;
+  virtual int64_t BeginRun(const nlohmann::json& info) = 0;
+  virtual void Step(int64_t run, const std::string& kind, const nlohmann::json& detail) = 0;
+  virtual void EndRun(int64_t run, const std::string& status, const nlohmann::json& result) = 0;
+};
+
+struct ProgressState {
+  std::string phase;          // "baseline", "profile", "search", "finalists", "verify", "done"
+  int tried = 0;              // candidates measured
+  int pruned = 0;
+  int failed = 0;
+  double best_speedup = 1.0;  // estimate vs the original (short timings)
+  std::string best_config;
+  double elapsed_s = 0;
+  double budget_s = 0;
+};
+
+class Progress {
+ public:
+  virtual ~Progress() = default;
+  virtual void Update(const ProgressState& s) = 0;
+  virtual void Line(const std::string& text) = 0;  // a message that stays on screen
+  virtual void Finish() = 0;
+};
+
+}  // namespace kiln::search

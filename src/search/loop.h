@@ -1,0 +1,161 @@
+// kiln/search: the tuning loop behind `kiln optimize`.
+//
+//   analyze (caller: the Space and baseline config come from the rewrite module's tunables)
+//   -> measure the original (short timing; its case names, times and compile facts)
+//   -> profile + diagnose it when a Profiler is available (else measure-only, said in the result)
+//   -> search: the strategy proposes configs; each is pruned before compiling (shared memory,
+//      accumulator registers), rendered to source, compiled on the CPU pool in parallel (mode
+//      `compile`) while the GPU times the previous ones, pruned after compiling (spills), then
+//      timed briefly (rung 0, with a one-trial correctness check)
+//   -> successive halving: the best ones are re-timed longer (rung 1) down to the finalists
+//   -> verification: each finalist, best first, is timed interleaved against the reference on
+//      fresh inputs (new seed, all cases, `verify_trials` trials), side by side with the original;
+//      it wins only when every case passes, the geometric-mean speedup over the original is at
+//      least `min_speedup` and no case is slower than 1 - case_slack; a second run on other fresh
+//      inputs must confirm it. When no finalist wins, the original is kept.
+//
+// Stops: budget (wall seconds; 25% is reserved for finalists and verification), max evaluations,
+// the strategy converged, `patience` rounds without a gain of at least `min_round_gain`, or the
+// estimated roofline fraction reaching `roofline_stop` (the baseline's ncu fraction scaled by the
+// time ratio, valid because the work does not change).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "common/status.h"
+#include "exec/result.h"
+#include "search/interfaces.h"
+#include "search/prune.h"
+#include "search/space.h"
+#include "task/task.h"
+
+namespace kiln::search {
+
+struct OptimizeOptions {
+  std::string strategy = "auto";  // --strategy rules|coordinate|bayes|auto
+  double budget_seconds = 60;     // --budget-seconds (KILN_BUDGET_SECONDS)
+  int max_evals = 0;              // --max-evals: timed measurements (rung 0 + later rungs); 0 = none
+  int patience = 2;               // --patience: rounds without a >= min_round_gain gain
+  double min_round_gain = 0.01;
+  double accept_gain = 0.001;     // coordinate/rules move threshold
+  double roofline_stop = 0.95;
+  double min_speedup = 1.01;      // --min-speedup: a winner's geometric-mean speedup floor
+  double case_slack = 0.02;       // no case may be slower than 1 - case_slack
+  int finalists = 3;
+  int eta = 3;
+  int compile_jobs = 2;           // --compile-jobs: parallel compile requests (0: none)
+  int batch = 8;                  // configs per strategy round handed out at once
+  uint64_t seed = 1234;
+  int search_trials = 1;
+  int verify_trials = 3;
+  double reserve_fraction = 0.25; // of the budget, kept for finalists and verification
+  bool largest_case_only = false; // --search-cases largest: time only the slowest case while
+                                  // searching (verification always covers all cases)
+  std::vector<std::string> search_cases;  // explicit subset (empty: all)
+  bool dry_run = false;           // --dry-run: interpreter correctness checks, no timing
+  int dry_run_candidates = 4;
+  bool emit_autotune = false;     // --emit-autotune
+  int autotune_configs = 4;
+  exec::Policy policy = exec::Policy::kTrusted;  // rewrites of the user's own kernel
+  double timeout_s = 120;
+  PruneContext prune;
+  nlohmann::json short_timing = {{"warmup_ms", 10}, {"rep_ms", 25}, {"rounds", 1}, {"time_reference", false}};
+  nlohmann::json medium_timing = {{"warmup_ms", 25}, {"rep_ms", 100}, {"rounds", 1}, {"time_reference", false}};
+  nlohmann::json long_timing = {{"warmup_ms", 25}, {"rep_ms", 100}, {"rounds", 5}, {"time_reference", true}};
+  std::function<double()> clock;  // seconds; null: steady clock (tests inject a fake)
+};
+
+struct OptimizeInput {
+  task::TaskSpec task;
+  std::string original_source;  // the module candidates replace (TritonBench: the part above the line)
+  std::string kernel;           // the tuned kernel
+  Space space;
+  Config baseline;              // the original's values
+  std::vector<std::string> notes;  // e.g. skipped tunables
+};
+
+struct Deps {
+  Evaluator* evaluator = nullptr;  // required
+  Renderer* renderer = nullptr;    // required
+  Profiler* profiler = nullptr;    // optional
+  Recorder* recorder = nullptr;    // optional
+  Progress* progress = nullptr;    // optional
+};
+
+struct CaseTiming {
+  std::string name;
+  double median_ms = std::numeric_limits<double>::quiet_NaN();
+  double p20_ms = std::numeric_limits<double>::quiet_NaN();
+  double p80_ms = std::numeric_limits<double>::quiet_NaN();
+};
+
+struct CandidateRecord {
+  int id = 0;
+  Config config;
+  std::string origin;        // "baseline", strategy name, "finalist", ...
+  std::string source_hash;
+  std::string verdict;       // exec verdicts plus "pruned", "render_error", "skipped"
+  std::string message;
+  double score_ms = std::numeric_limits<double>::infinity();  // geomean of case medians (rung 0)
+  double rung1_ms = std::numeric_limits<double>::infinity();
+  std::vector<CaseTiming> cases;
+  double at_s = 0;           // seconds since the start
+  double eval_s = 0;         // wall time of its evaluation(s)
+  bool finalist = false;
+  std::string final_outcome;  // "won", "rejected: ...", ""
+  nlohmann::json kernels = nlohmann::json::array();  // compile facts
+};
+
+struct CaseComparison {
+  std::string name;
+  double baseline_ms = 0, best_ms = 0;
+  double speedup = 1, spread_lo = 1, spread_hi = 1;
+  bool passed = true;
+  double max_abs_err = 0;
+};
+
+struct OptimizeResult {
+  std::string task;
+  std::string kernel;
+  std::string strategy;      // resolved name
+  std::string mode;          // "profiled", "measure-only", "dry-run"
+  std::string mode_note;     // why measure-only
+  std::string device, device_uuid;
+  nlohmann::json versions = nlohmann::json::object();
+  Space space;
+  Config baseline_config, best_config;
+  bool improved = false;
+  std::string kept_reason;   // why the original was kept
+  std::string best_source;   // the module to write (the original when !improved)
+  std::string autotune_source;  // with --emit-autotune
+  double geomean_speedup = 1.0;
+  std::vector<CaseComparison> cases;
+  std::optional<ProfileSummary> profile_before, profile_after;
+  double roofline_before = -1, roofline_after = -1;
+  std::vector<CandidateRecord> candidates;
+  int measured = 0, compiled = 0, pruned = 0, failed = 0;
+  std::string stop_reason;
+  double wall_s = 0;
+  std::vector<std::string> notes;
+  int64_t run_id = 0;
+
+  nlohmann::json ToJson() const;
+};
+
+// Runs the loop. Errors: the original fails its own check, or no GPU and not a dry run (Unavailable).
+Result<OptimizeResult> Optimize(const OptimizeInput& in, const OptimizeOptions& o, const Deps& d);
+
+// Geometric mean of the finite positive values (NaN when none).
+double GeoMean(const std::vector<double>& v);
+
+// A verdict's name ("ok", "compile_error", ...), independent of exec's implementation file.
+const char* VerdictString(exec::Verdict v);
+
+}  // namespace kiln::search

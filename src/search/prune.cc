@@ -1,0 +1,81 @@
+#include "search/prune.h"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+namespace kiln::search {
+
+namespace {
+
+std::optional<int64_t> ValueOf(const Space& s, const Config& c, Role role) {
+  for (const auto& p : s.params()) {
+    if (p.role != role) continue;
+    auto it = c.find(p.name);
+    if (it != c.end()) return it->second;
+  }
+  // Launch options may be absent from the space but present in the config.
+  if (role == Role::kNumWarps) if (auto it = c.find("num_warps"); it != c.end()) return it->second;
+  if (role == Role::kNumStages) if (auto it = c.find("num_stages"); it != c.end()) return it->second;
+  return std::nullopt;
+}
+
+}  // namespace
+
+int64_t GemmSharedBytes(const Space& s, const Config& c, int dtype_bytes) {
+  auto bm = ValueOf(s, c, Role::kBlockM), bn = ValueOf(s, c, Role::kBlockN), bk = ValueOf(s, c, Role::kBlockK);
+  if (!bm || !bn || !bk) return 0;
+  int64_t stages = ValueOf(s, c, Role::kNumStages).value_or(3);
+  return static_cast<int64_t>(dtype_bytes) * ((*bm) * (*bk) + (*bk) * (*bn)) * std::max<int64_t>(1, stages);
+}
+
+int64_t AccumulatorRegs(const Space& s, const Config& c) {
+  auto bm = ValueOf(s, c, Role::kBlockM), bn = ValueOf(s, c, Role::kBlockN);
+  if (!bm || !bn) return 0;
+  int64_t warps = ValueOf(s, c, Role::kNumWarps).value_or(4);
+  return (*bm) * (*bn) / (32 * std::max<int64_t>(1, warps));
+}
+
+std::optional<std::string> PruneBeforeCompile(const Space& s, const Config& c, const PruneContext& p) {
+  if (auto w = ValueOf(s, c, Role::kNumWarps); w && *w * 32 > p.max_threads)
+    return fmt::format("num_warps={} exceeds {} threads per block", *w, p.max_threads);
+  if (int64_t smem = GemmSharedBytes(s, c, p.dtype_bytes); smem > p.smem_limit)
+    return fmt::format("shared memory {} B ({} B/elem x (BM*BK+BK*BN) x stages) exceeds the {} B limit",
+                       smem, p.dtype_bytes, p.smem_limit);
+  if (int64_t regs = AccumulatorRegs(s, c); regs > p.max_acc_regs)
+    return fmt::format("accumulator needs {} registers per thread (BM*BN/(32*warps)) > {}", regs,
+                       p.max_acc_regs);
+  return std::nullopt;
+}
+
+std::optional<std::string> PruneAfterCompile(const std::vector<exec::KernelFacts>& kernels,
+                                             const PruneContext& p) {
+  const int64_t allowed = std::max(p.max_spills, p.baseline_spills);
+  for (const auto& k : kernels) {
+    if (k.n_spills && *k.n_spills > allowed)
+      return fmt::format("{} spills {} registers (allowed {})", k.name, *k.n_spills, allowed);
+    if (k.shared_bytes && *k.shared_bytes > p.smem_limit)
+      return fmt::format("{} needs {} B of shared memory (limit {})", k.name, *k.shared_bytes, p.smem_limit);
+  }
+  return std::nullopt;
+}
+
+std::optional<int> InferDtypeBytes(const Space& s, const Config& c,
+                                   const std::vector<exec::KernelFacts>& kernels) {
+  int64_t per_byte = GemmSharedBytes(s, c, 1);
+  if (per_byte <= 0) return std::nullopt;
+  int64_t shared = 0;
+  for (const auto& k : kernels) if (k.shared_bytes) shared = std::max(shared, *k.shared_bytes);
+  if (shared <= 0) return std::nullopt;
+  double r = static_cast<double>(shared) / static_cast<double>(per_byte);
+  // Triton keeps stages-1 buffers in flight plus epilogue scratch: round to the nearest of 1, 2, 4.
+  int best = 2;
+  double bd = 1e300;
+  for (int b : {1, 2, 4}) {
+    double d = std::abs(std::log2(r) - std::log2(static_cast<double>(b)));
+    if (d < bd) { bd = d; best = b; }
+  }
+  return best;
+}
+
+}  // namespace kiln::search

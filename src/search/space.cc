@@ -1,0 +1,273 @@
+#include "search/space.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <set>
+
+#include "rewrite/rewrite.h"
+
+namespace kiln::search {
+
+const char* RoleName(Role r) {
+  switch (r) {
+    case Role::kBlockM: return "block_m";
+    case Role::kBlockN: return "block_n";
+    case Role::kBlockK: return "block_k";
+    case Role::kBlock: return "block";
+    case Role::kGroupM: return "group_m";
+    case Role::kNumWarps: return "num_warps";
+    case Role::kNumStages: return "num_stages";
+    case Role::kOther: return "other";
+  }
+  return "other";
+}
+
+namespace {
+
+std::string Upper(const std::string& s) {
+  std::string u = s;
+  for (auto& ch : u) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  return u;
+}
+
+bool EndsWith(const std::string& s, const std::string& suf) {
+  return s.size() >= suf.size() && s.compare(s.size() - suf.size(), suf.size(), suf) == 0;
+}
+
+bool IsPow2(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
+
+uint64_t SplitMix(uint64_t* s) {
+  uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+}  // namespace
+
+Role GuessRole(const std::string& name) {
+  if (name == "num_warps") return Role::kNumWarps;
+  if (name == "num_stages") return Role::kNumStages;
+  const std::string u = Upper(name);
+  if (u.find("GROUP") != std::string::npos) return Role::kGroupM;
+  const bool blockish = u.find("BLOCK") != std::string::npos || u.find("TILE") != std::string::npos ||
+                        u == "BM" || u == "BN" || u == "BK";
+  if (!blockish) return Role::kOther;
+  // Head dimensions and model widths are shapes, not tiles.
+  if (u.find("DMODEL") != std::string::npos || u.find("HEAD") != std::string::npos ||
+      EndsWith(u, "_D") || EndsWith(u, "DIM"))
+    return Role::kOther;
+  auto ends = [&](const char* a) { return EndsWith(u, a); };
+  if (ends("_M") || ends("SIZE_M") || u == "BM" || ends("BLOCK_M") || ends("BLOCKM")) return Role::kBlockM;
+  if (ends("_N") || u == "BN" || ends("BLOCKN")) return Role::kBlockN;
+  if (ends("_K") || u == "BK" || ends("BLOCKK")) return Role::kBlockK;
+  return Role::kBlock;  // BLOCK, BLOCK_SIZE, XBLOCK, RBLOCK, BLOCK_D, ...
+}
+
+std::string ConfigKey(const Config& c) {
+  std::string s;
+  for (const auto& [k, v] : c) {
+    if (!s.empty()) s += ' ';
+    s += k + "=" + std::to_string(v);
+  }
+  return s;
+}
+
+nlohmann::json ConfigToJson(const Config& c) {
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& [k, v] : c) j[k] = v;
+  return j;
+}
+
+const Param* Space::Find(const std::string& name) const {
+  for (const auto& p : params_) if (p.name == name) return &p;
+  return nullptr;
+}
+
+double Space::Size() const {
+  if (params_.empty()) return 0;
+  double n = 1;
+  for (const auto& p : params_) n *= static_cast<double>(p.values.size());
+  return n;
+}
+
+std::vector<int> Space::Indices(const Config& c) const {
+  std::vector<int> idx;
+  idx.reserve(params_.size());
+  for (const auto& p : params_) {
+    int best = 0;
+    auto it = c.find(p.name);
+    if (it != c.end()) {
+      double bd = 1e300;
+      for (size_t i = 0; i < p.values.size(); ++i) {
+        // Distance in log space for positive values (block sizes), linear otherwise.
+        double a = static_cast<double>(p.values[i]), b = static_cast<double>(it->second);
+        double d = (a > 0 && b > 0) ? std::abs(std::log2(a) - std::log2(b)) : std::abs(a - b);
+        if (d < bd) { bd = d; best = static_cast<int>(i); }
+      }
+    }
+    idx.push_back(best);
+  }
+  return idx;
+}
+
+Config Space::At(const std::vector<int>& idx) const {
+  Config c;
+  for (size_t i = 0; i < params_.size() && i < idx.size(); ++i) c[params_[i].name] = params_[i].values[idx[i]];
+  return c;
+}
+
+std::vector<double> Space::Features(const Config& c) const {
+  auto idx = Indices(c);
+  std::vector<double> f(params_.size(), 0.0);
+  for (size_t i = 0; i < params_.size(); ++i) {
+    size_t n = params_[i].values.size();
+    f[i] = n > 1 ? static_cast<double>(idx[i]) / static_cast<double>(n - 1) : 0.0;
+  }
+  return f;
+}
+
+std::vector<Config> Space::Neighbors(const Config& c) const {
+  std::vector<Config> out;
+  auto idx = Indices(c);
+  Config base = At(idx);
+  for (const auto& [k, v] : c) if (!Find(k)) base[k] = v;  // keep foreign keys
+  for (size_t i = 0; i < params_.size(); ++i) {
+    for (int d : {-1, +1}) {
+      int j = idx[i] + d;
+      if (j < 0 || j >= static_cast<int>(params_[i].values.size())) continue;
+      Config n = base;
+      n[params_[i].name] = params_[i].values[j];
+      out.push_back(std::move(n));
+    }
+  }
+  return out;
+}
+
+std::vector<Config> Space::Enumerate(size_t limit) const {
+  std::vector<Config> out;
+  if (params_.empty() || Size() > static_cast<double>(limit)) return out;
+  std::vector<int> idx(params_.size(), 0);
+  while (true) {
+    out.push_back(At(idx));
+    size_t i = params_.size();
+    while (i > 0) {
+      --i;
+      if (++idx[i] < static_cast<int>(params_[i].values.size())) break;
+      idx[i] = 0;
+      if (i == 0) return out;
+    }
+  }
+}
+
+Config Space::Random(uint64_t* state) const {
+  std::vector<int> idx;
+  for (const auto& p : params_) idx.push_back(static_cast<int>(SplitMix(state) % p.values.size()));
+  return At(idx);
+}
+
+Config Space::Complete(const Config& c, const Config& fallback) const {
+  Config out;
+  for (const auto& p : params_) {
+    auto it = c.find(p.name);
+    if (it != c.end()) out[p.name] = it->second;
+    else if (auto f = fallback.find(p.name); f != fallback.end()) out[p.name] = f->second;
+    else out[p.name] = p.values.front();
+  }
+  return out;
+}
+
+nlohmann::json Space::ToJson() const {
+  nlohmann::json a = nlohmann::json::array();
+  for (const auto& p : params_) {
+    a.push_back({{"name", p.name}, {"role", RoleName(p.role)}, {"values", p.values},
+                 {"launch_option", p.launch_option}});
+  }
+  return {{"params", a}, {"size", Size()}};
+}
+
+std::vector<int64_t> CandidateValues(Role role, std::optional<int64_t> current,
+                                     const std::vector<int64_t>& seen, int64_t min_value,
+                                     int64_t max_value, const SpaceOptions& o) {
+  std::set<int64_t> vals;
+  switch (role) {
+    case Role::kNumWarps:
+      for (auto w : (o.has_dot ? o.warps_dot : o.warps)) vals.insert(w);
+      break;
+    case Role::kNumStages:
+      for (auto s : (o.has_dot ? o.stages_dot : o.stages)) vals.insert(s);
+      break;
+    case Role::kGroupM:
+      for (auto g : o.group_m) vals.insert(g);
+      break;
+    default: {
+      const bool two_d = role == Role::kBlockM || role == Role::kBlockN || role == Role::kBlockK;
+      int64_t hi_cap = two_d ? o.block_max_2d : o.block_max_1d;
+      int64_t cur = current.value_or(two_d ? 64 : 1024);
+      if (cur <= 0) cur = 1;
+      int64_t lo = std::max<int64_t>(o.block_min, cur / o.block_span);
+      int64_t hi = std::min<int64_t>(hi_cap, std::max<int64_t>(cur, 1) * o.block_span);
+      if (cur > hi_cap) hi = cur;  // never exclude the current value's neighbourhood
+      int64_t p = 1;
+      while (p < lo) p <<= 1;
+      for (; p <= hi; p <<= 1) vals.insert(p);
+      if (!IsPow2(cur) && vals.empty()) vals.insert(cur);
+      break;
+    }
+  }
+  if (current) vals.insert(*current);
+  for (auto v : seen) vals.insert(v);
+  std::vector<int64_t> out;
+  for (auto v : vals) {
+    if (v < std::max<int64_t>(1, min_value)) continue;
+    if (max_value > 0 && v > max_value) continue;
+    out.push_back(v);
+  }
+  if (out.empty() && current) out.push_back(*current);
+  return out;
+}
+
+SpaceBuild SpaceFromTunables(const rewrite::Tunables& t, const SpaceOptions& opts) {
+  SpaceOptions o = opts;
+  if (t.cls == analysis::KernelClass::kGemm || t.cls == analysis::KernelClass::kAttention) o.has_dot = true;
+  SpaceBuild b;
+  std::vector<Param> params;
+  for (const auto& tu : t.items) {
+    if (!tu.editable) {
+      b.skipped.push_back(tu.name + ": " + (tu.reason.empty() ? "not editable" : tu.reason));
+      continue;
+    }
+    if (tu.boolean) {
+      b.skipped.push_back(tu.name + ": boolean flag (not a tuning knob)");
+      continue;
+    }
+    if (tu.name == "num_ctas" || tu.name == "maxnreg") {
+      b.skipped.push_back(tu.name + ": not searched");
+      continue;
+    }
+    Role role = tu.launch_option ? GuessRole(tu.name) : GuessRole(tu.name);
+    if (role == Role::kOther && !tu.power_of_two) {
+      b.skipped.push_back(tu.name + ": unknown role (not a block size, warps or stages)");
+      continue;
+    }
+    if (role == Role::kOther) role = Role::kBlock;
+    std::optional<int64_t> cur = tu.value;
+    if (!cur && !tu.autotune_values.empty()) cur = tu.autotune_values[tu.autotune_values.size() / 2];
+    if (!cur && tu.name == "num_warps") cur = 4;
+    if (!cur && tu.name == "num_stages") cur = 3;
+    Param p;
+    p.name = tu.name;
+    p.role = role;
+    p.launch_option = tu.launch_option;
+    p.values = CandidateValues(role, cur, tu.autotune_values, tu.min_value, tu.max_value, o);
+    if (p.values.empty()) continue;
+    if (cur) b.baseline[p.name] = *cur;
+    else b.baseline[p.name] = p.values[p.values.size() / 2];
+    params.push_back(std::move(p));
+  }
+  b.space = Space(std::move(params));
+  return b;
+}
+
+}  // namespace kiln::search

@@ -1,0 +1,110 @@
+// kiln/search: the search space, its configurations and their neighbourhoods.
+//
+// A Space is a list of tunable parameters, each with an ordered list of allowed integer values
+// (block sizes are powers of two, so "double" and "halve" are the next and previous value; num_warps
+// likewise; num_stages steps by one). A Config maps parameter names to values. Spaces come from the
+// rewrite module's tunables (SpaceFromTunables): only editable tunables whose role is known (block
+// sizes, GROUP_M, warps, stages) or that must be powers of two are searched.
+//
+// Roadmap: conditional parameters (SPLIT_K only with the split-K rewrite) and source-level moves
+// (persistent grid, eviction hints) join the space as categorical parameters once the loop
+// composes rewrite sequences per candidate.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace kiln::rewrite {
+struct Tunables;
+}
+
+namespace kiln::search {
+
+// What a parameter means to pruning and to the rule-guided moves.
+enum class Role { kBlockM, kBlockN, kBlockK, kBlock, kGroupM, kNumWarps, kNumStages, kOther };
+const char* RoleName(Role r);
+// From the name: BLOCK_M / BLOCK_SIZE_M / BM / TILE_M -> kBlockM, ..., BLOCK / BLOCK_SIZE / XBLOCK /
+// RBLOCK -> kBlock, GROUP_M / GROUP_SIZE_M -> kGroupM, num_warps, num_stages.
+Role GuessRole(const std::string& name);
+
+struct Param {
+  std::string name;
+  Role role = Role::kOther;
+  std::vector<int64_t> values;  // ascending, distinct
+  bool launch_option = false;   // num_warps, num_stages, ...
+};
+
+using Config = std::map<std::string, int64_t>;
+
+// "BLOCK_M=64 BLOCK_N=128 num_warps=4" (sorted by name): stable key for visited sets and reports.
+std::string ConfigKey(const Config& c);
+nlohmann::json ConfigToJson(const Config& c);
+
+class Space {
+ public:
+  Space() = default;
+  explicit Space(std::vector<Param> params) : params_(std::move(params)) {}
+
+  const std::vector<Param>& params() const { return params_; }
+  bool empty() const { return params_.empty(); }
+  const Param* Find(const std::string& name) const;
+  // Product of the value counts (as a double: it can be large).
+  double Size() const;
+
+  // Index of each parameter's value (the nearest allowed value when not in the list).
+  std::vector<int> Indices(const Config& c) const;
+  Config At(const std::vector<int>& idx) const;
+  // Features in [0,1]^d for the Gaussian process: index / (count - 1).
+  std::vector<double> Features(const Config& c) const;
+  // Configs one step away in one parameter (index +-1): double/halve a block size, x2/÷2 warps,
+  // +-1 stage. Parameters not in `c` are taken at their first value.
+  std::vector<Config> Neighbors(const Config& c) const;
+  // Every config (row-major) when Size() <= limit; else empty.
+  std::vector<Config> Enumerate(size_t limit) const;
+  // A config with every parameter at a uniformly random index, from a 64-bit state (splitmix).
+  Config Random(uint64_t* state) const;
+  // `c` restricted to this space's parameters, missing ones filled from `fallback`.
+  Config Complete(const Config& c, const Config& fallback) const;
+
+  nlohmann::json ToJson() const;
+
+ private:
+  std::vector<Param> params_;
+};
+
+struct SpaceOptions {
+  // Block sizes: powers of two within [current / span, current * span], clipped to [min, max].
+  int64_t block_span = 8;
+  int64_t block_min = 16;
+  int64_t block_max_2d = 256;     // tile sizes of 2-D (dot) kernels
+  int64_t block_max_1d = 16384;   // 1-D blocks (elementwise, row reductions)
+  std::vector<int64_t> warps = {1, 2, 4, 8, 16};
+  std::vector<int64_t> warps_dot = {2, 4, 8};
+  std::vector<int64_t> stages = {1, 2, 3, 4};
+  std::vector<int64_t> stages_dot = {2, 3, 4, 5, 6};
+  std::vector<int64_t> group_m = {1, 4, 8, 16};
+  bool has_dot = false;
+};
+
+// Values to search for one parameter, always including `current` (when given) and any autotune
+// values seen.
+std::vector<int64_t> CandidateValues(Role role, std::optional<int64_t> current,
+                                     const std::vector<int64_t>& seen, int64_t min_value,
+                                     int64_t max_value, const SpaceOptions& o);
+
+// The space of the editable tunables and the baseline config (their current values; Triton's
+// defaults 4 warps / 3 stages where not set). Tunables that are not editable are listed in
+// `skipped` with the reason.
+struct SpaceBuild {
+  Space space;
+  Config baseline;
+  std::vector<std::string> skipped;
+};
+SpaceBuild SpaceFromTunables(const rewrite::Tunables& t, const SpaceOptions& o);
+
+}  // namespace kiln::search
