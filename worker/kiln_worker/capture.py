@@ -9,10 +9,14 @@ import sys
 import tempfile
 
 
+CHILD_FILE = [None]
+
+
 @contextlib.contextmanager
 def capture_fds():
-    """Redirects fds 1 and 2 into a temp file for the duration; yields an object whose .text() reads it."""
-    f = tempfile.TemporaryFile(mode="w+b")
+    """Redirects fds 1 and 2 into a temp file for the duration; yields an object whose .text() reads it.
+    In a fork child the file is the one the zygote made (CHILD_FILE), so a crash still leaves its output."""
+    f = CHILD_FILE[0] if CHILD_FILE[0] is not None else tempfile.TemporaryFile(mode="w+b")
     try:
         sys.stdout.flush()
         sys.stderr.flush()

@@ -291,8 +291,8 @@ _AUDIT_MAP = {
 _installed_audit = False
 
 
-def _candidate_frame(depth_skip_inspect=True):
-    f = sys._getframe(2)
+def _candidate_frame():
+    f = sys._getframe(3)  # 0 this, 1 _audit_event, 2 _audit, 3 the code that raised the audit event
     while f is not None:
         fn = f.f_code.co_filename
         if fn in FLAGS.candidate_files:
@@ -306,7 +306,7 @@ def _candidate_frame(depth_skip_inspect=True):
 
 def _direct_candidate_caller():
     """True when the nearest frame that is not the stdlib/inspect helper belongs to candidate code."""
-    f = sys._getframe(2)
+    f = sys._getframe(3)
     while f is not None:
         fn = f.f_code.co_filename
         if fn in FLAGS.candidate_files:
@@ -318,9 +318,20 @@ def _direct_candidate_caller():
     return False
 
 
+_in_audit = [False]
+
+
 def _audit(event, args):
-    if not FLAGS.in_candidate:
+    if not FLAGS.in_candidate or _in_audit[0]:
         return
+    _in_audit[0] = True   # our own sys._getframe below raises audit events too
+    try:
+        _audit_event(event, args)
+    finally:
+        _in_audit[0] = False
+
+
+def _audit_event(event, args):
     code = _AUDIT_MAP.get(event)
     if code is None:
         if event == "open":

@@ -152,6 +152,9 @@ def run_forked(fn, timeout_s: float) -> dict:
     The child answers over a private pipe as one length-prefixed frame carrying a random nonce; more than one
     frame, or a frame with another nonce, is `protocol_tamper`."""
     nonce = os.urandom(8).hex()
+    import tempfile
+    from . import capture
+    out_file = tempfile.TemporaryFile(mode="w+b")
     r, w = os.pipe()
     t0 = time.monotonic()
     pid = os.fork()
@@ -168,6 +171,9 @@ def run_forked(fn, timeout_s: float) -> dict:
                     os.close(_proto_out.fileno())
                 except OSError:
                     pass
+            capture.CHILD_FILE[0] = out_file
+            os.dup2(out_file.fileno(), 1)   # anything printed before the eval's own capture
+            os.dup2(out_file.fileno(), 2)
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
             signal.signal(signal.SIGINT, signal.SIG_DFL)
             try:
@@ -231,8 +237,17 @@ def run_forked(fn, timeout_s: float) -> dict:
         except ChildProcessError:
             child_status = 0
     elapsed = round(time.monotonic() - t0, 3)
+    try:
+        out_file.seek(0, os.SEEK_END)
+        size = out_file.tell()
+        out_file.seek(max(0, size - 2000))
+        tail = out_file.read().decode("utf-8", "replace")
+        out_file.close()
+    except Exception:
+        tail = ""
     if timed_out:
-        return _verdict("timeout", "timeout", f"killed after {timeout_s:g} s (process group of pid {pid})", elapsed)
+        return _verdict("timeout", "timeout", f"killed after {timeout_s:g} s (process group of pid {pid})", elapsed,
+                        tail)
     frames = []
     b = bytes(buf)
     while len(b) >= 8:
@@ -250,7 +265,7 @@ def run_forked(fn, timeout_s: float) -> dict:
     if frames or b:
         if good and len(frames) > 1 or (frames and not good):
             return _verdict("rejected", "protocol_tamper",
-                            "the child wrote extra or forged data to the response pipe", elapsed)
+                            "the child wrote extra or forged data to the response pipe", elapsed, tail)
     # no response: the child died
     if os.WIFSIGNALED(child_status):
         sig = os.WTERMSIG(child_status)
@@ -258,17 +273,17 @@ def run_forked(fn, timeout_s: float) -> dict:
             name = signal.Signals(sig).name
         except ValueError:
             name = str(sig)
-        return _verdict("crash", "signal", f"the candidate's process died of {name}", elapsed, signal=name)
+        return _verdict("crash", "signal", f"the candidate's process died of {name}", elapsed, tail, signal=name)
     code = os.WEXITSTATUS(child_status) if os.WIFEXITED(child_status) else -1
     return _verdict("crash", "exit", f"the candidate's process exited with status {code} before answering",
-                    elapsed, exit_code=code)
+                    elapsed, tail, exit_code=code)
 
 
-def _verdict(verdict, code, message, elapsed, **extra):
+def _verdict(verdict, code, message, elapsed, tail="", **extra):
     reason = {"code": code, "message": message, "severity": "error"}
     reason.update(extra)
     return {"ok": True, "verdict": verdict, "reasons": [reason], "message": message, "cases": [], "kernels": [],
-            "aten_ops": {}, "runtime_checks": {}, "elapsed_s": elapsed, "stderr_tail": ""}
+            "aten_ops": {}, "runtime_checks": {}, "elapsed_s": elapsed, "stderr_tail": tail}
 
 
 def _kill_group(pid):
