@@ -146,3 +146,26 @@ def test_worker_protocol_stream_is_clean(fork_worker):
     stays one process after many children."""
     r = fork_worker.request({"op": "hello"})
     assert r["pid"] == fork_worker.proc.pid
+
+
+def test_shared_worker_undoes_patches_and_forgets_flags(shared_worker):
+    """A persistent worker must not carry one candidate's patches or flags into the next evaluation."""
+    for name, code in (("patched_torch.py", "patched_torch"), ("write_file.py", "file_write"),
+                       ("patch_worker.py", "patched_worker")):
+        r = shared_worker.request(eval_request(os.path.join(ADV, name)))
+        assert r["verdict"] == "rejected" and code in codes(r), r
+        r = shared_worker.request(eval_request(os.path.join(HONEST, "relu_ok.py")))
+        assert r["verdict"] == "ok" and not r["reasons"], (name, r)
+        assert [k["name"] for k in r["kernels"]] == ["relu_kernel"]
+    r = shared_worker.request(eval_request(os.path.join(ADV, "patched_torch.py")))
+    assert r["verdict"] == "rejected"  # and it is caught again (the patch was undone in between)
+
+
+def test_fresh_isolation_runs_in_process():
+    w = Worker(isolation="fresh")
+    try:
+        assert w.request({"op": "hello"})["isolation"] == "fresh"
+        r = w.request(eval_request(os.path.join(HONEST, "relu_ok.py")))
+        assert r["verdict"] == "ok"
+    finally:
+        w.close()

@@ -48,13 +48,23 @@ def _namespaces():
     return spaces
 
 
+_DUNDERS = ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__add__", "__mul__", "__matmul__",
+            "__getitem__", "__setitem__", "__bool__", "__float__", "__abs__", "__sub__", "__truediv__", "__init__",
+            "__call__", "__new__")
+
+
 def _attrs(obj):
     try:
         d = dict(vars(obj))
     except TypeError:
         d = {}
-    if isinstance(obj, type(sys)):  # modules: vars() is the namespace
-        return d
+    if isinstance(obj, type):  # classes: also the operators they inherit (a patch may add them to the class)
+        for k in _DUNDERS:
+            if k not in d:
+                for base in obj.__mro__[1:]:
+                    if k in vars(base):
+                        d[k] = vars(base)[k]   # stable objects (getattr would make a new wrapper)
+                        break
     return d
 
 
@@ -63,10 +73,7 @@ def snapshot() -> dict:
     snap = {}
     for ns_name, ns in _namespaces().items():
         for k, v in _attrs(ns).items():
-            if k.startswith("__") and k not in ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__",
-                                                 "__add__", "__mul__", "__matmul__", "__getitem__",
-                                                 "__setitem__", "__bool__", "__float__", "__abs__", "__sub__",
-                                                 "__truediv__", "__init__", "__call__", "__new__"):
+            if k.startswith("__") and k not in _DUNDERS:
                 continue
             snap[f"{ns_name}.{k}"] = id(v)
     for mname, m in list(sys.modules.items()):
@@ -75,6 +82,57 @@ def snapshot() -> dict:
                 if not k.startswith("__"):
                     snap[f"{mname}.{k}"] = id(v)
     return snap
+
+
+_PRISTINE = {}
+
+
+def save_pristine():
+    """At worker start: the values of every watched attribute, to undo a candidate's patches afterwards."""
+    for ns_name, ns in _namespaces().items():
+        for k, v in _attrs(ns).items():
+            _PRISTINE[(ns_name, k)] = (ns, v)
+    for mname, m in list(sys.modules.items()):
+        if mname == "kiln_worker" or mname.startswith("kiln_worker."):
+            for k, v in _attrs(m).items():
+                _PRISTINE[(mname, k)] = (m, v)
+
+
+def restore_pristine():
+    """Puts back every watched attribute a candidate replaced or deleted (shared/fresh isolation)."""
+    restored = 0
+    for (ns_name, k), (ns, v) in _PRISTINE.items():
+        try:
+            cur = vars(ns).get(k, _MISSING)
+        except TypeError:
+            continue
+        if cur is _MISSING and isinstance(ns, type) and k in _DUNDERS:
+            continue  # inherited, never in the class dict
+        if cur is not v:
+            try:
+                setattr(ns, k, v)
+                restored += 1
+            except (AttributeError, TypeError):
+                pass
+    for (ns_name, k), (ns, v) in list(_PRISTINE.items()):
+        if isinstance(ns, type) and k in _DUNDERS and k in vars(ns) and vars(ns)[k] is not v:
+            try:
+                delattr(ns, k)   # a candidate added an operator to the class dict: drop it
+                restored += 1
+            except (AttributeError, TypeError):
+                pass
+    return restored
+
+
+_MISSING = object()
+
+
+def reset_flags():
+    FLAGS.streams_created = 0
+    FLAGS.reference_called = 0
+    FLAGS.events.clear()
+    FLAGS.event_detail.clear()
+    FLAGS.in_candidate = False
 
 
 def compare_snapshots(before: dict, after: dict):

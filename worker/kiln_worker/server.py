@@ -122,9 +122,19 @@ class Worker:
 
 
 def eval_in_process(req, worker) -> dict:
+    from . import guards
     from .evaluate import Evaluator
+    guards.reset_flags()
+    plat.LAUNCHES.reset()
+    plat.LAUNCHES.kernels.clear()
     ev = Evaluator(req)
-    resp = ev.run()
+    try:
+        resp = ev.run()
+    finally:
+        if worker.isolation != "fork":
+            n = guards.restore_pristine()
+            if n:
+                log(f"restored {n} attribute(s) a candidate had replaced")
     if resp.get("ok"):
         resp["clocks"] = getattr(ev, "clocks", None)
         resp["versions"] = worker.versions()
@@ -316,6 +326,8 @@ def _prepare():
     guards.install_audit_hook()
     if not plat.INTERPRET:
         from . import timing  # noqa: F401  (captures pristine timer functions before any candidate)
+    from . import compare, evaluate, tasks  # noqa: F401  (all worker modules loaded before the snapshot)
+    guards.save_pristine()
 
 
 def serve(isolation: str):

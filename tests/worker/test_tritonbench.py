@@ -1,0 +1,55 @@
+"""A sample of TritonBench-G modules against themselves under the interpreter (fast ones; the full 123 run on
+a GPU with bench/gpu/eval_tritonbench_g.py), and TritonBench-G hacks built from a real module."""
+import os
+import re
+
+import pytest
+
+from workerproc import CORPUS, codes
+
+G = os.path.join(CORPUS, "tritonbench", "G")
+SAMPLE = ["matmul_triton1", "dropout_triton", "l2_norm_triton2", "mul_exponent_compensator", "dequantize_rowwise",
+          "kldiv_ops", "logsumexp_fwd", "index_select_cat", "ksoftmax_triton", "masked_add_cuda",
+          "cross_entropy1", "cosine_compute"]
+
+
+def _spec(name, perf=False):
+    s = {"format": "tritonbench_g", "name": name, "path": os.path.join(G, "kernels", f"{name}.py")}
+    if perf:
+        s["perf_path"] = os.path.join(G, "perf", f"{name}_perf.py")
+    return s
+
+
+pytestmark = pytest.mark.skipif(not os.path.isdir(G), reason="corpus not present")
+
+
+@pytest.mark.parametrize("name", SAMPLE)
+def test_module_against_itself(fork_worker, name):
+    r = fork_worker.request({"op": "eval", "task": _spec(name), "candidate": None, "mode": "check", "trials": 2,
+                             "limits": {"timeout_s": 60}}, timeout=120)
+    assert r["ok"] and r["verdict"] == "ok", (name, r.get("reasons"), r.get("stderr_tail", "")[-500:])
+    assert r["runtime_checks"]["triton_launches"] > 0
+
+
+def _source(name):
+    with open(os.path.join(G, "kernels", f"{name}.py")) as f:
+        return f.read().split("#" * 146)[0]
+
+
+def test_torch_instead_of_triton_is_rejected(fork_worker):
+    """matmul_triton1's entry rewritten to call torch.matmul (its kernel stays defined, unused)."""
+    src = _source("matmul_triton1")
+    src += "\n\ndef matmul(x, y):\n    return torch.matmul(x, y)\n"
+    r = fork_worker.request({"op": "eval", "task": _spec("matmul_triton1"),
+                             "candidate": {"source": src, "name": "matmul_triton1.py"}, "mode": "check"})
+    assert r["verdict"] == "rejected", r
+    assert "no_triton_launch" in codes(r) and "torch_compute" in codes(r)
+
+
+def test_perf_case_on_the_harness_input(fork_worker):
+    """The perf harness (imports TritonBench_v1.<name> and performance_utils) gives the timed cases."""
+    r = fork_worker.request({"op": "eval", "task": _spec("dequantize_rowwise", perf=True), "candidate": None,
+                             "mode": "check", "cases": ["test", "perf_0"], "limits": {"timeout_s": 120}},
+                            timeout=200)
+    assert r["verdict"] == "ok", (r.get("reasons"), r.get("stderr_tail", "")[-800:])
+    assert [c["name"] for c in r["cases"]] == ["test", "perf_0"]
