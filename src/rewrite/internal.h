@@ -91,6 +91,8 @@ std::set<std::string> PidVars(const Tree& tree, const Kernel& k);
 std::set<std::string> TileConstexprs(const Tree& tree, const Kernel& k);
 // Constexprs that must be powers of two (tl.arange bounds, tl.zeros/full shapes, block_shape).
 std::set<std::string> PowerOfTwoConstexprs(const Tree& tree, const Kernel& k);
+// The one pointer parameter an address expression derives from ("" when none or several).
+std::string PointerBase(const Tree& tree, const Kernel& k, const Span& pointer);
 std::string TlAlias(const ModuleModel& m);
 std::string TritonAlias(const ModuleModel& m);
 

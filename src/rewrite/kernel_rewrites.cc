@@ -132,8 +132,9 @@ Result<Plan> PlanEvictionHints(const Ctx& c, const EvictionHints& r) {
   Node body = KernelDef(c.tree, k).field("body");
   auto as = AssignmentsIn(body);
   std::map<std::string, int> loads_per_base;
+  auto base_of = [&](const MemOp& m) { return m.base.empty() ? PointerBase(c.tree, k, m.pointer.span) : m.base; };
   for (const auto& m : k.memops)
-    if (m.kind == MemOp::Kind::kLoad) ++loads_per_base[m.base];
+    if (m.kind == MemOp::Kind::kLoad) ++loads_per_base[base_of(m)];
   Plan plan;
   std::string skipped;
   for (const auto& m : k.memops) {
@@ -142,8 +143,9 @@ Result<Plan> PlanEvictionHints(const Ctx& c, const EvictionHints& r) {
       skipped += fmt::format("{}line {}: {}", skipped.empty() ? "" : "; ", m.span.begin.line, why);
     };
     if (m.eviction_policy.present() || m.cache_modifier.present() || m.volatile_.present()) { skip("has hints"); continue; }
-    if (m.base.empty()) { skip("pointer base unknown"); continue; }
-    if (loads_per_base[m.base] > 1) { skip(m.base + " is loaded more than once (re-read)"); continue; }
+    std::string base = base_of(m);
+    if (base.empty()) { skip("pointer base unknown"); continue; }
+    if (loads_per_base[base] > 1) { skip(base + " is loaded more than once (re-read)"); continue; }
     Node ptr = NodeAt(c.tree, m.pointer.span);
     auto ids = IdentifierNames(ptr);
     bool per_program = m.pointer.text.find("program_id") != std::string::npos;
@@ -162,7 +164,7 @@ Result<Plan> PlanEvictionHints(const Ctx& c, const EvictionHints& r) {
       KILN_RETURN_IF_ERROR(AppendArg(plan.edits, c.text(), m.args_span, "eviction_policy='" + r.eviction_policy + "'"));
     if (!r.cache_modifier.empty())
       KILN_RETURN_IF_ERROR(AppendArg(plan.edits, c.text(), m.args_span, "cache_modifier='" + r.cache_modifier + "'"));
-    plan.notes.push_back(fmt::format("load at line {} ({}): streaming hint", m.span.begin.line, m.base));
+    plan.notes.push_back(fmt::format("load at line {} ({}): streaming hint", m.span.begin.line, base));
   }
   if (plan.edits.empty()) return Refuse("no streaming load read once" + (skipped.empty() ? "" : " (" + skipped + ")"));
   return plan;
@@ -297,7 +299,16 @@ Status WrapBodyInTileLoop(const Ctx& c, Plan& plan, const std::string& header) {
   for (auto* p : ps) text.replace(p->span.begin.byte - b, p->span.size(), "_kiln_tile");
   std::string ind = IndentOf(c.text(), body.span().begin.byte);
   std::string unit = "    ";
-  std::string out = ind + header + "\n" + ReindentBlock(text, unit);
+  // Parameters the body reassigns (X += row * stride) restart from their value at entry in every
+  // iteration.
+  std::string save, restore;
+  std::set<std::string> done;
+  for (const auto& a : AssignmentsIn(body))
+    if (k.FindParam(a.name) && done.insert(a.name).second) {
+      save += fmt::format("{}_kiln_{}0 = {}\n", ind, a.name, a.name);
+      restore += fmt::format("{}{}{} = _kiln_{}0\n", ind, unit, a.name, a.name);
+    }
+  std::string out = save + ind + header + "\n" + restore + ReindentBlock(text, unit);
   return plan.edits.Replace(b, e, out);
 }
 
@@ -464,10 +475,11 @@ Result<Plan> PlanSplitK(const Ctx& c, const SplitK& r) {
     return true;
   });
   if (uses != 1) return Refuse("accumulator is used after the K loop other than by the store");
-  std::string out_param = store->base;
+  std::string out_param = store->base.empty() ? PointerBase(c.tree, k, store->pointer.span) : store->base;
   if (out_param.empty() || !k.FindParam(out_param)) return Refuse("output pointer parameter unknown");
   for (const auto& m : k.memops)
-    if (m.kind == MemOp::Kind::kLoad && m.base == out_param) return Refuse("output is also read by the kernel");
+    if (m.kind == MemOp::Kind::kLoad && (m.base.empty() ? PointerBase(c.tree, k, m.pointer.span) : m.base) == out_param)
+      return Refuse("output is also read by the kernel");
 
   Plan plan;
   std::string ind = IndentOf(c.text(), L.span.begin.byte);

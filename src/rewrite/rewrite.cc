@@ -66,15 +66,25 @@ std::string Describe(const Request& r) {
                     Overloaded{
                         [](const SetParams& x) { return JoinValues(x.values); },
                         [](const InsertAutotune& x) {
-                          std::string s = fmt::format(" {} configs key=[", x.configs.size());
+                          std::string s = " key=";
                           for (size_t i = 0; i < x.key.size(); ++i) s += (i ? "," : "") + x.key[i];
-                          return s + "]";
+                          s += " configs=";
+                          for (size_t i = 0; i < x.configs.size(); ++i) {
+                            const auto& c = x.configs[i];
+                            s += i ? ";" : "";
+                            for (const auto& [k, v] : c.params) s += fmt::format("{}:{},", k, v);
+                            s += fmt::format("num_warps:{},num_stages:{}", c.num_warps, c.num_stages);
+                            if (c.num_ctas) s += fmt::format(",num_ctas:{}", *c.num_ctas);
+                            if (c.maxnreg) s += fmt::format(",maxnreg:{}", *c.maxnreg);
+                          }
+                          return s;
                         },
                         [](const GroupMSwizzle& x) { return fmt::format(" GROUP_M={}", x.group_m); },
                         [](const EvictionHints& x) {
-                          return fmt::format(" eviction_policy={} cache_modifier={}",
-                                             x.eviction_policy.empty() ? "-" : x.eviction_policy,
-                                             x.cache_modifier.empty() ? "-" : x.cache_modifier);
+                          std::string s;
+                          if (!x.eviction_policy.empty()) s += " eviction_policy=" + x.eviction_policy;
+                          if (!x.cache_modifier.empty()) s += " cache_modifier=" + x.cache_modifier;
+                          return s;
                         },
                         [](const DotPrecision& x) { return " input_precision=" + x.precision; },
                         [](const PipelineLoop& x) {
@@ -83,17 +93,245 @@ std::string Describe(const Request& r) {
                         },
                         [](const SplitK& x) { return fmt::format(" SPLIT_K={}", x.split_k); },
                         [](const PersistentGrid& x) {
-                          return x.num_programs ? fmt::format(" programs={}", x.num_programs)
-                                                : std::string(" programs=num_sms");
+                          return x.num_programs ? fmt::format(" programs={}", x.num_programs) : std::string();
                         },
                         [](const RowsPerProgram& x) { return fmt::format(" rows={}", x.rows); },
                         [](const RemoveMasks& x) {
                           std::string s;
-                          for (const auto& g : x.guarantees) s += " " + g.expr + "%" + g.multiple + "==0";
+                          for (const auto& g : x.guarantees) s += " " + g.expr + "%" + g.multiple;
+                          if (!x.guard) s += " guard=0";
                           return s;
                         },
                     },
                     r);
+}
+
+namespace {
+
+std::vector<std::string> SplitOn(std::string_view s, char sep) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (char c : s) {
+    if (c == sep) {
+      if (!cur.empty()) out.push_back(cur);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  if (!cur.empty()) out.push_back(cur);
+  return out;
+}
+
+Result<int64_t> IntOf(const std::string& k, const std::string& v) {
+  auto x = ParseIntLiteral(v);
+  if (!x) return InvalidArgument("'" + k + "' needs an integer, got '" + v + "'");
+  return *x;
+}
+
+}  // namespace
+
+Result<Request> ParseRequest(std::string_view text) {
+  std::string t = Trim(text);
+  for (char& c : t)
+    if (c == '\t' || c == '\n') c = ' ';
+  auto words = SplitOn(t, ' ');
+  if (words.empty()) return InvalidArgument("empty rewrite request");
+  std::string kind = words[0];
+  std::vector<std::pair<std::string, std::string>> kv;
+  std::vector<std::string> bare;
+  for (size_t i = 1; i < words.size(); ++i) {
+    auto eq = words[i].find('=');
+    if (eq == std::string::npos || words[i].find('%') != std::string::npos) bare.push_back(words[i]);
+    else kv.push_back({words[i].substr(0, eq), words[i].substr(eq + 1)});
+  }
+  auto no_bare = [&]() -> Status {
+    if (!bare.empty()) return InvalidArgument("unexpected '" + bare[0] + "' in " + kind);
+    return Status::Ok();
+  };
+  if (kind == "set_params") {
+    KILN_RETURN_IF_ERROR(no_bare());
+    SetParams r;
+    for (auto& [k, v] : kv) {
+      KILN_ASSIGN_OR_RETURN(r.values[k], IntOf(k, v));
+    }
+    return Request{r};
+  }
+  if (kind == "insert_autotune") {
+    KILN_RETURN_IF_ERROR(no_bare());
+    InsertAutotune r;
+    for (auto& [k, v] : kv) {
+      if (k == "key") {
+        r.key = SplitOn(v, ',');
+      } else if (k == "configs") {
+        for (const auto& cs : SplitOn(v, ';')) {
+          TuneConfig c;
+          for (const auto& item : SplitOn(cs, ',')) {
+            auto colon = item.find(':');
+            if (colon == std::string::npos) return InvalidArgument("config item '" + item + "' is not NAME:VALUE");
+            std::string n = item.substr(0, colon);
+            KILN_ASSIGN_OR_RETURN(int64_t x, IntOf(n, item.substr(colon + 1)));
+            if (n == "num_warps") c.num_warps = static_cast<int>(x);
+            else if (n == "num_stages") c.num_stages = static_cast<int>(x);
+            else if (n == "num_ctas") c.num_ctas = static_cast<int>(x);
+            else if (n == "maxnreg") c.maxnreg = static_cast<int>(x);
+            else c.params[n] = x;
+          }
+          r.configs.push_back(std::move(c));
+        }
+      } else {
+        return InvalidArgument("unknown insert_autotune option '" + k + "'");
+      }
+    }
+    return Request{r};
+  }
+  auto single_int = [&](const std::string& name, int& out) -> Status {
+    KILN_RETURN_IF_ERROR(no_bare());
+    for (auto& [k, v] : kv) {
+      if (k != name) return InvalidArgument("unknown " + kind + " option '" + k + "'");
+      KILN_ASSIGN_OR_RETURN(int64_t x, IntOf(k, v));
+      out = static_cast<int>(x);
+    }
+    return Status::Ok();
+  };
+  if (kind == "group_m_swizzle") {
+    GroupMSwizzle r;
+    KILN_RETURN_IF_ERROR(single_int("GROUP_M", r.group_m));
+    return Request{r};
+  }
+  if (kind == "split_k") {
+    SplitK r;
+    KILN_RETURN_IF_ERROR(single_int("SPLIT_K", r.split_k));
+    return Request{r};
+  }
+  if (kind == "persistent_grid") {
+    PersistentGrid r;
+    KILN_RETURN_IF_ERROR(single_int("programs", r.num_programs));
+    return Request{r};
+  }
+  if (kind == "rows_per_program") {
+    RowsPerProgram r;
+    KILN_RETURN_IF_ERROR(single_int("rows", r.rows));
+    return Request{r};
+  }
+  if (kind == "pipeline_loop") {
+    KILN_RETURN_IF_ERROR(no_bare());
+    PipelineLoop r;
+    for (auto& [k, v] : kv) {
+      KILN_ASSIGN_OR_RETURN(int64_t x, IntOf(k, v));
+      if (k == "num_stages") r.num_stages = static_cast<int>(x);
+      else if (k == "loop") r.loop = static_cast<int>(x);
+      else return InvalidArgument("unknown pipeline_loop option '" + k + "'");
+    }
+    return Request{r};
+  }
+  if (kind == "eviction_hints") {
+    KILN_RETURN_IF_ERROR(no_bare());
+    EvictionHints r;
+    if (!kv.empty()) r.eviction_policy.clear();
+    for (auto& [k, v] : kv) {
+      if (k == "eviction_policy") r.eviction_policy = v;
+      else if (k == "cache_modifier") r.cache_modifier = v;
+      else return InvalidArgument("unknown eviction_hints option '" + k + "'");
+    }
+    return Request{r};
+  }
+  if (kind == "dot_precision") {
+    KILN_RETURN_IF_ERROR(no_bare());
+    DotPrecision r;
+    for (auto& [k, v] : kv) {
+      if (k == "input_precision") r.precision = v;
+      else return InvalidArgument("unknown dot_precision option '" + k + "'");
+    }
+    return Request{r};
+  }
+  if (kind == "remove_masks") {
+    RemoveMasks r;
+    for (auto& [k, v] : kv) {
+      if (k == "guard") r.guard = v != "0";
+      else return InvalidArgument("unknown remove_masks option '" + k + "'");
+    }
+    for (const auto& b : bare) {
+      auto pct = b.find('%');
+      if (pct == std::string::npos) return InvalidArgument("guarantee '" + b + "' is not EXPR%MULTIPLE");
+      std::string m = b.substr(pct + 1);
+      if (auto e = m.find("=="); e != std::string::npos) m = m.substr(0, e);
+      r.guarantees.push_back({b.substr(0, pct), m});
+    }
+    return Request{r};
+  }
+  return InvalidArgument("unknown rewrite '" + kind + "'");
+}
+
+// Unified diff -------------------------------------------------------------------------------------
+
+std::string UnifiedDiff(std::string_view before, std::string_view after, const std::string& label_a,
+                        const std::string& label_b) {
+  if (before == after) return "";
+  auto lines = [](std::string_view s) {
+    std::vector<std::string_view> v;
+    size_t at = 0;
+    while (at < s.size()) {
+      size_t e = s.find('\n', at);
+      if (e == std::string_view::npos) e = s.size(); else ++e;
+      v.push_back(s.substr(at, e - at));
+      at = e;
+    }
+    return v;
+  };
+  auto a = lines(before), b = lines(after);
+  // Trim the common prefix/suffix, LCS on the middle.
+  size_t pre = 0;
+  while (pre < a.size() && pre < b.size() && a[pre] == b[pre]) ++pre;
+  size_t suf = 0;
+  while (suf < a.size() - pre && suf < b.size() - pre && a[a.size() - 1 - suf] == b[b.size() - 1 - suf]) ++suf;
+  size_t n = a.size() - pre - suf, m = b.size() - pre - suf;
+  std::vector<std::vector<uint32_t>> L(n + 1, std::vector<uint32_t>(m + 1, 0));
+  for (size_t i = n; i-- > 0;)
+    for (size_t j = m; j-- > 0;)
+      L[i][j] = a[pre + i] == b[pre + j] ? L[i + 1][j + 1] + 1 : std::max(L[i + 1][j], L[i][j + 1]);
+  // ops: ' ' keep, '-' delete, '+' insert, with line indices.
+  struct Op { char c; size_t ai, bi; };
+  std::vector<Op> ops;
+  for (size_t i = 0; i < pre; ++i) ops.push_back({' ', i, i});
+  size_t i = 0, j = 0;
+  while (i < n || j < m) {
+    if (i < n && j < m && a[pre + i] == b[pre + j]) { ops.push_back({' ', pre + i, pre + j}); ++i; ++j; }
+    else if (i < n && (j == m || L[i + 1][j] >= L[i][j + 1])) { ops.push_back({'-', pre + i, pre + j}); ++i; }
+    else { ops.push_back({'+', pre + i, pre + j}); ++j; }
+  }
+  for (size_t k = 0; k < suf; ++k) ops.push_back({' ', a.size() - suf + k, b.size() - suf + k});
+  std::string out = "--- " + label_a + "\n+++ " + label_b + "\n";
+  const size_t ctx = 3;
+  size_t k = 0;
+  while (k < ops.size()) {
+    if (ops[k].c == ' ') { ++k; continue; }
+    size_t start = k >= ctx ? k - ctx : 0;
+    size_t end = k;
+    // Extend the hunk while changes are within 2*ctx of each other.
+    size_t last_change = k;
+    for (size_t q = k; q < ops.size(); ++q) {
+      if (ops[q].c != ' ') last_change = q;
+      else if (q - last_change > 2 * ctx) break;
+      end = q;
+    }
+    end = std::min(ops.size() - 1, last_change + ctx);
+    size_t a0 = ops[start].ai, b0 = ops[start].bi, ac = 0, bc = 0;
+    std::string body;
+    for (size_t q = start; q <= end; ++q) {
+      const Op& o = ops[q];
+      std::string_view line = o.c == '+' ? b[o.bi] : a[o.ai];
+      body += o.c;
+      body += line;
+      if (line.empty() || line.back() != '\n') body += "\n\\ No newline at end of file\n";
+      if (o.c != '+') ++ac;
+      if (o.c != '-') ++bc;
+    }
+    out += fmt::format("@@ -{},{} +{},{} @@\n", ac ? a0 + 1 : a0, ac, bc ? b0 + 1 : b0, bc);
+    out += body;
+    k = end + 1;
+  }
+  return out;
 }
 
 // Grid relation ---------------------------------------------------------------------------------
@@ -271,7 +509,7 @@ Result<Tunables> ExtractTunables(const pyast::Tree& tree, const analysis::Module
             site = TunableSite::kNotEditable;
             why = "the grid depends on it through a value that is not edited with it";
           }
-        } else if (tiles.count(name) && site != TunableSite::kAutotune) {
+        } else if (tiles.count(name) && pow2.count(name) && site != TunableSite::kAutotune) {
           u.in_grid = true;
           if (!g.literal) {
             site = TunableSite::kNotEditable;
@@ -472,8 +710,22 @@ Result<Plan> PlanInsertAutotune(const Ctx& c, const InsertAutotune& r) {
   // Key.
   std::vector<std::string> key = r.key;
   if (key.empty()) {
+    // Scalars that bound the work: used in masks, loop bounds or comparisons.
+    std::set<std::string> used;
+    for (const auto& m : k.memops)
+      if (m.mask.present())
+        for (const auto& n : IdentifierNames(NodeAt(c.tree, m.mask.span))) used.insert(n);
+    for (const auto& L : k.loops)
+      for (const auto* e : {&L.start, &L.end, &L.step})
+        if (e->present())
+          for (const auto& n : IdentifierNames(NodeAt(c.tree, e->span))) used.insert(n);
+    KernelDef(c.tree, k).field("body").Walk([&](const Node& n) {
+      if (n.type() == "comparison_operator")
+        for (const auto& x : IdentifierNames(n)) used.insert(x);
+      return true;
+    });
     for (const auto& p : k.params)
-      if (p.kind == ParamKind::kScalar && p.name.rfind("stride", 0) != 0) key.push_back(p.name);
+      if (p.kind == ParamKind::kScalar && used.count(p.name)) key.push_back(p.name);
   }
   for (const auto& n : key) {
     const Param* p = k.FindParam(n);
@@ -484,13 +736,16 @@ Result<Plan> PlanInsertAutotune(const Ctx& c, const InsertAutotune& r) {
   // benchmark runs, or autotuning would corrupt them.
   std::set<std::string> loaded, stored, restore;
   for (const auto& m : k.memops) {
-    if (m.kind == analysis::MemOp::Kind::kStore && m.base.empty())
-      if (!k.atomics.empty()) return Refuse("a store's base pointer is unknown in a kernel with atomics");
-    (m.kind == analysis::MemOp::Kind::kLoad ? loaded : stored).insert(m.base);
+    std::string base = m.base.empty() ? PointerBase(c.tree, k, m.pointer.span) : m.base;
+    if (m.kind == analysis::MemOp::Kind::kStore && base.empty())
+      return Refuse(fmt::format("the store at line {} has no single base pointer: cannot tell whether autotuning "
+                                "must restore it", m.span.begin.line));
+    (m.kind == analysis::MemOp::Kind::kLoad ? loaded : stored).insert(base);
   }
   for (const auto& a : k.atomics) {
-    if (a.base.empty()) return Refuse("an atomic's base pointer is unknown: autotuning would accumulate twice");
-    restore.insert(a.base);
+    std::string base = a.base.empty() ? PointerBase(c.tree, k, a.pointer.span) : a.base;
+    if (base.empty()) return Refuse("an atomic's base pointer is unknown: autotuning would accumulate twice");
+    restore.insert(base);
   }
   for (const auto& s : stored)
     if (!s.empty() && loaded.count(s)) restore.insert(s);
@@ -559,7 +814,7 @@ Result<Plan> PlanInsertAutotune(const Ctx& c, const InsertAutotune& r) {
           vars[b->origin.at_launch.text] = meta + "['" + n + "']";
         if (!var.empty()) vars[var] = meta + "['" + n + "']";
         needs = true;
-      } else if (TileConstexprs(c.tree, k).count(n)) {
+      } else if (TileConstexprs(c.tree, k).count(n) && PowerOfTwoConstexprs(c.tree, k).count(n)) {
         if (!g.literal) return Refuse(fmt::format("launch at line {}: the grid ({}) does not follow {}",
                                                   l.span.begin.line, l.grid.expr.text, n));
         literals[std::string(c.text().substr(g.literal->begin.byte, g.literal->size()))] = meta + "['" + n + "']";

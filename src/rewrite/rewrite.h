@@ -196,8 +196,19 @@ const char* RewriteKindName(RewriteKind k);  // "set_params", "insert_autotune",
                                              // "eviction_hints", "dot_precision", "pipeline_loop",
                                              // "split_k", "persistent_grid", "rows_per_program",
                                              // "remove_masks"
-// One line for reports: "set_params BLOCK_SIZE=256 num_warps=8".
+// One line for reports and the inverse of ParseRequest, e.g.
+//   set_params BLOCK_SIZE=256 num_warps=8
+//   insert_autotune key=n_elements configs=BLOCK_SIZE:128,num_warps:4,num_stages:3;BLOCK_SIZE:256,num_warps:8
+//   group_m_swizzle GROUP_M=8          eviction_hints eviction_policy=evict_first cache_modifier=.cg
+//   dot_precision input_precision=ieee pipeline_loop num_stages=3 [loop=0]
+//   split_k SPLIT_K=4                  persistent_grid [programs=132]
+//   rows_per_program rows=4            remove_masks n_elements%BLOCK_SIZE [guard=0]
 std::string Describe(const Request& r);
+Result<Request> ParseRequest(std::string_view text);
+
+// A unified diff (3 lines of context) from `before` to `after` ("" when equal).
+std::string UnifiedDiff(std::string_view before, std::string_view after, const std::string& label_a,
+                        const std::string& label_b);
 
 // Check / Apply ----------------------------------------------------------------------------------
 

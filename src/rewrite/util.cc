@@ -77,13 +77,8 @@ Node NodeAtBytes(const Tree& tree, uint32_t begin, uint32_t end) {
       Span s = c.span();
       if (s.begin.byte <= begin && s.end.byte >= end) { next = c; break; }
     }
-    if (next.is_null()) return n;
+    if (next.is_null()) return n;  // the innermost named node covering the range
     n = next;
-    Span s = n.span();
-    if (s.begin.byte == begin && s.end.byte == end) {
-      // Prefer the outermost node with exactly this span (e.g. call over its parenthesised form).
-      return n;
-    }
   }
 }
 
@@ -396,6 +391,29 @@ std::set<std::string> PowerOfTwoConstexprs(const Tree& tree, const Kernel& k) {
     return true;
   });
   return out;
+}
+
+std::string PointerBase(const Tree& tree, const Kernel& k, const Span& pointer) {
+  if (pointer.size() == 0) return "";
+  Node def = KernelDef(tree, k);
+  if (def.is_null()) return "";
+  auto as = AssignmentsIn(def.field("body"));
+  std::set<std::string> bases, seen;
+  std::vector<std::string> work;
+  for (const auto& n : IdentifierNames(NodeAt(tree, pointer))) work.push_back(n);
+  while (!work.empty()) {
+    std::string n = work.back();
+    work.pop_back();
+    if (!seen.insert(n).second) continue;
+    if (const Param* p = k.FindParam(n)) {
+      if (p->kind == analysis::ParamKind::kPointer) bases.insert(n);
+      continue;
+    }
+    for (const auto& a : as)
+      if (a.name == n)
+        for (const auto& m : IdentifierNames(a.value)) work.push_back(m);
+  }
+  return bases.size() == 1 ? *bases.begin() : "";
 }
 
 std::string TlAlias(const ModuleModel& m) { return m.tl_aliases.empty() ? "tl" : m.tl_aliases[0]; }
