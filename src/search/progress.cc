@@ -1,0 +1,50 @@
+#include "search/progress.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+namespace kiln::search {
+
+StderrProgress::StderrProgress(std::FILE* out, int tty)
+    : out_(out), tty_(tty < 0 ? isatty(fileno(out)) != 0 : tty == 1) {}
+
+std::string StderrProgress::Format(const ProgressState& s) {
+  double left = std::max(0.0, s.budget_s - s.elapsed_s);
+  return fmt::format("[{}] tried {} (pruned {}, failed {}) | best {:.3f}x {} | {:.0f}s elapsed, {:.0f}s left",
+                     s.phase, s.tried, s.pruned, s.failed, s.best_speedup, s.best_config, s.elapsed_s, left);
+}
+
+void StderrProgress::Update(const ProgressState& s) {
+  std::string line = Format(s);
+  if (tty_) {
+    std::fprintf(out_, "\r\033[K%s", line.c_str());
+    drawn_ = true;
+  } else {
+    std::string best = fmt::format("{:.3f}", s.best_speedup);
+    // Plain mode: a line when the phase or the best changes, or every 10 candidates.
+    if (s.phase != last_phase_ || best != last_best_ || s.tried / 10 != last_tried_ / 10)
+      std::fprintf(out_, "kiln: %s\n", line.c_str());
+    last_phase_ = s.phase;
+    last_best_ = best;
+    last_tried_ = s.tried;
+  }
+  std::fflush(out_);
+}
+
+void StderrProgress::Line(const std::string& text) {
+  if (tty_ && drawn_) std::fprintf(out_, "\r\033[K");
+  std::fprintf(out_, "%s\n", text.c_str());
+  drawn_ = false;
+  std::fflush(out_);
+}
+
+void StderrProgress::Finish() {
+  if (tty_ && drawn_) std::fprintf(out_, "\n");
+  drawn_ = false;
+  std::fflush(out_);
+}
+
+}  // namespace kiln::search
