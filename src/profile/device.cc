@@ -11,9 +11,6 @@
 
 #include "common/file.h"
 
-#ifndef KILN_SOURCE_DIR
-#define KILN_SOURCE_DIR ""
-#endif
 
 namespace kiln::profile {
 
@@ -53,11 +50,6 @@ Status MakeDirs(const std::string& path) {
     if (i < path.size()) cur.push_back(path[i]);
   }
   return Status::Ok();
-}
-
-bool IsDir(const std::string& p) {
-  struct stat st;
-  return stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
 std::string SafeFileName(const std::string& s) {
@@ -201,95 +193,14 @@ Status JsonDeviceStore::Save(const DeviceRecord& r) {
   return WriteFile(PathFor(r.info.uuid), ToJson(r).dump(2) + "\n");
 }
 
-// --- worker channel ------------------------------------------------------------------------
-
-Result<std::unique_ptr<WorkerChannel>> WorkerChannel::Start(const Options& o) {
-  SpawnOptions so;
-  so.argv = {o.python, "-m", "kiln_worker"};
-  so.argv.insert(so.argv.end(), o.args.begin(), o.args.end());
-  so.env_set = o.env;
-  auto p = Process::Spawn(so);
-  if (!p.ok()) return p.status();
-  auto ch = std::unique_ptr<WorkerChannel>(new WorkerChannel());
-  ch->proc_ = std::move(p).value();
-  return ch;
-}
-
-WorkerChannel::~WorkerChannel() {
-  if (proc_ && proc_->running()) {
-    (void)proc_->Write(R"({"id": "bye", "op": "shutdown"})" "\n");
-    proc_->CloseStdin();
-    if (!proc_->Wait(std::chrono::seconds(5))) proc_->Kill(9);
-  }
-}
-
-Result<json> WorkerChannel::Call(json request, std::chrono::seconds timeout) {
-  if (!request.contains("id")) request["id"] = std::to_string(next_id_++);
-  std::string id = request["id"].get<std::string>();
-  KILN_RETURN_IF_ERROR(proc_->Write(request.dump() + "\n"));
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (true) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) {
-      proc_->Kill(9);
-      return Timeout(fmt::format("the worker did not answer {} in {} s", request.value("op", "?"),
-                                 timeout.count()));
-    }
-    auto line = proc_->ReadLine(left);
-    if (!line.ok()) {
-      if (line.status().code() == Code::kTimeout) continue;
-      auto exit = proc_->Wait(std::chrono::seconds(2));
-      return Internal(fmt::format("the worker exited ({}) before answering {}. stderr:\n{}",
-                                  exit ? exit->Describe() : "no exit status",
-                                  request.value("op", "?"), proc_->stderr_tail()));
-    }
-    json j = json::parse(*line, nullptr, false);
-    if (j.is_discarded() || !j.is_object()) continue;  // stray output
-    if (j.value("id", "") != id) continue;
-    if (!j.value("ok", false)) {
-      return Internal(fmt::format("the worker refused {}: {}", request.value("op", "?"),
-                                  j.value("error", j.dump())));
-    }
-    return j;
-  }
-}
-
-std::string FindWorkerPackageDir() {
-  auto has_pkg = [](const std::string& d) { return IsDir(d + "/kiln_worker"); };
-  if (const char* e = std::getenv("KILN_WORKER_PATH"); e && *e && has_pkg(e)) return e;
-  char buf[4096];
-  ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
-  if (n > 0) {
-    std::string exe(buf, n);
-    std::string dir = exe.substr(0, exe.rfind('/'));
-    for (int up = 0; up < 4; ++up) {
-      if (has_pkg(dir + "/worker")) return dir + "/worker";
-      auto slash = dir.rfind('/');
-      if (slash == std::string::npos || slash == 0) break;
-      dir = dir.substr(0, slash);
-    }
-  }
-  std::string src = KILN_SOURCE_DIR;
-  if (!src.empty() && has_pkg(src + "/worker")) return src + "/worker";
-  return "";
-}
-
-Result<DeviceRecord> CharacterizeDevice(const CharacterizeOptions& o, DeviceStore& store) {
-  WorkerChannel::Options wo;
-  wo.python = o.python;
-  wo.args = {"--device", std::to_string(o.device_index), "--isolation", "shared"};
-  if (std::string w = FindWorkerPackageDir(); !w.empty()) {
-    const char* pp = std::getenv("PYTHONPATH");
-    wo.env["PYTHONPATH"] = pp && *pp ? w + ":" + pp : w;
-  }
-  auto ch = WorkerChannel::Start(wo);
-  if (!ch.ok()) return Unavailable(fmt::format("cannot start the worker ({}): {}", o.python, ch.status().message()));
-  auto hello = (*ch)->Call(json{{"op", "hello"}}, std::chrono::seconds(120));
+Result<DeviceRecord> CharacterizeDevice(exec::Runner& runner, const CharacterizeOptions& o,
+                                        DeviceStore& store) {
+  auto hello = runner.Hello();
   if (!hello.ok()) return hello.status();
-  if (hello->value("interpreter", false)) {
+  if (hello->interpreter) {
     return Unavailable("no GPU: the worker runs in Triton's interpreter mode (torch.cuda is not available)");
   }
-  const json& devs = (*hello)["devices"];
+  const json& devs = hello->raw.contains("devices") ? hello->raw["devices"] : json();
   if (!devs.is_array() || devs.empty()) return Unavailable("the worker reports no CUDA device");
   const json* dj = &devs[0];
   for (const auto& d : devs) {
@@ -297,7 +208,7 @@ Result<DeviceRecord> CharacterizeDevice(const CharacterizeOptions& o, DeviceStor
   }
   DeviceRecord rec;
   KILN_ASSIGN_OR_RETURN(rec.info, DeviceInfoFromJson(*dj));
-  rec.versions = hello->value("versions", json::object());
+  rec.versions = hello->versions;
   if (!o.refresh) {
     auto stored = store.Load(rec.info.uuid);
     if (stored.ok() && stored->has_value()) {
@@ -307,7 +218,7 @@ Result<DeviceRecord> CharacterizeDevice(const CharacterizeOptions& o, DeviceStor
       return r;
     }
   }
-  auto peaks = (*ch)->Call(json{{"op", "device_peaks"}, {"dtypes", o.dtypes}}, o.timeout);
+  auto peaks = runner.DevicePeaks(o.dtypes);
   if (!peaks.ok()) return peaks.status();
   KILN_ASSIGN_OR_RETURN(rec.peaks, DevicePeaksFromJson(*peaks));
   if (rec.peaks.measured_at.empty()) rec.peaks.measured_at = NowIso();

@@ -10,8 +10,9 @@
 // under $KILN_CACHE_DIR/devices/<uuid>.json (default ~/.cache/kiln/devices/). It sits behind the
 // DeviceStore interface so the SQLite store can replace it without touching callers.
 //
-// Roadmap: the worker is spoken to through WorkerChannel (a minimal JSON-lines client over
-// common/subprocess) until src/exec's WorkerRunner lands; then CharacterizeDevice takes a Runner.
+// Roadmap: the worker is reached through exec::Runner (WorkerRunner on a GPU host, ReplayRunner in
+// tests). src/store has PutDevice but no lookup yet; when it does, a StoreDeviceStore replaces the
+// JSON files.
 #pragma once
 
 #include <chrono>
@@ -24,7 +25,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/status.h"
-#include "common/subprocess.h"
+#include "exec/runner.h"
 
 namespace kiln::profile {
 
@@ -88,41 +89,16 @@ class JsonDeviceStore : public DeviceStore {
   std::string dir_;
 };
 
-// A minimal JSON-lines client for `python3 -m kiln_worker` (one request, one response line).
-class WorkerChannel {
- public:
-  struct Options {
-    std::string python = "python3";
-    std::vector<std::string> args;             // extra worker args (e.g. --device 0)
-    std::map<std::string, std::string> env;    // e.g. PYTHONPATH to the worker package
-    std::chrono::seconds start_timeout{120};
-  };
-  static Result<std::unique_ptr<WorkerChannel>> Start(const Options& o);
-  // Sends `request` (an "id" is added when absent) and waits for its response.
-  Result<nlohmann::json> Call(nlohmann::json request, std::chrono::seconds timeout);
-  std::string stderr_tail() { return proc_->stderr_tail(); }
-  ~WorkerChannel();
-
- private:
-  std::unique_ptr<Process> proc_;
-  int next_id_ = 1;
-};
-
-// PYTHONPATH entry for the worker package: $KILN_WORKER_PATH, else <dir of the kiln binary>/../..
-// /worker and friends, else the source tree's worker/ (compiled in). Empty when none is found.
-std::string FindWorkerPackageDir();
-
 struct CharacterizeOptions {
-  std::string python = "python3";   // --python; KILN_PYTHON overrides the default
   int device_index = 0;
   bool refresh = false;             // re-measure even when stored
   std::vector<std::string> dtypes = {"float32", "tf32", "bfloat16", "float16", "float8_e4m3fn"};
-  std::chrono::seconds timeout{600};
 };
 
-// hello -> DeviceInfo; then the stored record for that UUID unless refresh; else device_peaks,
-// saved to the store.
-Result<DeviceRecord> CharacterizeDevice(const CharacterizeOptions& o, DeviceStore& store);
+// hello -> DeviceInfo; then the stored record for that UUID unless `refresh`; else device_peaks
+// (measured by the worker), saved to the store. Fails with kUnavailable when the worker has no GPU.
+Result<DeviceRecord> CharacterizeDevice(exec::Runner& runner, const CharacterizeOptions& o,
+                                        DeviceStore& store);
 
 // Terminal text for `kiln device`.
 std::string FormatDevice(const DeviceRecord& r);

@@ -128,9 +128,11 @@ std::vector<std::string> BuildNcuArgv(const NcuOptions& opts, const std::string&
   if (opts.clock_control_none) argv.insert(argv.end(), {"--clock-control", "none"});
   if (opts.print_units_base) argv.insert(argv.end(), {"--print-units", "base"});
   argv.insert(argv.end(), {"--csv", "--page", "raw", "--metrics", list});
+  if (!opts.nvtx_include.empty()) argv.insert(argv.end(), {"--nvtx", "--nvtx-include", opts.nvtx_include});
   argv.insert(argv.end(), {"-k", "regex:" + opts.kernel_regex});
-  argv.insert(argv.end(), {"--launch-skip", std::to_string(opts.launch_skip), "--launch-count",
-                           std::to_string(opts.launch_count), "--target-processes", "all"});
+  argv.insert(argv.end(), {"--launch-skip", std::to_string(opts.launch_skip)});
+  if (opts.launch_count > 0) argv.insert(argv.end(), {"--launch-count", std::to_string(opts.launch_count)});
+  argv.insert(argv.end(), {"--target-processes", "all"});
   argv.insert(argv.end(), target.begin(), target.end());
   return argv;
 }

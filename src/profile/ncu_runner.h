@@ -36,7 +36,8 @@ struct NcuOptions {
   std::vector<std::string> metrics;       // empty: DefaultMetrics()
   std::string kernel_regex = ".";         // -k regex:<...>  (ncu matches the function name)
   int launch_skip = 0;                    // --launch-skip
-  int launch_count = 1;                   // --launch-count
+  int launch_count = 1;                   // --launch-count (0: every matching launch)
+  std::string nvtx_include;               // non-empty: --nvtx --nvtx-include <it> (e.g. "kiln_profile/")
   bool clock_control_none = true;         // --clock-control none
   bool print_units_base = true;           // --print-units base
   std::chrono::seconds timeout{600};      // KILN_NCU_TIMEOUT_S overrides

@@ -1,0 +1,157 @@
+#include "profile/profile_task.h"
+
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <chrono>
+
+#include <fmt/format.h>
+
+#include "common/file.h"
+#include "exec/result.h"
+#include "exec/runner.h"
+
+namespace kiln::profile {
+
+using nlohmann::json;
+
+namespace {
+
+Result<std::string> MakeWorkDir(const std::string& given) {
+  if (!given.empty()) return given;
+  const char* tmp = std::getenv("TMPDIR");
+  std::string tmpl = std::string(tmp && *tmp ? tmp : "/tmp") + "/kiln-profile-XXXXXX";
+  std::vector<char> buf(tmpl.begin(), tmpl.end());
+  buf.push_back('\0');
+  if (!mkdtemp(buf.data())) return IoError("cannot create a temporary directory for the profile run");
+  return std::string(buf.data());
+}
+
+NcuOptions WithSelection(const ProfileOptions& o) {
+  NcuOptions n = o.ncu;
+  if (o.use_nvtx) {
+    n.nvtx_include = "kiln_profile/";
+    if (n.launch_count == 1 && n.kernel_regex == ".") n.launch_count = o.max_kernels;  // every kernel of the call
+  }
+  return n;
+}
+
+Result<ProfileOutput> RunAndBuild(const NcuOptions& n, const std::vector<std::string>& target,
+                                  std::vector<KernelFacts> facts, const std::optional<DeviceRecord>& device,
+                                  const std::string& source) {
+  auto t0 = std::chrono::steady_clock::now();
+  NcuRunner runner(n);
+  auto run = runner.Run(target);
+  if (!run.ok()) return run.status();
+  ProfileOutput out;
+  out.run = BuildProfileRun(run->report, facts, device);
+  out.run.source = source;
+  out.run.ncu_command = ShellJoin(run->argv);
+  out.run.ncu_seconds = run->seconds;
+  out.run.dropped_metrics = run->dropped_metrics;
+  out.run.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  out.csv = run->csv_text;
+  return out;
+}
+
+}  // namespace
+
+std::vector<KernelFacts> MergeFacts(std::vector<KernelFacts> base, const std::vector<KernelFacts>& extra) {
+  for (const auto& e : extra) {
+    KernelFacts* b = nullptr;
+    for (auto& x : base) {
+      if (x.name == e.name) b = &x;
+    }
+    if (!b) {
+      base.push_back(e);
+      continue;
+    }
+    auto fill = [](std::optional<int>& a, const std::optional<int>& v) {
+      if (!a && v) a = v;
+    };
+    fill(b->n_regs, e.n_regs);
+    fill(b->n_spills, e.n_spills);
+    fill(b->shared_bytes, e.shared_bytes);
+    fill(b->num_warps, e.num_warps);
+    fill(b->num_stages, e.num_stages);
+    if (b->grid.empty()) b->grid = e.grid;
+    for (const auto& [k, v] : e.constexprs) b->constexprs.emplace(k, v);
+    b->has_dot = b->has_dot || e.has_dot;
+    b->fp32_dot_without_tensor_cores = b->fp32_dot_without_tensor_cores || e.fp32_dot_without_tensor_cores;
+  }
+  return base;
+}
+
+Result<ProfileOutput> ProfileTask(const task::TaskSpec& spec, const std::optional<std::string>& candidate_source,
+                                  const ProfileOptions& o, const std::optional<DeviceRecord>& device) {
+  KILN_ASSIGN_OR_RETURN(std::string dir, MakeWorkDir(o.work_dir));
+  exec::EvalRequest req;
+  req.task = spec;
+  req.candidate_source = candidate_source;
+  req.trials = 1;
+  req.policy = exec::Policy::kTrusted;
+  if (!o.case_name.empty()) req.cases = {o.case_name};
+  json rj = req.ToJson("profile");
+  rj["mode"] = "profile";
+  if (!o.case_name.empty()) rj["profile_case"] = o.case_name;
+  const std::string req_path = dir + "/request.json", resp_path = dir + "/response.json";
+  KILN_RETURN_IF_ERROR(WriteFile(req_path, rj.dump(2) + "\n"));
+  std::string python = exec::ResolvePython(o.python);
+  NcuOptions n = WithSelection(o);
+  auto wdir = exec::FindWorkerDir();
+  if (wdir.ok()) {
+    const char* pp = std::getenv("PYTHONPATH");
+    n.env["PYTHONPATH"] = pp && *pp ? *wdir + ":" + pp : *wdir;
+  }
+  std::vector<std::string> target = {python, "-m", "kiln_worker", "--request", req_path, "--out", resp_path};
+  auto out = RunAndBuild(n, target, {}, device, "task:" + spec.name + (o.case_name.empty() ? "" : " case " + o.case_name));
+  // The worker's response explains failures better than ncu's exit status, and carries the facts.
+  json resp;
+  if (auto text = ReadFile(resp_path); text.ok()) resp = json::parse(*text, nullptr, false);
+  if (!out.ok()) {
+    if (resp.is_object() && resp.value("verdict", "ok") != "ok") {
+      return Status(out.status().code(),
+                    fmt::format("the task failed under the profiler: verdict {}: {}\n{}", resp.value("verdict", "?"),
+                                resp.value("message", ""), out.status().message()));
+    }
+    return out.status();
+  }
+  if (resp.is_object()) {
+    out->worker_response = resp;
+    if (auto f = KernelFactsFromJson(resp); f.ok()) {
+      std::vector<KernelFacts> facts = *f;
+      for (auto& k : out->run.kernels) {
+        for (const auto& fa : facts) {
+          if (fa.name == k.name()) k.facts = fa;
+        }
+      }
+    }
+  }
+  return out;
+}
+
+Result<ProfileOutput> ProfileScript(const std::string& script, const std::vector<std::string>& args,
+                                    const ProfileOptions& o, const std::optional<DeviceRecord>& device) {
+  if (access(script.c_str(), R_OK) != 0) return NotFound(fmt::format("{}: no such script", script));
+  KILN_ASSIGN_OR_RETURN(std::string dir, MakeWorkDir(o.work_dir));
+  const std::string facts_path = dir + "/facts.json";
+  std::string python = exec::ResolvePython(o.python);
+  NcuOptions n = WithSelection(o);
+  n.env["KILN_FACTS_OUT"] = facts_path;
+  std::vector<std::string> target = {python, script};
+  target.insert(target.end(), args.begin(), args.end());
+  KILN_ASSIGN_OR_RETURN(ProfileOutput out, RunAndBuild(n, target, {}, device, "script:" + script));
+  if (auto text = ReadFile(facts_path); text.ok()) {
+    json j = json::parse(*text, nullptr, false);
+    if (auto f = KernelFactsFromJson(j); f.ok()) {
+      for (auto& k : out.run.kernels) {
+        for (const auto& fa : *f) {
+          if (fa.name == k.name()) k.facts = fa;
+        }
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace kiln::profile

@@ -1,0 +1,52 @@
+// kiln/profile: profiling a task's kernels (or a plain script's) under ncu, end to end.
+//
+// Task: the worker's one-shot mode (`python3 -m kiln_worker --request req.json --out resp.json`,
+// mode "profile") runs one case once after a warm-up call, with the profiled call inside the NVTX
+// range "kiln_profile"; ncu selects that range (`--nvtx --nvtx-include kiln_profile/`), so the
+// warm-up (compile, autotune) is never profiled and every kernel of the call is (launch-count 0 =
+// all, capped by max_kernels). The response file carries the compile facts, joined by name.
+//
+// Script: any Python program that follows the same convention (warm-up, then the call to profile
+// inside torch.cuda.nvtx.range("kiln_profile")); it may write compile facts as JSON
+// ({"kernels": [...]}) to $KILN_FACTS_OUT. tests/profile/kernels/ holds such scripts.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "profile/device.h"
+#include "profile/ncu_runner.h"
+#include "profile/profile.h"
+#include "task/task.h"
+
+namespace kiln::profile {
+
+struct ProfileOptions {
+  NcuOptions ncu;                 // kernel_regex, launch skip/count, timeout, ncu path
+  std::string python;             // empty: $KILN_PYTHON, else python3
+  std::string case_name;          // task case to profile; empty: the task's first case
+  bool use_nvtx = true;           // select the "kiln_profile" NVTX range
+  int max_kernels = 64;           // launch-count cap when profiling every kernel of the call
+  std::string work_dir;           // for request/response files; empty: a fresh dir under /tmp
+  bool keep_csv = false;          // fill ProfileRun::csv (for --save-csv)
+};
+
+struct ProfileOutput {
+  ProfileRun run;
+  std::string csv;                // the raw CSV ncu printed
+  nlohmann::json worker_response;  // task mode: the worker's response (may be null)
+};
+
+Result<ProfileOutput> ProfileTask(const task::TaskSpec& spec,
+                                  const std::optional<std::string>& candidate_source,
+                                  const ProfileOptions& o, const std::optional<DeviceRecord>& device);
+
+Result<ProfileOutput> ProfileScript(const std::string& script, const std::vector<std::string>& args,
+                                    const ProfileOptions& o, const std::optional<DeviceRecord>& device);
+
+// Merges facts by kernel name: fields set in `extra` fill the ones unset in `base`; static flags OR.
+std::vector<KernelFacts> MergeFacts(std::vector<KernelFacts> base, const std::vector<KernelFacts>& extra);
+
+}  // namespace kiln::profile
