@@ -703,6 +703,12 @@ Result<Plan> PlanInsertAutotune(const Ctx& c, const InsertAutotune& r) {
   if (k.heuristics)
     for (const auto& h : k.heuristics->entries)
       if (tuned.count(h.name)) return Refuse(h.name + " is set by @triton.heuristics");
+  if (k.autotune)
+    for (const auto& n : k.autotune->tuned_names) {
+      const Param* p = k.FindParam(n);
+      if (!tuned.count(n) && p && !p->default_value.present())
+        return Refuse("the new configs do not set " + n + ", which the existing configs set");
+    }
   for (const auto& j : c.model.launches)
     if (j.kernel == k.name && std::find(c.launches.begin(), c.launches.end(), &j - &c.model.launches[0]) == c.launches.end())
       return Refuse("kernel is launched at other sites that are not targets (line " +

@@ -6,8 +6,11 @@
 //   kiln_rewrite_apply --diff FILE KERNEL REQUEST...   unified diff instead of the source
 //   kiln_rewrite_apply --check FILE KERNEL      every rewrite kind: applies or not, and why
 //   kiln_rewrite_apply --tunables FILE KERNEL   the tunables
+//   kiln_rewrite_apply --sweep FILE [OUTDIR]    every launched kernel x every applicable kind with a
+//                                               default request; writes the variants to OUTDIR
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -37,6 +40,7 @@ int main(int argc, char** argv) {
     mode = args[0];
     args.erase(args.begin());
   }
+  if (mode == "--sweep" && args.size() == 1) args.push_back("");
   if (args.size() < 2) {
     std::fprintf(stderr, "usage: kiln_rewrite_apply [--diff|--check|--tunables] FILE KERNEL [REQUEST...]\n");
     return 1;
@@ -50,6 +54,50 @@ int main(int argc, char** argv) {
   if (!model.ok()) {
     std::fprintf(stderr, "%s\n", model.status().message().c_str());
     return 1;
+  }
+  if (mode == "--sweep") {
+    // Every launched kernel x every kind: Check, and Apply where it applies (default request;
+    // set_params doubles the first editable constexpr; insert_autotune uses the current values).
+    int applied = 0, failed = 0;
+    for (const auto& k : model->kernels) {
+      if (!k.launched) continue;
+      rewrite::Target t{k.name, {}};
+      for (const auto& [kind, a] : rewrite::CheckAll(**tree, *model, t)) {
+        if (!a.applies) continue;
+        rewrite::Request req;
+        if (kind == rewrite::RewriteKind::kSetParams) {
+          auto tun = rewrite::ExtractTunables(**tree, *model, t);
+          rewrite::SetParams sp;
+          for (const auto& u : tun->items)
+            if (u.editable && u.value && *u.value > 0) { sp.values[u.name] = *u.value * 2; break; }
+          if (sp.values.empty()) continue;
+          req = sp;
+        } else if (kind == rewrite::RewriteKind::kInsertAutotune) {
+          auto tun = rewrite::ExtractTunables(**tree, *model, t);
+          rewrite::TuneConfig cfg;
+          for (const auto& u : tun->items)
+            if (!u.launch_option && (u.value || !u.autotune_values.empty()))
+              if (u.site != rewrite::TunableSite::kNotEditable && u.site != rewrite::TunableSite::kOptionDefault)
+                cfg.params[u.name] = u.value ? *u.value : u.autotune_values[0];
+          req = rewrite::InsertAutotune{{cfg}, {}};
+        } else {
+          auto r = rewrite::ParseRequest(rewrite::RewriteKindName(kind));
+          req = *r;
+        }
+        auto out = rewrite::Apply(**tree, *model, t, req);
+        if (out.ok() && !args[1].empty()) {
+          std::string stem = std::filesystem::path(args[0]).stem().string();
+          std::string path = args[1] + "/" + stem + "__" + k.name + "__" + rewrite::RewriteKindName(kind) + ".py";
+          if (!WriteFile(path, out->source).ok()) std::fprintf(stderr, "cannot write %s\n", path.c_str());
+          std::printf("file %s\n", path.c_str());
+        }
+        std::printf("%s %s %s: %s\n", out.ok() ? "ok  " : "FAIL", k.name.c_str(), rewrite::Describe(req).c_str(),
+                    out.ok() ? "" : out.status().message().c_str());
+        out.ok() ? ++applied : ++failed;
+      }
+    }
+    std::printf("applied %d, failed %d\n", applied, failed);
+    return failed ? 3 : 0;
   }
   rewrite::Target target{args[1], {}};
   if (mode == "--check") {
