@@ -1,0 +1,334 @@
+// Unit tests of the search space, pruning, the GP / EI math, the strategies and successive halving.
+#include <cmath>
+#include <map>
+#include <random>
+
+#include <gtest/gtest.h>
+
+#include "search/gp.h"
+#include "search/halving.h"
+#include "search/prune.h"
+#include "search/space.h"
+#include "search/strategy.h"
+
+namespace kiln::search {
+namespace {
+
+Space Space1D() {
+  return Space({{"BLOCK_SIZE", Role::kBlock, {16, 32, 64, 128, 256, 512, 1024}, false},
+                {"num_warps", Role::kNumWarps, {1, 2, 4, 8, 16}, true},
+                {"num_stages", Role::kNumStages, {1, 2, 3, 4}, true}});
+}
+
+Space SpaceGemm() {
+  return Space({{"BLOCK_M", Role::kBlockM, {16, 32, 64, 128, 256}, false},
+                {"BLOCK_N", Role::kBlockN, {16, 32, 64, 128, 256}, false},
+                {"BLOCK_K", Role::kBlockK, {16, 32, 64, 128}, false},
+                {"GROUP_M", Role::kGroupM, {1, 4, 8, 16}, false},
+                {"num_warps", Role::kNumWarps, {2, 4, 8}, true},
+                {"num_stages", Role::kNumStages, {2, 3, 4, 5, 6}, true}});
+}
+
+// Known optimum BLOCK_SIZE=128, num_warps=4, num_stages=3 (time 1.0 there).
+double Bowl(const Config& c) {
+  double b = std::log2(static_cast<double>(c.at("BLOCK_SIZE"))) - 7;
+  double w = std::log2(static_cast<double>(c.at("num_warps"))) - 2;
+  double s = static_cast<double>(c.at("num_stages")) - 3;
+  return 1.0 + 0.3 * b * b + 0.2 * w * w + 0.1 * s * s;
+}
+
+// Drives a strategy to convergence (or max_evals); returns the best config and the count.
+std::pair<Config, int> Drive(Strategy& s, const Config& start, const std::function<double(const Config&)>& f,
+                             int max_evals = 1000) {
+  Config best = start;
+  double bs = f(start);
+  s.Start(start, bs);
+  int n = 0;
+  while (n < max_evals) {
+    auto props = s.Propose(8);
+    if (props.empty()) break;
+    for (auto& c : props) {
+      double v = f(c);
+      ++n;
+      s.Observe(c, v);
+      if (v < bs) { bs = v; best = c; }
+    }
+  }
+  return {best, n};
+}
+
+TEST(Space, GuessRole) {
+  EXPECT_EQ(GuessRole("BLOCK_SIZE_M"), Role::kBlockM);
+  EXPECT_EQ(GuessRole("BLOCK_M"), Role::kBlockM);
+  EXPECT_EQ(GuessRole("BLOCK_N"), Role::kBlockN);
+  EXPECT_EQ(GuessRole("BLOCK_SIZE_K"), Role::kBlockK);
+  EXPECT_EQ(GuessRole("BLOCK_SIZE"), Role::kBlock);
+  EXPECT_EQ(GuessRole("XBLOCK"), Role::kBlock);
+  EXPECT_EQ(GuessRole("GROUP_SIZE_M"), Role::kGroupM);
+  EXPECT_EQ(GuessRole("num_warps"), Role::kNumWarps);
+  EXPECT_EQ(GuessRole("num_stages"), Role::kNumStages);
+  EXPECT_EQ(GuessRole("BLOCK_DMODEL"), Role::kOther);
+  EXPECT_EQ(GuessRole("HEAD_DIM"), Role::kOther);
+  EXPECT_EQ(GuessRole("eps"), Role::kOther);
+}
+
+TEST(Space, NeighborsDoubleHalveAndStep) {
+  Space s = Space1D();
+  auto n = s.Neighbors({{"BLOCK_SIZE", 128}, {"num_warps", 4}, {"num_stages", 1}});
+  // BLOCK 64/256, warps 2/8, stages 2 (no stage 0).
+  ASSERT_EQ(n.size(), 5u);
+  std::set<std::string> keys;
+  for (auto& c : n) keys.insert(ConfigKey(c));
+  EXPECT_TRUE(keys.count("BLOCK_SIZE=64 num_stages=1 num_warps=4"));
+  EXPECT_TRUE(keys.count("BLOCK_SIZE=256 num_stages=1 num_warps=4"));
+  EXPECT_TRUE(keys.count("BLOCK_SIZE=128 num_stages=1 num_warps=8"));
+  EXPECT_TRUE(keys.count("BLOCK_SIZE=128 num_stages=2 num_warps=4"));
+  EXPECT_EQ(s.Size(), 7 * 5 * 4);
+  EXPECT_EQ(s.Enumerate(1000).size(), 140u);
+  EXPECT_TRUE(s.Enumerate(100).empty());
+}
+
+TEST(Space, CandidateValuesIncludeCurrentAndClip) {
+  SpaceOptions o;
+  auto v = CandidateValues(Role::kBlock, 1024, {}, 1, 0, o);
+  EXPECT_EQ(v.front(), 128);
+  EXPECT_EQ(v.back(), 8192);
+  auto w = CandidateValues(Role::kBlockM, 100, {}, 1, 0, o);  // not a power of two: kept
+  EXPECT_NE(std::find(w.begin(), w.end(), 100), w.end());
+  EXPECT_LE(w.back(), 256 * 8);
+  auto k = CandidateValues(Role::kBlockK, 32, {}, 1, 64, o);
+  EXPECT_EQ(k.back(), 64);
+}
+
+TEST(Prune, SharedMemoryAgainstOptInLimit) {
+  Space s = SpaceGemm();
+  PruneContext p;  // 232448 B, 2-byte operands
+  Config ok{{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"BLOCK_K", 64}, {"GROUP_M", 8}, {"num_warps", 8}, {"num_stages", 4}};
+  EXPECT_EQ(GemmSharedBytes(s, ok, 2), 2 * (128 * 64 + 64 * 128) * 4);  // 131072
+  EXPECT_FALSE(PruneBeforeCompile(s, ok, p).has_value());
+  Config big = ok;
+  big["BLOCK_N"] = 256;
+  big["BLOCK_M"] = 256;
+  big["num_stages"] = 4;  // 2*(256*64+64*256)*4 = 262144 > 232448
+  auto why = PruneBeforeCompile(s, big, p);
+  ASSERT_TRUE(why.has_value());
+  EXPECT_NE(why->find("shared memory"), std::string::npos);
+  big["num_stages"] = 3;  // 196608: fits; accumulator 256*256/(32*8) = 256: fits
+  EXPECT_FALSE(PruneBeforeCompile(s, big, p).has_value());
+  p.dtype_bytes = 4;  // fp32 operands: 393216 > limit
+  EXPECT_TRUE(PruneBeforeCompile(s, big, p).has_value());
+}
+
+TEST(Prune, AccumulatorRegisters) {
+  Space s = SpaceGemm();
+  PruneContext p;
+  Config c{{"BLOCK_M", 256}, {"BLOCK_N", 256}, {"BLOCK_K", 16}, {"GROUP_M", 8}, {"num_warps", 4}, {"num_stages", 2}};
+  EXPECT_EQ(AccumulatorRegs(s, c), 512);
+  auto why = PruneBeforeCompile(s, c, p);
+  ASSERT_TRUE(why.has_value());
+  EXPECT_NE(why->find("registers"), std::string::npos);
+  c["num_warps"] = 8;
+  EXPECT_EQ(AccumulatorRegs(s, c), 256);
+  EXPECT_FALSE(PruneBeforeCompile(s, c, p).has_value());
+}
+
+TEST(Prune, AfterCompileSpills) {
+  PruneContext p;
+  exec::KernelFacts k;
+  k.name = "matmul_kernel";
+  k.n_spills = 3;
+  EXPECT_FALSE(PruneAfterCompile({k}, p).has_value());
+  k.n_spills = 40;
+  EXPECT_TRUE(PruneAfterCompile({k}, p).has_value());
+  p.baseline_spills = 64;  // the original already spilled more: not a reason to drop
+  EXPECT_FALSE(PruneAfterCompile({k}, p).has_value());
+}
+
+TEST(Prune, InferDtypeBytes) {
+  Space s = SpaceGemm();
+  Config c{{"BLOCK_M", 64}, {"BLOCK_N", 64}, {"BLOCK_K", 32}, {"num_stages", 3}};
+  exec::KernelFacts k;
+  k.shared_bytes = 4 * (64 * 32 + 32 * 64) * 3;
+  EXPECT_EQ(InferDtypeBytes(s, c, {k}), 4);
+  k.shared_bytes = 2 * (64 * 32 + 32 * 64) * 3 + 512;  // plus epilogue scratch: still 2
+  EXPECT_EQ(InferDtypeBytes(s, c, {k}), 2);
+}
+
+TEST(Gp, Matern52Values) {
+  EXPECT_DOUBLE_EQ(Matern52(0, 1, 1), 1.0);
+  EXPECT_NEAR(Matern52(1.0, 1.0, 1.0), 0.5239941088318203, 1e-12);
+  EXPECT_NEAR(Matern52(0.5, 1.0, 1.0), 0.8286491424181255, 1e-12);
+  EXPECT_NEAR(Matern52(1.0, 2.0, 3.0), 3.0 * 0.8286491424181255, 1e-12);
+}
+
+TEST(Gp, PosteriorMatchesHandComputation) {
+  // Two points x=0 (y=1), x=1 (y=-1); l=1, s2=1, no noise. Values computed by hand (2x2 inverse).
+  Eigen::MatrixXd X(2, 1);
+  X << 0, 1;
+  Eigen::VectorXd y(2);
+  y << 1, -1;
+  GaussianProcess gp;
+  ASSERT_TRUE(gp.Fit(X, y, {1.0, 1.0, 0.0}));
+  Eigen::VectorXd q(1);
+  q << 0.5;
+  auto p = gp.Predict(q);
+  EXPECT_NEAR(p.mean, 0.0, 1e-9);
+  EXPECT_NEAR(p.var, 0.09886869345362947, 1e-7);
+  q << 0.25;
+  p = gp.Predict(q);
+  EXPECT_NEAR(p.mean, 0.5783796519499413, 1e-7);
+  EXPECT_NEAR(p.var, 0.0523172768781045, 1e-7);
+  q << 0.75;
+  p = gp.Predict(q);
+  EXPECT_NEAR(p.mean, -0.5783796519499413, 1e-7);
+  // At a training point: the observation, no variance.
+  q << 0.0;
+  p = gp.Predict(q);
+  EXPECT_NEAR(p.mean, 1.0, 1e-6);
+  EXPECT_NEAR(p.var, 0.0, 1e-6);
+}
+
+TEST(Gp, ExpectedImprovementHandValues) {
+  EXPECT_NEAR(ExpectedImprovement(0, 1, 0), 1.0 / std::sqrt(2 * M_PI), 1e-12);  // phi(0)
+  EXPECT_NEAR(ExpectedImprovement(0, 1, 0.5), 0.6977965574013061, 1e-12);
+  EXPECT_NEAR(ExpectedImprovement(-0.5783796519499413, 0.0523172768781045, -1), 0.0029257967975299132, 1e-12);
+  EXPECT_DOUBLE_EQ(ExpectedImprovement(1, 0, 2), 1.0);  // certain improvement of 1
+  EXPECT_DOUBLE_EQ(ExpectedImprovement(3, 0, 2), 0.0);
+  // EI grows with uncertainty at equal mean.
+  EXPECT_GT(ExpectedImprovement(1, 4, 1), ExpectedImprovement(1, 1, 1));
+}
+
+TEST(Gp, FitBestPrefersLikelihood) {
+  Eigen::MatrixXd X(5, 1);
+  X << 0, 0.25, 0.5, 0.75, 1.0;
+  Eigen::VectorXd y(5);
+  y << 0, 0.1, 0.2, 0.3, 0.4;  // smooth: long length scales explain it best
+  GaussianProcess gp;
+  ASSERT_TRUE(gp.FitBest(X, y));
+  EXPECT_GE(gp.hyper().length_scale, 0.6);
+}
+
+TEST(Strategy, CoordinateDescentFindsKnownOptimum) {
+  auto s = MakeStrategy("coordinate", {Space1D()});
+  ASSERT_TRUE(s.ok());
+  auto [best, n] = Drive(**s, {{"BLOCK_SIZE", 16}, {"num_warps", 1}, {"num_stages", 1}}, Bowl);
+  EXPECT_EQ(ConfigKey(best), "BLOCK_SIZE=128 num_stages=3 num_warps=4");
+  EXPECT_LT(n, 140);  // fewer than exhaustive
+}
+
+TEST(Strategy, CoordinateDescentUnderNoise) {
+  std::mt19937_64 rng(7);
+  std::normal_distribution<double> noise(0, 0.003);
+  auto f = [&](const Config& c) { return Bowl(c) * (1 + noise(rng)); };
+  auto s = MakeStrategy("coordinate", {Space1D()});
+  auto [best, n] = Drive(**s, {{"BLOCK_SIZE", 1024}, {"num_warps", 16}, {"num_stages", 1}}, f);
+  EXPECT_EQ(ConfigKey(best), "BLOCK_SIZE=128 num_stages=3 num_warps=4");
+}
+
+TEST(Strategy, CoordinateRespectsFeasibility) {
+  StrategyContext ctx{Space1D()};
+  ctx.feasible = [](const Config& c) { return c.at("BLOCK_SIZE") <= 64; };
+  auto s = MakeStrategy("coordinate", ctx);
+  int infeasible = 0;
+  (*s)->Start({{"BLOCK_SIZE", 16}, {"num_warps", 4}, {"num_stages", 3}}, Bowl({{"BLOCK_SIZE", 16}, {"num_warps", 4}, {"num_stages", 3}}));
+  while (true) {
+    auto p = (*s)->Propose(8);
+    if (p.empty()) break;
+    for (auto& c : p) {
+      if (c.at("BLOCK_SIZE") > 64) ++infeasible;
+      (*s)->Observe(c, Bowl(c));
+    }
+  }
+  EXPECT_EQ(infeasible, 0);
+}
+
+TEST(Strategy, CoordinateStopsWhenGainBelowThreshold) {
+  // Neighbours gain only 0.05% (< 0.1%): converge at once.
+  auto flat = [](const Config& c) { return c.at("BLOCK_SIZE") == 64 ? 0.9995 : 1.0; };
+  auto s = MakeStrategy("coordinate", {Space1D()});
+  auto [best, n] = Drive(**s, {{"BLOCK_SIZE", 128}, {"num_warps", 4}, {"num_stages", 3}}, flat);
+  EXPECT_EQ(best.at("BLOCK_SIZE"), 64);  // seen, but the strategy does not move there
+  EXPECT_EQ(n, 6);                        // one round of neighbours only
+}
+
+TEST(Strategy, RulesFollowMovesThenPolish) {
+  StrategyContext ctx{Space1D()};
+  ctx.moves = {"bigger_tiles", "more_warps"};
+  auto s = MakeStrategy("rules", ctx);
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ((*s)->name(), "rules");
+  auto [best, n] = Drive(**s, {{"BLOCK_SIZE", 16}, {"num_warps", 1}, {"num_stages", 3}}, Bowl);
+  EXPECT_EQ(ConfigKey(best), "BLOCK_SIZE=128 num_stages=3 num_warps=4");
+}
+
+TEST(Strategy, ApplyMove) {
+  Space g = SpaceGemm();
+  Config c{{"BLOCK_M", 64}, {"BLOCK_N", 64}, {"BLOCK_K", 32}, {"GROUP_M", 1}, {"num_warps", 4}, {"num_stages", 3}};
+  auto b = ApplyMove(g, c, "bigger_tiles");
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b->at("BLOCK_M"), 128);
+  EXPECT_EQ(b->at("BLOCK_N"), 128);
+  EXPECT_EQ(b->at("BLOCK_K"), 32);
+  EXPECT_EQ(ApplyMove(g, c, "group_m")->at("GROUP_M"), 8);
+  EXPECT_EQ(ApplyMove(g, c, "more_stages")->at("num_stages"), 4);
+  EXPECT_FALSE(ApplyMove(g, c, "split_k"));
+  c["num_warps"] = 8;
+  EXPECT_FALSE(ApplyMove(g, c, "more_warps"));  // already at the top
+}
+
+TEST(Strategy, BayesFindsOptimumWithFewEvaluations) {
+  StrategyContext ctx{Space1D()};
+  ctx.seed = 3;
+  auto s = MakeStrategy("bayes", ctx);
+  ASSERT_TRUE(s.ok());
+  auto [best, n] = Drive(**s, {{"BLOCK_SIZE", 16}, {"num_warps", 1}, {"num_stages", 1}}, Bowl, 40);
+  EXPECT_LE(Bowl(best), 1.1) << ConfigKey(best);
+  EXPECT_LE(n, 40);
+}
+
+TEST(Strategy, AutoPicksByContext) {
+  StrategyContext ctx{Space1D()};
+  EXPECT_EQ(ResolveAuto(ctx), "coordinate");
+  ctx.moves = {"more_warps"};
+  EXPECT_EQ(ResolveAuto(ctx), "rules");
+  StrategyContext g{SpaceGemm()};
+  EXPECT_EQ(ResolveAuto(g), "bayes");  // 6 params, 7500 configs
+  EXPECT_FALSE(MakeStrategy("annealing", ctx).ok());
+}
+
+TEST(Halving, KeepsTheBestUnderNoisyShortTimings) {
+  // True times 1.00 .. 1.19; rung 0 is noisy (+-8%), rung 1 nearly exact.
+  std::mt19937_64 rng(11);
+  std::uniform_real_distribution<double> u(-0.08, 0.08);
+  std::vector<double> truth, s0;
+  for (int i = 0; i < 20; ++i) {
+    truth.push_back(1.0 + 0.01 * ((i * 7) % 20));
+    s0.push_back(truth.back() * (1 + u(rng)));
+  }
+  int best = static_cast<int>(std::min_element(truth.begin(), truth.end()) - truth.begin());
+  int measured = 0;
+  HalvingOptions o;
+  o.eta = 3;
+  o.keep = 2;
+  o.max_rungs = 2;
+  auto surv = SuccessiveHalving(s0, o, [&](size_t i, int rung) {
+    ++measured;
+    return truth[i] * (1 + 0.001 * rung * ((i % 3) - 1.0) / rung);
+  });
+  ASSERT_EQ(surv.size(), 2u);
+  EXPECT_EQ(static_cast<int>(surv[0]), best);
+  EXPECT_LE(measured, 7 + 2);  // ceil(20/3) then 2
+}
+
+TEST(Halving, FailuresNeverPromoted) {
+  std::vector<double> s0 = {1.0, INFINITY, 0.5, NAN};
+  HalvingOptions o;
+  o.keep = 3;
+  auto surv = SuccessiveHalving(s0, o, [&](size_t i, int) { return s0[i]; });
+  ASSERT_EQ(surv.size(), 2u);
+  EXPECT_EQ(surv[0], 2u);
+  EXPECT_EQ(surv[1], 0u);
+}
+
+}  // namespace
+}  // namespace kiln::search
