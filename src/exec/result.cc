@@ -242,7 +242,9 @@ Result<EvalResult> EvalResult::FromResponse(const json& j) {
   r.device = Obj(j, "device");
   r.elapsed_s = OptDouble(j, "elapsed_s").value_or(0);
   r.stderr_tail = Str(j, "stderr_tail");
-  r.restart_worker = j.value("restart_worker", false);
+  // `fatal` (docs/verdicts.md): the CUDA context is dead; `restart_worker` is the older spelling.
+  r.restart_worker = (j.contains("fatal") && j["fatal"].is_boolean() && j["fatal"].get<bool>()) ||
+                     (j.contains("restart_worker") && j["restart_worker"].is_boolean() && j["restart_worker"].get<bool>());
   r.from_cache = j.value("from_cache", false);
   return r;
 }

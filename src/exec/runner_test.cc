@@ -87,7 +87,7 @@ TEST_F(WorkerRunnerTest, HangIsTimeoutAndWorkerRestarts) {
   double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ(r->verdict, Verdict::kTimeout);
-  EXPECT_EQ(r->reasons[0].code, "deadline");
+  EXPECT_EQ(r->reasons[0].code, "timeout");
   EXPECT_LT(s, 10);
   EXPECT_GE(s, 1.9);  // 1 s limit + 1 s grace
   auto ok = w.Evaluate(Req("ok"));
@@ -121,7 +121,7 @@ TEST_F(WorkerRunnerTest, CrashIsVerdictWithStderrAndRestart) {
   auto r = w.Evaluate(Req("crash"));
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ(r->verdict, Verdict::kCrash);
-  EXPECT_EQ(r->reasons[0].code, "worker_died");
+  EXPECT_EQ(r->reasons[0].code, "no_response");
   EXPECT_NE(r->message.find("exit code 139"), std::string::npos) << r->message;
   EXPECT_NE(r->stderr_tail.find("Segmentation fault"), std::string::npos) << r->stderr_tail;
   auto ok = w.Evaluate(Req("ok"));

@@ -36,39 +36,39 @@ struct Rule {
 
 // Modules a candidate may not import (prefix match on the module path).
 const Rule kForbiddenModules[] = {
-    {"threading", "forbidden_import", "threads"},
-    {"_thread", "forbidden_import", "threads"},
-    {"multiprocessing", "forbidden_import", "processes"},
-    {"torch.multiprocessing", "forbidden_import", "processes"},
-    {"concurrent", "forbidden_import", "threads or processes"},
-    {"subprocess", "forbidden_import", "processes"},
-    {"pty", "forbidden_import", "processes"},
-    {"signal", "forbidden_import", "signal handlers"},
-    {"asyncio", "forbidden_import", "concurrency outside the harness"},
-    {"ctypes", "forbidden_import", "native code"},
-    {"cffi", "forbidden_import", "native code"},
-    {"torch.utils.cpp_extension", "forbidden_import", "native code instead of Triton"},
-    {"cupy", "forbidden_import", "a GPU framework other than Triton"},
-    {"pycuda", "forbidden_import", "a GPU framework other than Triton"},
-    {"numba", "forbidden_import", "a GPU framework other than Triton"},
-    {"socket", "forbidden_import", "network access"},
-    {"ssl", "forbidden_import", "network access"},
-    {"http", "forbidden_import", "network access"},
-    {"urllib", "forbidden_import", "network access"},
-    {"requests", "forbidden_import", "network access"},
-    {"mmap", "forbidden_import", "shared memory"},
+    {"threading", "process_spawn", "threads"},
+    {"_thread", "process_spawn", "threads"},
+    {"multiprocessing", "process_spawn", "processes"},
+    {"torch.multiprocessing", "process_spawn", "processes"},
+    {"concurrent", "process_spawn", "threads or processes"},
+    {"subprocess", "process_spawn", "processes"},
+    {"pty", "process_spawn", "processes"},
+    {"signal", "process_spawn", "signal handlers"},
+    {"asyncio", "process_spawn", "concurrency outside the harness"},
+    {"ctypes", "ctypes", "native code"},
+    {"cffi", "ctypes", "native code"},
+    {"torch.utils.cpp_extension", "native_code", "native code instead of Triton"},
+    {"cupy", "native_code", "a GPU framework other than Triton"},
+    {"pycuda", "native_code", "a GPU framework other than Triton"},
+    {"numba", "native_code", "a GPU framework other than Triton"},
+    {"socket", "network", "network access"},
+    {"ssl", "network", "network access"},
+    {"http", "network", "network access"},
+    {"urllib", "network", "network access"},
+    {"requests", "network", "network access"},
+    {"mmap", "native_code", "shared memory"},
     {"shutil", "file_write", "file-system changes"},
-    {"importlib", "forbidden_import", "dynamic imports that escape the static checks"},
-    {"kiln_worker", "forbidden_import", "access to the kiln harness"},
-    {"__main__", "forbidden_import", "access to the harness's main module"},
+    {"importlib", "dynamic_code", "dynamic imports that escape the static checks"},
+    {"kiln_worker", "patched_worker", "access to the kiln harness"},
+    {"__main__", "patched_worker", "access to the harness's main module"},
     {"inspect", "introspection", "introspection of the caller"},
     {"gc", "introspection", "introspection of live objects"},
     {"traceback", "introspection", "introspection of stack frames"},
     {"builtins", "introspection", "access to builtins"},
-    {"torch.library", "patch_module", "registering replacements for torch operators"},
-    {"torch.overrides", "patch_module", "overriding torch functions"},
-    {"torch.utils._python_dispatch", "patch_module", "intercepting torch dispatch"},
-    {"triton.knobs", "patch_module", "Triton's knobs, where the harness's launch hooks live"},
+    {"torch.library", "patched_torch", "registering replacements for torch operators"},
+    {"torch.overrides", "patched_torch", "overriding torch functions"},
+    {"torch.utils._python_dispatch", "patched_torch", "intercepting torch dispatch"},
+    {"triton.knobs", "patched_triton", "Triton's knobs, where the harness's launch hooks live"},
 };
 
 // Attribute or call targets (exact resolved names).
@@ -81,17 +81,17 @@ const Rule kForbiddenNames[] = {
     {"sys.meta_path", "introspection", "changes how modules load"},
     {"sys.path_hooks", "introspection", "changes how modules load"},
     {"sys.addaudithook", "introspection", "installs an audit hook"},
-    {"os.system", "forbidden_call", "runs a shell command"},
-    {"os.popen", "forbidden_call", "runs a shell command"},
-    {"os.fork", "forbidden_call", "forks the process"},
-    {"os.forkpty", "forbidden_call", "forks the process"},
-    {"os.kill", "forbidden_call", "signals processes"},
-    {"os.killpg", "forbidden_call", "signals processes"},
-    {"os.setsid", "forbidden_call", "leaves the worker's process group"},
-    {"os.setpgid", "forbidden_call", "leaves the worker's process group"},
-    {"os.dup2", "forbidden_call", "rewires file descriptors"},
-    {"os.putenv", "patch_module", "changes the environment"},
-    {"os.unsetenv", "patch_module", "changes the environment"},
+    {"os.system", "process_spawn", "runs a shell command"},
+    {"os.popen", "process_spawn", "runs a shell command"},
+    {"os.fork", "process_spawn", "forks the process"},
+    {"os.forkpty", "process_spawn", "forks the process"},
+    {"os.kill", "process_spawn", "signals processes"},
+    {"os.killpg", "process_spawn", "signals processes"},
+    {"os.setsid", "process_spawn", "leaves the worker's process group"},
+    {"os.setpgid", "process_spawn", "leaves the worker's process group"},
+    {"os.dup2", "process_spawn", "rewires file descriptors"},
+    {"os.putenv", "patched_environment", "changes the environment"},
+    {"os.unsetenv", "patched_environment", "changes the environment"},
     {"os.remove", "file_write", "deletes files"},
     {"os.unlink", "file_write", "deletes files"},
     {"os.rename", "file_write", "renames files"},
@@ -143,6 +143,18 @@ const char* kBroadExceptions[] = {"Exception",      "BaseException",    "Runtime
                                   "OutOfResources", "TritonError",      "OutOfMemoryError", "AcceleratorError",
                                   "InterpreterError", "AssertionError", "CudaError",      "CUDAError",
                                   "TritonCompilationError"};
+
+// Reason code for patching `full` (aligned with the worker's codes in docs/verdicts.md).
+std::string PatchCode(std::string_view full) {
+  std::string_view root = Root(full);
+  if (root == "torch") return "patched_torch";
+  if (root == "triton") return "patched_triton";
+  if (root == "time" || root == "timeit") return "patched_timer";
+  if (root == "builtins") return "patched_builtins";
+  if (root == "kiln_worker" || root == "__main__") return "patched_worker";
+  if (StartsWithName(full, "os.environ")) return "patched_environment";
+  return "patched_module";
+}
 
 class Checker {
  public:
@@ -358,7 +370,7 @@ class Checker {
     for (std::string_view p : {"_dispatch", "_set", "_Disable", "_disable", "_unset", "_push", "_pop",
                                "_Exclude", "_Include", "_ForceDispatch", "_EnablePython", "_enter", "_exit"}) {
       if (last.substr(0, p.size()) == p) {
-        Add("patch_module", at, fmt::format("uses '{}': switching torch dispatch machinery is not allowed", full));
+        Add("patched_torch", at, fmt::format("uses '{}': switching torch dispatch machinery is not allowed", full));
         return true;
       }
     }
@@ -405,7 +417,7 @@ class Checker {
     if (full.empty()) return;
     for (const char* root : kPatchRoots) {
       if (Root(full) == root && full != root) {
-        Add("patch_module", target, fmt::format("{} '{}': patching {} is not allowed", verb, full, root));
+        Add(PatchCode(full), target, fmt::format("{} '{}': patching {} is not allowed", verb, full, root));
         return;
       }
     }
@@ -469,7 +481,7 @@ class Checker {
       if (only_import_errors) continue;
       if (launches || (broad && HandlerComputes(block))) {
         std::string what = bare ? "a bare except" : fmt::format("except {}", c.named_child(0).text());
-        Add("exception_fallback", c,
+        Add("swallowed_kernel_error", c,
             fmt::format("{} swallows the failure{} without re-raising: a fallback hides a failing kernel", what,
                         launches ? " of a Triton launch" : ""));
       }
@@ -481,7 +493,7 @@ class Checker {
     Node args = n.field("arguments");
     for (const char* b : kForbiddenBuiltins) {
       if (IsBuiltin(fn, b)) {
-        Add("forbidden_call", n, fmt::format("calls {}(): dynamic code escapes the static checks", b));
+        Add("dynamic_code", n, fmt::format("calls {}(): dynamic code escapes the static checks", b));
         return;
       }
     }
@@ -490,7 +502,7 @@ class Checker {
       std::string full = Resolve(obj);
       for (const char* root : kPatchRoots) {
         if (!full.empty() && Root(full) == root) {
-          Add("patch_module", n, fmt::format("{}() on '{}': patching {} is not allowed", fn.text(), full, root));
+          Add(PatchCode(full), n, fmt::format("{}() on '{}': patching {} is not allowed", fn.text(), full, root));
           return;
         }
       }
@@ -508,7 +520,7 @@ class Checker {
       }
       if (lit.empty() && (Root(full) == "os" || Root(full) == "sys" || Root(full) == "builtins" ||
                           Root(full) == "importlib" || full == "__builtins__")) {
-        Add("forbidden_call", n, fmt::format("getattr() on '{}' with a computed name escapes the static checks", full));
+        Add("dynamic_code", n, fmt::format("getattr() on '{}' with a computed name escapes the static checks", full));
       } else if (!lit.empty() && !full.empty()) {
         CheckName(full + "." + lit, n);
       }
@@ -541,17 +553,17 @@ class Checker {
       std::string full = Resolve(fn);
       if (StartsWithName(full, "os.environ") && full != "os.environ.get" && full != "os.environ.copy" &&
           full != "os.environ.items" && full != "os.environ.keys" && full != "os.environ.values") {
-        Add("patch_module", n, fmt::format("{}() changes the environment", full));
+        Add("patched_environment", n, fmt::format("{}() changes the environment", full));
         return;
       }
       if (LastPart(full) == "suppress" && Root(full) == "contextlib") {
-        Add("exception_fallback", n, "contextlib.suppress() swallows failures");
+        Add("swallowed_kernel_error", n, "contextlib.suppress() swallows failures");
         return;
       }
       if (StartsWithName(full, "os") &&
           (LastPart(full).substr(0, 4) == "exec" || LastPart(full).substr(0, 5) == "spawn" ||
            LastPart(full).substr(0, 5) == "posix")) {
-        Add("forbidden_call", n, fmt::format("calls {}(): starting programs is not allowed", full));
+        Add("process_spawn", n, fmt::format("calls {}(): starting programs is not allowed", full));
         return;
       }
     }

@@ -1,22 +1,27 @@
 // kiln/exec: static anti-hacking checks on a candidate's syntax tree.
 //
-// Rules (ids are stable; each finding carries a span and a message):
-//   missing_entry        the required entry point (ModelNew for KernelBench, the entry function
-//                        otherwise) is not defined at the top level
-//   no_triton_kernel     no function decorated with @triton.jit
-//   exception_fallback   a try/except that catches broad failures (Exception, RuntimeError, bare
-//                        except, Triton's errors, or anything around a kernel launch) and does not
-//                        re-raise: a fallback that hides a failing kernel
-//   forbidden_import     threading, multiprocessing, subprocess, ctypes, socket, signal, ... or the
-//                        kiln harness itself
-//   forbidden_call       process/thread/exec calls (os.system, os.fork, exec, eval, __import__, ...)
-//   file_write           open() for writing, os.remove/rename, Path.write_*, torch.save, ...
-//   patch_module         assignment to / setattr / delattr on attributes of torch, triton, time, the
-//                        harness, builtins, sys, os (os.environ included), numpy, random, math
-//   global_state         calls that change process-wide numerics or seeds (torch.manual_seed,
-//                        set_float32_matmul_precision, set_default_dtype, ...)
-//   introspection        inspect, gc, traceback, sys._getframe, sys.modules, __builtins__, frame and
-//                        function internals (f_back, __globals__, __closure__, __subclasses__, ...)
+// Rules; the ids are reason codes, shared with the worker's where they mean the same thing
+// (docs/verdicts.md), and each finding carries a span and a message:
+//   missing_entry          the required entry point (ModelNew for KernelBench, the entry function
+//                          otherwise) is not defined at the top level (verdict compile_error)
+//   no_triton_kernel       no function decorated with @triton.jit
+//   swallowed_kernel_error a try/except that catches broad failures (Exception, RuntimeError, bare
+//                          except, Triton's errors, or anything around a kernel launch) and does not
+//                          re-raise or retry with another launch: a fallback hides a failing kernel
+//   process_spawn          threads, processes, subprocess, signals, os.system/fork/exec/kill
+//   ctypes, native_code    ctypes/cffi; C++ extensions, CuPy, PyCUDA, Numba instead of Triton
+//   network                socket, http, urllib, requests
+//   dynamic_code           exec, eval, compile, __import__, importlib, getattr(os, <computed>)
+//   file_write             open() for writing, os.remove/rename/mkdir, Path.write_*, torch.save, shutil
+//   patched_torch, patched_triton, patched_timer, patched_builtins, patched_worker,
+//   patched_environment, patched_module
+//                          assignment to / setattr / delattr on attributes of torch, triton, time,
+//                          builtins, the harness, os.environ, sys/numpy/random/math...; torch.library,
+//                          dispatch overrides, triton.knobs (where the launch hooks live)
+//   global_state           reseeding inside functions, set_float32_matmul_precision,
+//                          set_default_dtype, ... (process-wide numerics)
+//   introspection          inspect, gc, traceback, builtins, sys._getframe, sys.modules, __builtins__,
+//                          frame and function internals (f_back, __globals__, __subclasses__, ...)
 //
 // Roadmap: the checker judges constructs, not words; names are resolved through the module's
 // import aliases (import torch.nn.functional as F), so honest code that allocates with torch,

@@ -230,7 +230,7 @@ Result<EvalResult> WorkerRunner::Evaluate(const EvalRequest& request) {
         if (attempt == 0) continue;
         return Unavailable(fmt::format("cannot send the request to the worker: {}", ex.detail));
       case Exchange::Kind::kTimeout:
-        r = EvalResult::Make(Verdict::kTimeout, "deadline",
+        r = EvalResult::Make(Verdict::kTimeout, "timeout",
                              fmt::format("no answer within {:.0f} s (limit {:.0f} s + grace {:.0f} s); the "
                                          "worker's process group was killed",
                                          limit, request.timeout_s, opts_.grace_s));
@@ -239,7 +239,7 @@ Result<EvalResult> WorkerRunner::Evaluate(const EvalRequest& request) {
         Kill();
         break;
       case Exchange::Kind::kDied:
-        r = EvalResult::Make(Verdict::kCrash, "worker_died", "the worker died: " + ex.detail);
+        r = EvalResult::Make(Verdict::kCrash, "no_response", "the worker died without answering: " + ex.detail);
         r.stderr_tail = Tail(ex.stderr_tail);
         r.elapsed_s = wall;
         Kill();

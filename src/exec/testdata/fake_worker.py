@@ -87,7 +87,7 @@ for line in sys.stdin:
             "elapsed_s": 0.01, "mode_seen": req.get("mode"), "pid": os.getpid()}
     if behaviour == "restart":
         resp["verdict"] = "runtime_error"
-        resp["restart_worker"] = True
+        resp["fatal"] = True
         resp["reasons"] = [{"code": "cuda_error", "message": "an illegal memory access was encountered"}]
     if behaviour == "compile_error":
         resp["verdict"] = "compile_error"

@@ -1,0 +1,316 @@
+#include "exec/evaluator.h"
+
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "common/diag.h"
+#include "exec/static_check.h"
+#include "pyast/pyast.h"
+
+namespace kiln::exec {
+
+using nlohmann::json;
+
+std::optional<EvalResult> StaticGate(const EvalRequest& req, std::vector<Reason>* warnings) {
+  if (!req.candidate_source) return std::nullopt;  // the task's own code is trusted
+  auto tree = pyast::Tree::Parse(*req.candidate_source, req.candidate_name);
+  if (!tree.ok()) {
+    return EvalResult::Make(Verdict::kCompileError, "syntax_error", tree.status().message());
+  }
+  const pyast::Tree& t = **tree;
+  auto reason_at = [&](const std::string& code, const pyast::Span& span, const std::string& msg,
+                       const char* severity) {
+    Reason r;
+    r.code = code;
+    r.message = msg;
+    r.file = req.candidate_name;
+    r.line = static_cast<int>(span.begin.line);
+    r.column = static_cast<int>(span.begin.column);
+    r.severity = severity;
+    return r;
+  };
+  if (t.has_errors()) {
+    auto e = t.errors().front();
+    EvalResult r;
+    r.verdict = Verdict::kCompileError;
+    r.reasons.push_back(reason_at("syntax_error", e.span, e.message, "error"));
+    r.message = FormatDiagnostic(t.MakeDiagnostic(e.span, e.message));
+    return r;
+  }
+  StaticCheckOptions opts;
+  opts.entry = RequiredEntry(task::FormatName(req.task.format), req.task.entry);
+  auto findings = StaticCheck(t, opts);
+  if (findings.empty()) return std::nullopt;
+  EvalResult r;
+  bool fatal = false;
+  for (const auto& f : findings) {
+    if (f.rule == "missing_entry") {
+      r.verdict = Verdict::kCompileError;
+      r.reasons.push_back(reason_at(f.rule, f.span, f.message, "error"));
+      if (r.message.empty()) r.message = FormatDiagnostic(t.MakeDiagnostic(f.span, f.message));
+      fatal = true;
+    }
+  }
+  if (fatal) return r;
+  if (req.policy == Policy::kTrusted) {
+    for (const auto& f : findings) warnings->push_back(reason_at(f.rule, f.span, f.message, "warning"));
+    return std::nullopt;
+  }
+  r.verdict = Verdict::kRejected;
+  for (const auto& f : findings) {
+    r.reasons.push_back(reason_at(f.rule, f.span, f.message, "error"));
+    r.message += FormatDiagnostic(t.MakeDiagnostic(f.span, f.message + " [" + f.rule + "]"));
+  }
+  return r;
+}
+
+bool IsCacheable(Verdict v) {
+  return v == Verdict::kOk || v == Verdict::kMismatch || v == Verdict::kCompileError ||
+         v == Verdict::kRuntimeError || v == Verdict::kRejected;
+}
+
+store::CacheKey MakeCacheKey(const EvalRequest& req, const HelloInfo& hello, int device_index) {
+  store::CacheKey k;
+  k.task_hash = req.task.hash;
+  k.candidate_hash = req.CandidateHash();
+  k.device_uuid = hello.DeviceUuid(device_index);
+  auto v = [&](const char* key) {
+    auto it = hello.versions.find(key);
+    return it != hello.versions.end() && it->is_string() ? it->get<std::string>() : std::string();
+  };
+  k.torch_version = v("torch");
+  k.triton_version = v("triton");
+  k.driver_version = v("driver");
+  k.params_hash = req.ParamsHash() + (hello.interpreter ? "-interp" : "");
+  return k;
+}
+
+Result<HelloInfo> Evaluator::Hello() {
+  if (hello_) return *hello_;
+  auto h = runner_->Hello();
+  if (h.ok()) hello_ = *h;
+  return h;
+}
+
+std::optional<EvalResult> Evaluator::Cached(const EvalRequest& req) {
+  if (!store_ || !use_cache_) return std::nullopt;
+  auto h = Hello();
+  if (!h.ok()) return std::nullopt;
+  auto rec = store_->Lookup(MakeCacheKey(req, *h));
+  if (!rec.ok() || !rec->has_value()) return std::nullopt;
+  auto r = EvalResult::FromResponse((*rec)->response);
+  if (!r.ok() || !IsCacheable(r->verdict)) return std::nullopt;
+  r->from_cache = true;
+  return std::move(*r);
+}
+
+namespace {
+
+void RecordIn(store::Store* store, const EvalRequest& req, const store::CacheKey& key, const json& device,
+              EvalResult* r) {
+  if (!store) return;
+  Status s = store->PutTask(req.task.hash, req.task.name, task::FormatName(req.task.format), req.task.ToJson());
+  if (s.ok() && req.candidate_source) s = store->PutCandidate(key.candidate_hash, req.candidate_name, *req.candidate_source);
+  if (s.ok() && !key.device_uuid.empty() && device.is_object() && !device.empty()) {
+    s = store->PutDevice(key.device_uuid, device);
+  }
+  if (s.ok()) {
+    store::EvaluationRecord rec;
+    rec.key = key;
+    rec.task_name = req.task.name;
+    rec.verdict = VerdictName(r->verdict);
+    rec.mode = ModeName(req.mode);
+    rec.policy = PolicyName(req.policy);
+    rec.speedup = r->GeomeanSpeedup();
+    for (const auto& c : r->cases) {
+      if (c.candidate_ms) {
+        rec.candidate_ms = c.candidate_ms->median;
+        if (c.reference_ms) rec.reference_ms = c.reference_ms->median;
+        break;
+      }
+    }
+    rec.elapsed_s = r->elapsed_s;
+    rec.response = r->ToJson();
+    auto id = store->PutEvaluation(rec);
+    if (!id.ok()) s = id.status();
+  }
+  if (!s.ok()) r->warnings.push_back({"store_error", "the result was not recorded: " + s.message()});
+}
+
+}  // namespace
+
+void Evaluator::Record(const EvalRequest& req, const EvalResult& r_in) {
+  auto h = Hello();
+  if (!h.ok()) return;
+  EvalResult r = r_in;
+  json dev = h->devices.empty() ? json::object() : h->devices.front().raw;
+  RecordIn(store_, req, MakeCacheKey(req, *h), dev, &r);
+}
+
+Result<EvalResult> Evaluator::Evaluate(const EvalRequest& req) {
+  std::vector<Reason> warnings;
+  if (auto gated = StaticGate(req, &warnings)) {
+    // Static outcomes do not depend on the device: recorded under the device "static".
+    store::CacheKey k;
+    k.task_hash = req.task.hash;
+    k.candidate_hash = req.CandidateHash();
+    k.device_uuid = "static";
+    k.params_hash = req.ParamsHash();
+    RecordIn(store_, req, k, json::object(), &*gated);
+    return std::move(*gated);
+  }
+  KILN_ASSIGN_OR_RETURN(HelloInfo hello, Hello());
+  if (auto c = Cached(req)) {
+    c->warnings.insert(c->warnings.begin(), warnings.begin(), warnings.end());
+    return std::move(*c);
+  }
+  KILN_ASSIGN_OR_RETURN(EvalResult r, runner_->Evaluate(req));
+  r.warnings.insert(r.warnings.begin(), warnings.begin(), warnings.end());
+  json dev = r.device.is_object() && !r.device.empty()       ? r.device
+             : hello.devices.empty() ? json::object() : hello.devices.front().raw;
+  RecordIn(store_, req, MakeCacheKey(req, hello), dev, &r);
+  return r;
+}
+
+// ---- EvalPool -----------------------------------------------------------------------------------
+
+namespace {
+
+template <typename T>
+class Queue {
+ public:
+  void Push(T v) {
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      q_.push_back(std::move(v));
+    }
+    cv_.notify_one();
+  }
+  void Close() {
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      closed_ = true;
+    }
+    cv_.notify_all();
+  }
+  std::optional<T> Pop() {
+    std::unique_lock<std::mutex> l(mu_);
+    cv_.wait(l, [&] { return !q_.empty() || closed_; });
+    if (q_.empty()) return std::nullopt;
+    T v = std::move(q_.front());
+    q_.pop_front();
+    return v;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<T> q_;
+  bool closed_ = false;
+};
+
+bool FinalAfterCompile(Verdict v) {
+  return v == Verdict::kCompileError || v == Verdict::kRejected || v == Verdict::kTimeout || v == Verdict::kCrash;
+}
+
+}  // namespace
+
+void EvalPool::Run(std::vector<PoolItem> items,
+                   const std::function<void(const PoolItem&, const Result<EvalResult>&, int)>& done) {
+  std::mutex done_mu;
+  auto report = [&](const PoolItem& it, const Result<EvalResult>& r, int slot) {
+    std::lock_guard<std::mutex> l(done_mu);
+    done(it, r, slot);
+  };
+
+  // Measuring runners first: their hellos name the devices the cache is keyed on.
+  const int n_measure = std::max(1, cfg_.measure_slots);
+  std::vector<std::unique_ptr<Runner>> runners(n_measure);
+  std::vector<std::unique_ptr<Evaluator>> evals(n_measure);
+  std::vector<Status> hello_status(n_measure);
+  {
+    std::vector<std::thread> ts;
+    for (int i = 0; i < n_measure; ++i) {
+      ts.emplace_back([&, i] {
+        runners[i] = cfg_.make_measure(i);
+        evals[i] = std::make_unique<Evaluator>(runners[i].get(), cfg_.store, cfg_.use_cache);
+        auto h = evals[i]->Hello();
+        if (!h.ok()) hello_status[i] = h.status();
+      });
+    }
+    for (auto& t : ts) t.join();
+  }
+  std::vector<int> live;
+  for (int i = 0; i < n_measure; ++i) {
+    if (hello_status[i].ok()) live.push_back(i);
+  }
+  if (live.empty()) {
+    for (const auto& it : items) report(it, hello_status[0], -1);
+    return;
+  }
+
+  Queue<PoolItem> input, ready;
+  for (auto& it : items) input.Push(std::move(it));
+  input.Close();
+
+  // Static gate and cache, against every measuring device; true when the item is finished.
+  auto pre = [&](const PoolItem& it) -> bool {
+    std::vector<Reason> warnings;
+    if (StaticGate(it.request, &warnings)) {
+      report(it, evals[live[0]]->Evaluate(it.request), -1);  // records the static outcome
+      return true;
+    }
+    for (int i : live) {
+      if (auto c = evals[i]->Cached(it.request)) {
+        report(it, std::move(*c), i);
+        return true;
+      }
+    }
+    return false;
+  };
+
+  std::vector<std::thread> threads;
+  const bool staged = cfg_.compile_slots > 0 && cfg_.make_compile;
+  std::atomic<int> compilers_left{staged ? cfg_.compile_slots : 0};
+  if (staged) {
+    for (int c = 0; c < cfg_.compile_slots; ++c) {
+      threads.emplace_back([&, c] {
+        std::unique_ptr<Runner> runner;
+        while (auto it = input.Pop()) {
+          if (pre(*it)) continue;
+          if (it->request.mode == Mode::kTime) {
+            if (!runner) runner = cfg_.make_compile(c);
+            EvalRequest creq = it->request;
+            creq.mode = Mode::kCompile;
+            auto r = runner->Evaluate(creq);
+            // The compile stage only warms the cache; a verdict it settles for good ends the item.
+            if (r.ok() && FinalAfterCompile(r->verdict)) {
+              r->warnings.push_back({"compile_stage", "decided by a compile worker before timing"});
+              evals[live[0]]->Record(it->request, *r);
+              report(*it, r, -1);
+              continue;
+            }
+          }
+          ready.Push(std::move(*it));
+        }
+        if (--compilers_left == 0) ready.Close();
+      });
+    }
+  }
+  for (int i : live) {
+    threads.emplace_back([&, i] {
+      Queue<PoolItem>& q = staged ? ready : input;
+      while (auto it = q.Pop()) {
+        if (!staged && pre(*it)) continue;
+        report(*it, evals[i]->Evaluate(it->request), i);
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+}
+
+}  // namespace kiln::exec

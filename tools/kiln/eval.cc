@@ -1,0 +1,485 @@
+// `kiln eval`: verified execution of a candidate against a task (docs/eval.md).
+//
+//   kiln eval --task T [--candidate C] [--json] [--mode check|time] [--policy strict|trusted] ...
+//   kiln eval --batch pairs.jsonl --out results.jsonl ...
+//
+// Exit codes: 0 the verdict is ok (batch: every pair got a result line), 1 the candidate failed
+// (batch: some pairs could not be evaluated: bad task file, machinery error; their lines carry
+// "error"), 2 usage or infrastructure error (bad flags, unreadable task, no worker).
+// Argument handling only; the work is in src/task, src/exec and src/store.
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "commands.h"
+#include "common/file.h"
+#include "common/hash.h"
+#include "exec/evaluator.h"
+#include "exec/runner.h"
+#include "store/store.h"
+#include "task/task.h"
+
+namespace kiln::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+struct EvalFlags {
+  std::string task, candidate, entry, bench, format;
+  std::vector<std::string> sizes;  // NAME=VALUE
+  bool json = false;
+  std::string mode = "check", policy = "strict", isolation = "fork";
+  uint64_t seed = 1234;
+  int trials = 3;
+  std::vector<std::string> cases;
+  double timeout_s = 60;
+  std::string db;
+  bool no_cache = false, no_db = false;
+  std::string replay, record, python;
+  bool interpret = false;
+  std::string batch, out;
+  int compile_workers = -1;  // -1: automatic
+  int workers = 1;           // measuring workers when there is no GPU
+  int gpus = -1;             // -1: all
+  bool quiet = false;
+};
+
+Result<json> ParseSizes(const std::vector<std::string>& sizes) {
+  json out = json::object();
+  for (const auto& s : sizes) {
+    size_t eq = s.find('=');
+    if (eq == std::string::npos || eq == 0) return InvalidArgument(fmt::format("--size {}: expected NAME=VALUE", s));
+    json v = json::parse(s.substr(eq + 1), nullptr, false);
+    if (v.is_discarded() || !(v.is_number() || v.is_string() || v.is_boolean())) v = s.substr(eq + 1);
+    out[s.substr(0, eq)] = v;
+  }
+  return out;
+}
+
+// Everything of a request except the task and the candidate.
+Result<exec::EvalRequest> BaseRequest(const EvalFlags& f) {
+  exec::EvalRequest r;
+  KILN_ASSIGN_OR_RETURN(r.mode, exec::ParseMode(f.mode));
+  KILN_ASSIGN_OR_RETURN(r.policy, exec::ParsePolicy(f.policy));
+  r.seed = f.seed;
+  r.trials = f.trials;
+  r.cases = f.cases;
+  r.timeout_s = f.timeout_s;
+  return r;
+}
+
+Status LoadCandidate(const std::string& path, exec::EvalRequest* r) {
+  if (path.empty()) return Status::Ok();  // the task's own code
+  KILN_ASSIGN_OR_RETURN(std::string src, ReadFile(path));
+  if (r->task.format == task::Format::kTritonBenchG || r->task.format == task::Format::kTritonBenchT) {
+    src = task::StripTritonBenchTest(src);  // the worker appends the task's own test function
+  }
+  r->candidate_source = std::move(src);
+  r->candidate_name = fs::path(path).filename().string();
+  return Status::Ok();
+}
+
+Result<std::unique_ptr<store::Store>> OpenStore(const EvalFlags& f) {
+  if (f.no_db || !f.replay.empty()) return std::unique_ptr<store::Store>();  // replays are not records
+  return store::Store::Open(f.db.empty() ? store::DefaultDbPath() : f.db);
+}
+
+exec::WorkerOptions WorkerOpts(const EvalFlags& f) {
+  exec::WorkerOptions o;
+  o.python = f.python;
+  o.isolation = exec::ParseIsolation(f.isolation).value();
+  o.interpret = f.interpret;
+  return o;
+}
+
+std::unique_ptr<exec::Runner> MakeRunner(const EvalFlags& f, exec::WorkerOptions o,
+                                         std::unique_ptr<exec::Runner>* keep_inner) {
+  std::unique_ptr<exec::Runner> inner = std::make_unique<exec::WorkerRunner>(std::move(o));
+  if (f.record.empty()) return inner;
+  auto rec = std::make_unique<exec::RecordingRunner>(inner.get(), f.record);
+  *keep_inner = std::move(inner);
+  return rec;
+}
+
+// A runner that owns the runner it wraps (recording over a worker).
+class Owning : public exec::Runner {
+ public:
+  Owning(std::unique_ptr<exec::Runner> outer, std::unique_ptr<exec::Runner> inner)
+      : inner_(std::move(inner)), outer_(std::move(outer)) {}
+  Result<exec::HelloInfo> Hello() override { return outer_->Hello(); }
+  Result<exec::EvalResult> Evaluate(const exec::EvalRequest& r) override { return outer_->Evaluate(r); }
+  Result<json> DevicePeaks(const std::vector<std::string>& d) override { return outer_->DevicePeaks(d); }
+
+ private:
+  std::unique_ptr<exec::Runner> inner_;
+  std::unique_ptr<exec::Runner> outer_;
+};
+
+std::unique_ptr<exec::Runner> NewRunner(const EvalFlags& f, exec::WorkerOptions o) {
+  std::unique_ptr<exec::Runner> inner;
+  auto outer = MakeRunner(f, std::move(o), &inner);
+  if (!inner) return outer;
+  return std::make_unique<Owning>(std::move(outer), std::move(inner));
+}
+
+json ResultLine(const exec::EvalResult& r, const exec::EvalRequest& req) {
+  json j = r.ToJson();
+  j["task"] = {{"name", req.task.name}, {"format", task::FormatName(req.task.format)}, {"hash", req.task.hash},
+               {"path", req.task.path}};
+  j["candidate"] = req.candidate_source ? json{{"name", req.candidate_name}, {"hash", req.CandidateHash()}}
+                                        : json(nullptr);
+  j["mode"] = exec::ModeName(req.mode);
+  j["policy"] = exec::PolicyName(req.policy);
+  return j;
+}
+
+int RunSingle(const EvalFlags& f) {
+  task::LoadOptions lo;
+  lo.format = f.format;
+  lo.entry = f.entry;
+  lo.bench = f.bench;
+  auto sizes = ParseSizes(f.sizes);
+  if (!sizes.ok()) {
+    std::fprintf(stderr, "kiln eval: %s\n", sizes.status().message().c_str());
+    return 2;
+  }
+  lo.sizes = *sizes;
+  auto spec = task::LoadTask(f.task, lo);
+  if (!spec.ok()) {
+    std::fputs(spec.status().message().c_str(), stderr);
+    if (spec.status().message().back() != '\n') std::fputs("\n", stderr);
+    return 2;
+  }
+  auto req = BaseRequest(f);
+  if (!req.ok()) {
+    std::fprintf(stderr, "kiln eval: %s\n", req.status().message().c_str());
+    return 2;
+  }
+  req->task = *spec;
+  if (Status s = LoadCandidate(f.candidate, &*req); !s.ok()) {
+    std::fprintf(stderr, "kiln eval: %s\n", s.message().c_str());
+    return 2;
+  }
+  auto st = OpenStore(f);
+  if (!st.ok()) {
+    std::fprintf(stderr, "kiln eval: %s\n", st.status().message().c_str());
+    return 2;
+  }
+  std::unique_ptr<exec::Runner> runner;
+  if (!f.replay.empty()) {
+    auto rp = exec::ReplayRunner::Open(f.replay);
+    if (!rp.ok()) {
+      std::fprintf(stderr, "kiln eval: %s\n", rp.status().message().c_str());
+      return 2;
+    }
+    runner = std::move(*rp);
+  } else {
+    runner = NewRunner(f, WorkerOpts(f));
+  }
+  exec::Evaluator ev(runner.get(), st->get(), !f.no_cache);
+  auto r = ev.Evaluate(*req);
+  if (!r.ok()) {
+    std::fprintf(stderr, "kiln eval: %s\n", r.status().message().c_str());
+    return 2;
+  }
+  if (f.json) {
+    std::printf("%s\n", ResultLine(*r, *req).dump(2).c_str());
+  } else {
+    std::fputs(exec::FormatSummary(*r, &*req).c_str(), stdout);
+  }
+  return r->ok() ? 0 : 1;
+}
+
+// ---- batch ----------------------------------------------------------------------------------------
+
+class Progress {
+ public:
+  Progress(size_t total, bool quiet) : total_(total), quiet_(quiet), tty_(isatty(2)) {
+    start_ = std::chrono::steady_clock::now();
+  }
+  void Done(bool ok, bool error) {
+    ++done_;
+    if (error) ++errors_;
+    else if (ok) ++ok_;
+    else ++failed_;
+    if (quiet_) return;
+    size_t step = std::max<size_t>(1, total_ / 20);
+    if (!tty_ && done_ % step != 0 && done_ != total_) return;
+    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    double rate = s > 0 ? done_ / s * 60 : 0;
+    double eta = rate > 0 ? (total_ - done_) / rate * 60 : 0;
+    const int width = 30;
+    int fill = total_ ? static_cast<int>(width * done_ / total_) : width;
+    std::string bar = std::string(fill, '#') + std::string(width - fill, '.');
+    std::fprintf(stderr, "%s[%s] %zu/%zu  ok %zu  failed %zu  errors %zu  %.1f/min  eta %.0fs%s",
+                 tty_ ? "\r" : "", bar.c_str(), done_, total_, ok_, failed_, errors_, rate, eta,
+                 tty_ ? (done_ == total_ ? "\n" : "") : "\n");
+    std::fflush(stderr);
+  }
+
+ private:
+  size_t total_, done_ = 0, ok_ = 0, failed_ = 0, errors_ = 0;
+  bool quiet_, tty_;
+  std::chrono::steady_clock::time_point start_;
+};
+
+std::string ResolveRel(const std::string& p, const fs::path& base) {
+  if (p.empty() || fs::path(p).is_absolute()) return p;
+  std::error_code ec;
+  if (fs::exists(base / p, ec)) return (base / p).lexically_normal().string();
+  return p;
+}
+
+int RunBatch(const EvalFlags& f) {
+  auto text = ReadFile(f.batch);
+  if (!text.ok()) {
+    std::fprintf(stderr, "kiln eval: %s\n", text.status().message().c_str());
+    return 2;
+  }
+  auto base = BaseRequest(f);
+  if (!base.ok()) {
+    std::fprintf(stderr, "kiln eval: %s\n", base.status().message().c_str());
+    return 2;
+  }
+  auto st = OpenStore(f);
+  if (!st.ok()) {
+    std::fprintf(stderr, "kiln eval: %s\n", st.status().message().c_str());
+    return 2;
+  }
+  std::FILE* out = stdout;
+  if (!f.out.empty() && f.out != "-") {
+    out = std::fopen(f.out.c_str(), "w");
+    if (!out) {
+      std::fprintf(stderr, "kiln eval: %s: cannot write: %s\n", f.out.c_str(), std::strerror(errno));
+      return 2;
+    }
+  }
+  auto write_line = [&](const json& j) {
+    std::string s = j.dump() + "\n";
+    std::fwrite(s.data(), 1, s.size(), out);
+    std::fflush(out);  // results survive whatever happens next
+  };
+
+  // Parse the pairs; a bad line becomes an error line, never a stop.
+  fs::path dir = fs::absolute(f.batch).parent_path();
+  std::vector<exec::PoolItem> items;
+  std::vector<json> echo;  // what each line asked for, to echo in its result
+  size_t total = 0;
+  int bad = 0;
+  std::vector<json> early;  // error lines written before the pool starts
+  {
+    size_t pos = 0, line_no = 0;
+    while (pos < text->size()) {
+      size_t nl = text->find('\n', pos);
+      if (nl == std::string::npos) nl = text->size();
+      std::string line = text->substr(pos, nl - pos);
+      pos = nl + 1;
+      ++line_no;
+      if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+      size_t index = total++;
+      json in = json::parse(line, nullptr, false);
+      json head = {{"index", index}, {"line", line_no}};
+      auto fail = [&](const std::string& msg) {
+        json e = head;
+        e["error"] = msg;
+        early.push_back(e);
+        ++bad;
+      };
+      if (!in.is_object() || !in.contains("task") || !in["task"].is_string()) {
+        fail(fmt::format("{}:{}:1: error: expected {{\"task\": PATH, \"candidate\": PATH|null, ...}}", f.batch,
+                         line_no));
+        continue;
+      }
+      if (in.contains("id")) head["id"] = in["id"];
+      head["task"] = in["task"];
+      head["candidate"] = in.value("candidate", json(nullptr));
+      task::LoadOptions lo;
+      lo.format = in.value("format", f.format);
+      lo.entry = in.value("entry", f.entry);
+      lo.bench = ResolveRel(in.value("bench", f.bench), dir);
+      auto sizes = ParseSizes(f.sizes);
+      lo.sizes = sizes.ok() ? *sizes : json::object();
+      if (in.contains("sizes") && in["sizes"].is_object()) lo.sizes.update(in["sizes"]);
+      auto spec = task::LoadTask(ResolveRel(in["task"].get<std::string>(), dir), lo);
+      if (!spec.ok()) {
+        fail(spec.status().message());
+        continue;
+      }
+      exec::EvalRequest req = *base;
+      req.task = *spec;
+      if (in.contains("mode") && in["mode"].is_string()) {
+        auto m = exec::ParseMode(in["mode"]);
+        if (m.ok()) req.mode = *m;
+      }
+      if (in.contains("policy") && in["policy"].is_string()) {
+        auto p = exec::ParsePolicy(in["policy"]);
+        if (p.ok()) req.policy = *p;
+      }
+      if (in.contains("trials") && in["trials"].is_number_integer()) req.trials = in["trials"];
+      if (in.contains("seed") && in["seed"].is_number_unsigned()) req.seed = in["seed"];
+      if (in.contains("timeout_s") && in["timeout_s"].is_number()) req.timeout_s = in["timeout_s"];
+      Status cs = Status::Ok();
+      if (in.contains("source") && in["source"].is_string()) {
+        req.candidate_source = in["source"].get<std::string>();
+        req.candidate_name = in.value("name", std::string("candidate.py"));
+      } else if (in.contains("candidate") && in["candidate"].is_string()) {
+        cs = LoadCandidate(ResolveRel(in["candidate"].get<std::string>(), dir), &req);
+      }
+      if (!cs.ok()) {
+        fail(cs.message());
+        continue;
+      }
+      echo.resize(index + 1);
+      echo[index] = head;
+      items.push_back({index, std::move(req)});
+    }
+  }
+  Progress progress(total, f.quiet);
+  for (const auto& e : early) {
+    write_line(e);
+    progress.Done(false, true);
+  }
+
+  // Devices: one probe worker says how many GPUs there are; each GPU gets one measuring worker.
+  exec::PoolConfig cfg;
+  cfg.store = st->get();
+  cfg.use_cache = !f.no_cache;
+  std::vector<std::string> gpu_uuids;
+  std::unique_ptr<exec::Runner> probe;
+  bool interpreter = true;
+  if (!f.replay.empty()) {
+    cfg.measure_slots = 1;
+    std::string path = f.replay;
+    cfg.make_measure = [path](int) -> std::unique_ptr<exec::Runner> {
+      auto rp = exec::ReplayRunner::Open(path);
+      if (!rp.ok()) return nullptr;
+      return std::move(*rp);
+    };
+    if (!exec::ReplayRunner::Open(path).ok()) {
+      std::fprintf(stderr, "kiln eval: %s\n", exec::ReplayRunner::Open(path).status().message().c_str());
+      return 2;
+    }
+  } else if (!items.empty()) {
+    probe = NewRunner(f, WorkerOpts(f));
+    auto h = probe->Hello();
+    if (!h.ok()) {
+      std::fprintf(stderr, "kiln eval: %s\n", h.status().message().c_str());
+      return 2;
+    }
+    interpreter = h->interpreter;
+    for (const auto& d : h->devices) gpu_uuids.push_back(d.uuid.empty() ? std::to_string(d.index) : d.uuid);
+    if (f.gpus >= 0 && static_cast<int>(gpu_uuids.size()) > f.gpus) gpu_uuids.resize(f.gpus);
+    int slots = interpreter || gpu_uuids.empty() ? std::max(1, f.workers) : static_cast<int>(gpu_uuids.size());
+    cfg.measure_slots = slots;
+    auto probe_ptr = std::make_shared<std::unique_ptr<exec::Runner>>(std::move(probe));
+    cfg.make_measure = [&, probe_ptr, slots](int slot) -> std::unique_ptr<exec::Runner> {
+      if (slot == 0 && (gpu_uuids.size() <= 1 || interpreter)) return std::move(*probe_ptr);
+      exec::WorkerOptions o = WorkerOpts(f);
+      if (!interpreter && slot < static_cast<int>(gpu_uuids.size())) {
+        o.cuda_visible_devices = gpu_uuids[slot];
+        o.device = 0;
+      }
+      return NewRunner(f, o);
+    };
+    int compile = f.compile_workers;
+    if (compile < 0) {
+      int ncpu = static_cast<int>(std::thread::hardware_concurrency());
+      compile = interpreter || base->mode != exec::Mode::kTime
+                    ? 0
+                    : std::clamp(ncpu / 2 - slots, 0, 2 * static_cast<int>(gpu_uuids.size()));
+    }
+    cfg.compile_slots = compile;
+    cfg.make_compile = [&](int c) -> std::unique_ptr<exec::Runner> {
+      exec::WorkerOptions o = WorkerOpts(f);
+      if (!gpu_uuids.empty() && !interpreter) {
+        o.cuda_visible_devices = gpu_uuids[c % gpu_uuids.size()];
+        o.device = 0;
+      }
+      o.isolation = exec::Isolation::kFork;
+      exec::WorkerOptions plain = o;
+      return std::make_unique<exec::WorkerRunner>(plain);  // compile exchanges are not recorded
+    };
+    if (!f.quiet) {
+      std::fprintf(stderr, "kiln eval: %zu pairs on %d measuring worker(s)%s, %d compile worker(s)\n", total, slots,
+                   interpreter ? " (Triton interpreter, no GPU)" : "", compile);
+    }
+  }
+
+  exec::EvalPool pool(cfg);
+  int machinery_errors = 0;
+  pool.Run(std::move(items), [&](const exec::PoolItem& it, const Result<exec::EvalResult>& r, int slot) {
+    json line = echo[it.index];
+    if (r.ok()) {
+      line["result"] = ResultLine(*r, it.request);
+      line["verdict"] = exec::VerdictName(r->verdict);
+      if (slot >= 0 && slot < static_cast<int>(gpu_uuids.size())) line["gpu"] = gpu_uuids[slot];
+    } else {
+      line["error"] = r.status().message();
+      ++machinery_errors;
+    }
+    write_line(line);
+    progress.Done(r.ok() && r->ok(), !r.ok());
+  });
+  if (out != stdout) std::fclose(out);
+  return bad + machinery_errors > 0 ? 1 : 0;
+}
+
+Command RegisterEval(CLI::App& app) {
+  auto* sub = app.add_subcommand("eval", "Verified execution of a candidate against a task (docs/eval.md)");
+  auto f = std::make_shared<EvalFlags>();
+  sub->add_option("--task", f->task, "Task file: KernelBench, TritonBench-G/T module, or kiln module (with --entry/--bench)");
+  sub->add_option("--candidate", f->candidate, "Candidate source file (omit: the task's own code)");
+  sub->add_option("--entry", f->entry, "Entry function (kiln format; overrides TritonBench's)");
+  sub->add_option("--bench", f->bench, "Bench file (kiln format)");
+  sub->add_option("--format", f->format, "Task format (default: detect)")
+      ->check(CLI::IsMember({"auto", "kernelbench", "tritonbench_g", "tritonbench_t", "kiln"}));
+  sub->add_option("--size", f->sizes, "Override a size constant of the task, NAME=VALUE (repeatable)");
+  sub->add_flag("--json", f->json, "Print the result as JSON");
+  sub->add_option("--mode", f->mode, "check (correctness) or time (correctness, then timing)")
+      ->check(CLI::IsMember({"check", "time"}));
+  sub->add_option("--policy", f->policy, "strict (untrusted code) or trusted (your own kernel)")
+      ->check(CLI::IsMember({"strict", "trusted"}));
+  sub->add_option("--isolation", f->isolation, "shared, fork (default) or fresh")
+      ->check(CLI::IsMember({"shared", "fork", "fresh"}));
+  sub->add_option("--seed", f->seed, "Seed of the input trials");
+  sub->add_option("--trials", f->trials, "Correctness trials per case (fresh inputs each)")->check(CLI::Range(1, 1000));
+  sub->add_option("--case", f->cases, "Run only these cases (repeatable)");
+  sub->add_option("--timeout", f->timeout_s, "Per-evaluation limit in seconds (the runner adds a grace)")
+      ->check(CLI::Range(0.1, 86400.0));
+  sub->add_option("--db", f->db, "Records database (default $XDG_CACHE_HOME/kiln/kiln.db or ~/.cache/kiln/kiln.db; env KILN_DB)");
+  sub->add_flag("--no-cache", f->no_cache, "Evaluate even when a cached result exists (still recorded)");
+  sub->add_flag("--no-db", f->no_db, "Neither read nor write the records database");
+  sub->add_option("--replay", f->replay, "Answer from a transcript recorded on a GPU instead of running a worker");
+  sub->add_option("--record", f->record, "Append every worker exchange to this transcript (JSON lines)");
+  sub->add_option("--python", f->python, "Python interpreter for the worker (default $KILN_PYTHON, else python3)");
+  sub->add_flag("--interpret", f->interpret, "Force Triton's interpreter (CPU; no timings)");
+  sub->add_option("--batch", f->batch, "JSON-lines file of {\"task\", \"candidate\", ...} pairs");
+  sub->add_option("--out", f->out, "Batch results (JSON lines; default stdout)");
+  sub->add_option("--compile-workers", f->compile_workers, "Batch: compile workers (default automatic; 0: none)");
+  sub->add_option("--workers", f->workers, "Batch without a GPU: parallel interpreter workers")->check(CLI::Range(1, 256));
+  sub->add_option("--gpus", f->gpus, "Batch: use at most this many GPUs");
+  sub->add_flag("--quiet", f->quiet, "Batch: no progress on stderr");
+  return {sub, [f]() {
+            if (f->batch.empty() == f->task.empty()) {
+              std::fprintf(stderr, "kiln eval: give either --task (one evaluation) or --batch (many)\n");
+              return 2;
+            }
+            return f->batch.empty() ? RunSingle(*f) : RunBatch(*f);
+          }};
+}
+
+Registrar reg(30, RegisterEval);
+
+}  // namespace
+
+}  // namespace kiln::cli
