@@ -225,9 +225,11 @@ void CollectTargets(const Node& left, const Node& right, const Node& stmt, Assig
     std::vector<Node> rhs;
     if (!r.is_null() && (r.type() == "expression_list" || r.type() == "tuple")) rhs = r.named_children();
     for (size_t i = 0; i < lhs.size(); ++i) {
-      Node v = (rhs.size() == lhs.size()) ? rhs[i] : Node();
-      CollectTargets(lhs[i], v, stmt, v.is_null() && kind == Assign::Kind::kPlain ? Assign::Kind::kOther : kind,
-                     out);
+      // Pairwise when the right side is a tuple of the same length; otherwise every target gets
+      // the whole right side, marked kOther (unpacked from a run-time value).
+      bool pair = rhs.size() == lhs.size();
+      Node v = pair ? rhs[i] : right;
+      CollectTargets(lhs[i], v, stmt, !pair && kind == Assign::Kind::kPlain ? Assign::Kind::kOther : kind, out);
     }
     return;
   }
@@ -1261,23 +1263,40 @@ class Analyzer {
     return best;
   }
 
-  Origin FromAssign(const Assign& a, const std::string& scope, int count, const Enclosing& enc, uint32_t pos,
-                    int depth) {
+  Origin FromAssign(const Assign& a, const std::vector<Assign>& all, const std::string& scope, int count,
+                    const Enclosing& enc, uint32_t pos, int depth) {
     Origin o;
     o.variable = a.name;
     o.scope = scope;
     o.multiple_assignments = count > 1;
-    if (a.kind == Assign::Kind::kLoopTarget || a.value.is_null()) {
+    if (count > 1) {
+      for (const auto& x : all) {
+        if (&x == &a || x.name != a.name) continue;
+        Assignment as;
+        as.name = x.name;
+        as.span = x.stmt.span();
+        as.value = MakeExpr(x.value.is_null() ? x.stmt : x.value);
+        as.literal = !x.value.is_null() && x.kind == Assign::Kind::kPlain && IsLiteralNode(x.value);
+        o.other_assignments.push_back(std::move(as));
+      }
+    }
+    if (a.kind == Assign::Kind::kLoopTarget || a.value.is_null() || a.kind == Assign::Kind::kOther) {
       o.kind = OriginKind::kComputed;
-      o.expression = MakeExpr(a.stmt.type() == "for_statement" ? a.stmt.field("right") : a.stmt);
-      o.note = a.kind == Assign::Kind::kLoopTarget ? "loop variable" : "unpacked from a non-literal tuple";
+      Node e = a.kind == Assign::Kind::kLoopTarget ? a.stmt.field("right") : a.value.is_null() ? a.stmt : a.value;
+      o.expression = MakeExpr(e);
+      Assignment as;
+      as.name = a.name;
+      as.span = a.stmt.span();
+      as.value = MakeExpr(e);
+      o.assignment = as;
+      o.note = a.kind == Assign::Kind::kLoopTarget ? "loop variable" : "unpacked from a run-time value";
       return o;
     }
     Assignment as;
     as.name = a.name;
     as.span = a.stmt.span();
     as.value = MakeExpr(a.value);
-    as.literal = IsLiteralNode(a.value) && a.kind == Assign::Kind::kPlain;
+    as.literal = (IsLiteralNode(a.value) || IsConstantAttr(Unparen(a.value))) && a.kind == Assign::Kind::kPlain;
     o.assignment = as;
     if (as.literal) {
       o.kind = OriginKind::kVariable;
@@ -1306,7 +1325,7 @@ class Analyzer {
       int count = 0;
       // In an outer function a closure runs later: any assignment counts.
       const Assign* a = LastBefore(s.assigns, name, pos, i > 0, &count);
-      if (a) return FromAssign(*a, "function", count, enc, a->pos, depth);
+      if (a) return FromAssign(*a, s.assigns, "function", count, enc, a->pos, depth);
       for (const auto& fp : s.params) {
         if (fp.name == name) {
           Origin o;
@@ -1334,7 +1353,7 @@ class Analyzer {
     }
     int count = 0;
     const Assign* a = LastBefore(module_assigns_, name, pos, !enc.defs.empty(), &count);
-    if (a) return FromAssign(*a, "module", count, enc, a->pos, depth);
+    if (a) return FromAssign(*a, module_assigns_, "module", count, enc, a->pos, depth);
     Origin o;
     o.kind = OriginKind::kComputed;
     o.note = "name not assigned in this module";
@@ -1475,7 +1494,7 @@ class Analyzer {
       auto kernels = ResolveKernelRef(ref, enc, pos);
       if (kernels.empty()) {
         std::string leaf = Dotted(ref);
-        if (!leaf.empty() && !IsModuleName(SplitDots(leaf).front())) {
+        if (!leaf.empty() && !kModuleNames.count(SplitDots(leaf).front())) {
           model_.notes.push_back("line " + std::to_string(call.span().begin.line) + ": " + std::string(ref.text()) +
                                  "[...](...) does not launch a @triton.jit function of this module");
         }
@@ -1500,13 +1519,135 @@ class Analyzer {
     }
   }
 
+  // Number of values a *splat expands to when it is a literal tuple/list (or a conditional of
+  // equally long ones); -1 when unknown.
+  // The value of `name` in a **dict splat at the launch whose dict is a literal (directly or
+  // through a local variable), or null.
+  Node DictSplatValue(const std::string& name, const Launch& l, const Enclosing& enc, uint32_t pos) {
+    for (size_t i = 0; i < l.args.size(); ++i) {
+      Node c = arg_nodes_[i];
+      if (c.type() != "dictionary_splat") continue;
+      Node d = Unparen(c.named_child(0));
+      if (d.type() == "identifier") {
+        std::string v(d.text());
+        d = Node();
+        for (size_t si = 0; si < enc.defs.size() && d.is_null(); ++si) {
+          int count = 0;
+          const Assign* a = LastBefore(ScopeOf(enc.defs[si]).assigns, v, pos, si > 0, &count);
+          if (a && !a->value.is_null()) d = Unparen(a->value);
+        }
+      }
+      if (d.type() == "dictionary") {
+        for (const Node& pair : d.named_children()) {
+          if (pair.type() == "pair" && pyast::StringLiteralValue(pair.field("key")) == name) return pair.field("value");
+        }
+      } else if (d.type() == "call" && Dotted(d.field("function")) == "dict") {
+        CallArgs a = ReadArgs(d.field("arguments"));
+        Node v = a.keyword(name);
+        if (!v.is_null()) return v;
+      }
+    }
+    return {};
+  }
+
+  // A constexpr not visible at the launch but possibly inside a *args / **kwargs splat: the
+  // splat's root name decides (a parameter of the enclosing function, or a run-time value).
+  Origin SplatOrigin(const Launch& l, const Enclosing& enc, uint32_t pos) {
+    Origin o;
+    o.kind = OriginKind::kMissing;
+    for (size_t i = 0; i < l.args.size(); ++i) {
+      Node c = arg_nodes_[i];
+      if (c.type() != "dictionary_splat" && c.type() != "list_splat") continue;
+      if (c.type() == "list_splat" && SplatSize(c) >= 0) continue;
+      Node e = Unparen(c.named_child(0));
+      Node root = e;
+      while (true) {
+        if (root.type() == "attribute") root = root.field("object");
+        else if (root.type() == "call") root = root.field("function");
+        else if (root.type() == "subscript") root = root.field("value");
+        else break;
+      }
+      o.at_launch = MakeExpr(c);
+      o.note = "through " + std::string(c.text());
+      if (root.type() == "identifier") {
+        Origin r = ResolveName(std::string(root.text()), enc, pos);
+        if (r.kind == OriginKind::kFunctionParam) {
+          r.at_launch = o.at_launch;
+          r.note = o.note;
+          return r;
+        }
+      }
+      o.kind = OriginKind::kComputed;
+      o.expression = MakeExpr(c);
+      if (c.type() == "dictionary_splat") return o;  // prefer the **kwargs explanation
+    }
+    return o;
+  }
+
+  static int SplatSize(const Node& splat) {
+    Node v = Unparen(splat.named_child(0));
+    auto t = v.type();
+    if (t == "tuple" || t == "list") return static_cast<int>(v.named_child_count());
+    if (t == "conditional_expression") {
+      auto cs = v.named_children();
+      if (cs.size() == 3) {
+        Node a = Unparen(cs[0]), b = Unparen(cs[2]);
+        if ((a.type() == "tuple" || a.type() == "list") && (b.type() == "tuple" || b.type() == "list") &&
+            a.named_child_count() == b.named_child_count()) {
+          return static_cast<int>(a.named_child_count());
+        }
+      }
+    }
+    return -1;
+  }
+
   void MapArgs(const Node& call, const Kernel& k, Launch& l) {
     arg_nodes_.clear();
-    int i = 0;
+    std::vector<Node> items;
     for (const Node& c : call.field("arguments").named_children()) {
+      if (c.type() != "comment") items.push_back(c);
+    }
+    // Positional arguments after the last *splat of unknown length are aligned to end just before
+    // the first parameter that is bound otherwise (keyword, autotune, heuristics).
+    int last_unknown = -1, npost = 0;
+    std::set<std::string> kw_names;
+    for (size_t j = 0; j < items.size(); ++j) {
+      auto t = items[j].type();
+      if (t == "list_splat" && SplatSize(items[j]) < 0) {
+        last_unknown = static_cast<int>(j);
+        npost = 0;
+      } else if (t == "keyword_argument") {
+        kw_names.insert(std::string(items[j].field("name").text()));
+      } else if (t != "dictionary_splat" && t != "list_splat") {
+        ++npost;
+      }
+    }
+    int post_start = -1;
+    if (last_unknown >= 0) {
+      int m = static_cast<int>(k.params.size());
+      for (size_t pi = 0; pi < k.params.size(); ++pi) {
+        const std::string& n = k.params[pi].name;
+        bool bound = kw_names.count(n) > 0;
+        if (k.autotune && std::find(k.autotune->tuned_names.begin(), k.autotune->tuned_names.end(), n) !=
+                              k.autotune->tuned_names.end()) {
+          bound = true;
+        }
+        if (k.heuristics) {
+          for (const auto& h : k.heuristics->entries) bound = bound || h.name == n;
+        }
+        if (bound) {
+          m = static_cast<int>(pi);
+          break;
+        }
+      }
+      post_start = m - npost;
+    }
+    int i = 0;
+    bool unknown = false;
+    for (size_t j = 0; j < items.size(); ++j) {
+      const Node& c = items[j];
       auto t = c.type();
       LaunchArg arg;
-      if (t == "comment") continue;
       if (t == "keyword_argument") {
         arg.keyword = std::string(c.field("name").text());
         arg.value = MakeExpr(c.field("value"));
@@ -1517,16 +1658,49 @@ class Analyzer {
         arg.splat = true;
         arg.value = MakeExpr(c);
         arg.span = c.span();
+        if (t == "list_splat") {
+          int n = SplatSize(c);
+          if (n < 0) {
+            unknown = true;
+            if (static_cast<int>(j) == last_unknown && post_start >= 0) {
+              i = post_start;
+              unknown = false;
+              post_inferred_ = true;
+            }
+          } else {
+            // Each element of the literal binds one parameter; record them as arguments too.
+            arg_nodes_.push_back(c);
+            l.args.push_back(std::move(arg));
+            Node v = Unparen(c.named_child(0));
+            if (v.type() == "conditional_expression") v = Unparen(v.named_child(0));
+            for (const Node& e : v.named_children()) {
+              LaunchArg ea;
+              ea.position = i;
+              ea.value = MakeExpr(e);
+              ea.span = e.span();
+              if (static_cast<size_t>(i) < k.params.size() && !unknown) ea.param = k.params[i].name;
+              ea.position_inferred = post_inferred_;
+              ++i;
+              arg_nodes_.push_back(e);
+              l.args.push_back(std::move(ea));
+            }
+            continue;
+          }
+        }
       } else {
-        arg.position = i;
         arg.value = MakeExpr(c);
         arg.span = c.span();
-        if (static_cast<size_t>(i) < k.params.size()) arg.param = k.params[i].name;
+        if (!unknown) {
+          arg.position = i;
+          arg.position_inferred = post_inferred_;
+          if (i >= 0 && static_cast<size_t>(i) < k.params.size()) arg.param = k.params[i].name;
+        }
         ++i;
       }
       arg_nodes_.push_back(t == "keyword_argument" ? c.field("value") : c);
       l.args.push_back(std::move(arg));
     }
+    post_inferred_ = false;
   }
 
   void Bind(const Kernel& k, Launch& l, const Enclosing& enc, uint32_t pos) {
@@ -1576,6 +1750,9 @@ class Analyzer {
           }
           if (!any) b.origin.note = "no config sets it: Triton's default for every config";
         }
+      } else if (Node dv = DictSplatValue(name, l, enc, pos); !dv.is_null()) {
+        b.origin = ResolveValue(dv, enc, pos);
+        b.origin.note = "from a dict literal passed with **";
       } else if (p != nullptr && p->default_value.present()) {
         b.origin.kind = OriginKind::kDefault;
         b.origin.value = p->default_value.text;
@@ -1584,9 +1761,10 @@ class Analyzer {
         b.origin.kind = OriginKind::kDefault;
         b.origin.value = name == "num_warps" ? "4" : name == "num_stages" ? "3" : name == "num_ctas" ? "1" : "None";
         b.origin.note = "Triton's default";
+      } else if (splat) {
+        b.origin = SplatOrigin(l, enc, pos);
       } else {
         b.origin.kind = OriginKind::kMissing;
-        if (splat) b.origin.note = "may be passed through *args/**kwargs";
       }
       l.bindings.push_back(std::move(b));
     };
@@ -1743,6 +1921,7 @@ class Analyzer {
         std::string name(c.text());
         Node p = c.parent();
         if (p.type() == "keyword_argument" && p.field("name") == c) return false;
+        if (p.type() == "call" && p.field("function") == c) return false;  // a callee, not a value
         if (name != meta && !IsModuleName(name) && !kBuiltins.count(name)) add(g.names, name);
       }
       if (c.type() == "lambda_parameters" || c.type() == "parameters") return false;
@@ -1891,7 +2070,8 @@ class Analyzer {
   std::vector<std::string> pending_dns_;
   std::vector<PointerUse> pointer_uses_;
   std::vector<Assign> module_assigns_;
-  std::vector<Node> arg_nodes_;  // value nodes of the current launch's arguments
+  std::vector<Node> arg_nodes_;
+  bool post_inferred_ = false;  // value nodes of the current launch's arguments
   std::map<uint32_t, Scope> scopes_;
   std::vector<std::pair<uint32_t, const Scope*>> all_scopes_;
   bool all_scopes_done_ = false;

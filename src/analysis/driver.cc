@@ -173,7 +173,9 @@ std::string FormatSummary(const ModuleModel& m) {
     if (k.autotune) {
       const Autotune& a = *k.autotune;
       out += fmt::format("  autotune: {} config(s){} over {}; key [{}]", a.configs.size(),
-                         a.configs_generated ? " (generated)" : "", Join(a.tuned_names), Join(a.key));
+                         a.configs_generated ? " (plus generated ones)" : "",
+                         a.tuned_names.empty() ? "no constexpr (launch options only)" : Join(a.tuned_names),
+                         Join(a.key));
       if (a.prune_configs_by.present()) out += "; prune_configs_by";
       if (a.reset_to_zero.present()) out += "; reset_to_zero " + Short(a.reset_to_zero.text, 40);
       if (a.restore_value.present()) out += "; restore_value " + Short(a.restore_value.text, 40);
@@ -246,7 +248,7 @@ std::string FormatSummary(const ModuleModel& m) {
       facts.push_back(Join(ops));
     }
     for (const auto& l : k.loops) {
-      std::string s = fmt::format("loop {} {}", std::string(l.depth - 1, '>') + (l.depth > 1 ? " " : ""), l.kind);
+      std::string s = "loop " + (l.depth > 1 ? std::string(l.depth - 1, '>') + " " : std::string()) + l.kind;
       if (l.kind != "while" && l.kind != "iter") {
         s += "(" + (l.start.present() ? l.start.text + ", " : "") + l.end.text +
              (l.step.present() ? ", " + l.step.text : "") + ")";

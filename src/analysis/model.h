@@ -297,6 +297,7 @@ struct Origin {
   std::string variable;
   std::optional<Assignment> assignment;
   bool multiple_assignments = false;  // other assignments to the variable exist (if/else, loops)
+  std::vector<Assignment> other_assignments;  // those other assignments (same scope), source order
   std::string scope;                  // "function" or "module" for the assignment
   // kComputed: the run-time expression (at the launch or the assignment's right-hand side).
   Expr expression;
@@ -316,6 +317,9 @@ struct LaunchArg {
   Expr value;
   Span span;             // whole argument (`name=value` for keywords)
   bool splat = false;    // *args / **kwargs
+  // The positional index was inferred: the argument follows a *splat of unknown length and was
+  // aligned to the parameters before the first keyword/autotuned/heuristic parameter.
+  bool position_inferred = false;
 };
 
 // One constexpr parameter or launch option at one launch, with its origin.
