@@ -420,6 +420,17 @@ Result<Tunables> ExtractTunables(const pyast::Tree& tree, const analysis::Module
   Ctx ctx{tree, model, *k, t.launches};
   auto tiles = TileConstexprs(tree, *k);
   auto pow2 = PowerOfTwoConstexprs(tree, *k);
+  std::set<std::string> flags;
+  KernelDef(tree, *k).field("body").Walk([&](const Node& n) {
+    Node cond;
+    if (n.type() == "if_statement" || n.type() == "elif_clause" || n.type() == "conditional_expression" ||
+        n.type() == "while_statement")
+      cond = n.type() == "conditional_expression" ? n.named_child(1) : n.field("condition");
+    if (n.type() == "comparison_operator") cond = n;
+    if (!cond.is_null())
+      for (const auto& id : IdentifierNames(cond)) flags.insert(id);
+    return true;
+  });
 
   std::vector<std::pair<std::string, bool>> names;
   for (const auto& p : k->params)
@@ -431,6 +442,10 @@ Result<Tunables> ExtractTunables(const pyast::Tree& tree, const analysis::Module
     u.name = name;
     u.launch_option = option;
     u.power_of_two = pow2.count(name) || name == "num_warps" || name == "num_ctas";
+    u.role = option ? TunableRole::kLaunchOption
+             : pow2.count(name) ? TunableRole::kBlock
+             : flags.count(name) ? TunableRole::kFlag
+                                 : TunableRole::kOther;
     if (name == "num_stages") u.min_value = 1;
     if (name == "num_warps") u.max_value = 32;
     if (name == "maxnreg") { u.min_value = 24; u.max_value = 255; }
@@ -561,6 +576,7 @@ Result<Tunables> ExtractTunables(const pyast::Tree& tree, const analysis::Module
       u.value = ParseIntLiteral(u.value_text);
       u.boolean = (Trim(u.value_text) == "True" || Trim(u.value_text) == "False");
     }
+    if (u.boolean && !option) u.role = TunableRole::kFlag;
     if (param && !param->annotation.present() && !option) {
       // constexpr by usage only: still tunable.
     }

@@ -62,8 +62,18 @@ enum class TunableSite {
   kNotEditable,     // computed, a function parameter, heuristics, **kwargs, ...: see `reason`
 };
 
+// What a tunable is for, as far as the kernel body shows (the search tunes kBlock and
+// kLaunchOption; kFlag values select behaviour and are left alone unless asked).
+enum class TunableRole {
+  kBlock,         // a tl.arange bound / block shape (tile or chunk size)
+  kLaunchOption,  // num_warps, num_stages, num_ctas, maxnreg
+  kFlag,          // used in an `if`/comparison or a bool: changes what the kernel computes
+  kOther,         // anything else (e.g. GROUP_M, SPLIT_K, loop unroll factors)
+};
+
 struct Tunable {
   std::string name;
+  TunableRole role = TunableRole::kOther;
   bool launch_option = false;  // num_warps, num_stages, num_ctas, maxnreg
   // Current value when known (a single value across all target launches), as an integer;
   // `value_text` is the source text ("64", "True", "triton.next_power_of_2(N)").

@@ -138,6 +138,7 @@ TEST(Tunables, VectorAddVariableAndGrid) {
   EXPECT_TRUE(b->power_of_two);
   EXPECT_TRUE(b->in_grid);
   EXPECT_TRUE(b->grid_follows);
+  EXPECT_EQ(b->role, TunableRole::kBlock);
   const Tunable* w = t->Find("num_warps");
   ASSERT_NE(w, nullptr);
   EXPECT_EQ(w->site, TunableSite::kLaunchLiteral);
@@ -168,6 +169,8 @@ TEST(Tunables, AutotuneValues) {
   ASSERT_NE(m, nullptr);
   EXPECT_EQ(m->site, TunableSite::kAutotune);
   EXPECT_EQ(m->autotune_values, (std::vector<int64_t>{32, 64}));
+  EXPECT_EQ(t->Find("GROUP_SIZE_M")->role, TunableRole::kOther);
+  EXPECT_EQ(t->Find("num_warps")->role, TunableRole::kLaunchOption);
   EXPECT_EQ(t->Find("num_stages")->autotune_values, (std::vector<int64_t>{3, 4}));
 }
 
