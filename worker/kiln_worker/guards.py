@@ -11,6 +11,7 @@ import os
 import sys
 import sysconfig
 import time
+import types
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
@@ -68,12 +69,20 @@ def _attrs(obj):
     return d
 
 
+def _watchable(v) -> bool:
+    """Functions, classes and modules are watched; plain data (flags such as torch.cuda._initialized,
+    counters, caches) legitimately changes when CUDA initialises lazily and is not a patch."""
+    return callable(v) or isinstance(v, (type, types.ModuleType))
+
+
 def snapshot() -> dict:
     """Identity of every attribute of the watched namespaces and of the worker's own modules."""
     snap = {}
     for ns_name, ns in _namespaces().items():
         for k, v in _attrs(ns).items():
             if k.startswith("__") and k not in _DUNDERS:
+                continue
+            if not _watchable(v):
                 continue
             snap[f"{ns_name}.{k}"] = id(v)
     for mname, m in list(sys.modules.items()):
@@ -91,11 +100,13 @@ def save_pristine():
     """At worker start: the values of every watched attribute, to undo a candidate's patches afterwards."""
     for ns_name, ns in _namespaces().items():
         for k, v in _attrs(ns).items():
-            _PRISTINE[(ns_name, k)] = (ns, v)
+            if _watchable(v):
+                _PRISTINE[(ns_name, k)] = (ns, v)
     for mname, m in list(sys.modules.items()):
         if mname == "kiln_worker" or mname.startswith("kiln_worker."):
             for k, v in _attrs(m).items():
-                _PRISTINE[(mname, k)] = (m, v)
+                if _watchable(v):
+                    _PRISTINE[(mname, k)] = (m, v)
 
 
 def restore_pristine():
@@ -306,7 +317,10 @@ def watch_streams():
 
     class WatchedStream(orig):  # type: ignore[misc,valid-type]
         def __new__(cls, *a, **k):
-            FLAGS.streams_created += 1
+            # torch.cuda.current_stream() / default_stream() wrap an existing stream by passing
+            # stream_id: that is not a new stream. Only a stream created from scratch counts.
+            if "stream_id" not in k:
+                FLAGS.streams_created += 1
             return orig(*a, **k)
 
     torch.cuda.Stream = WatchedStream

@@ -261,7 +261,8 @@ def _install_compiled():
             # triton 3.6: a LazyDict whose get() (no key) returns {"name", "function", "stream", ...}
             md = metadata.get() if hasattr(metadata, "get") and not isinstance(metadata, dict) else metadata
             stream = md.get("stream") if isinstance(md, dict) else None
-            cur = torch.cuda.current_stream().cuda_stream
+            # The raw handle, without constructing a torch.cuda.Stream (which the stream watch counts).
+            cur = torch._C._cuda_getCurrentRawStream(torch.cuda.current_device())
             if stream is not None and int(stream) != int(cur):
                 log.foreign_stream_launches += 1
         except Exception:
