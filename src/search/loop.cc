@@ -278,6 +278,7 @@ nlohmann::json OptimizeResult::ToJson() const {
                       {"measured", measured},
                       {"compiled", compiled},
                       {"pruned", pruned},
+                      {"pruned_static", pruned_static},
                       {"failed", failed},
                       {"stop_reason", stop_reason},
                       {"wall_s", wall_s},
@@ -431,7 +432,12 @@ Result<OptimizeResult> Optimize(const OptimizeInput& in, const OptimizeOptions& 
   // Strategy ---------------------------------------------------------------------------------------
   StrategyContext sctx;
   sctx.space = in.space;
-  sctx.feasible = [&in, &prune](const Config& cfg) { return !PruneBeforeCompile(in.space, cfg, prune).has_value(); };
+  std::map<std::string, std::string> static_pruned;  // config key -> reason
+  sctx.feasible = [&in, &prune, &static_pruned](const Config& cfg) {
+    auto why_not = PruneBeforeCompile(in.space, cfg, prune);
+    if (why_not) static_pruned.emplace(ConfigKey(cfg), *why_not);
+    return !why_not.has_value();
+  };
   sctx.moves = moves;
   sctx.seed = o.seed;
   sctx.accept_gain = o.accept_gain;
@@ -607,6 +613,10 @@ Result<OptimizeResult> Optimize(const OptimizeInput& in, const OptimizeOptions& 
       break;
     }
   }
+  res.pruned_static = static_cast<int>(static_pruned.size());
+  if (!static_pruned.empty())
+    res.notes.push_back(fmt::format("{} configs pruned before compiling, e.g. {}: {}", static_pruned.size(),
+                                    static_pruned.begin()->first, static_pruned.begin()->second));
   c.Say(fmt::format("kiln: search stopped ({}) after {} measured, {} pruned, {} failed; best {} ({:.3f}x on short timings)",
                     res.stop_reason, measured_search, res.pruned, res.failed, ConfigKey(best_cfg),
                     base.score_ms / best_score));

@@ -141,6 +141,7 @@ struct OptimizeResult {
   double roofline_before = -1, roofline_after = -1;
   std::vector<CandidateRecord> candidates;
   int measured = 0, compiled = 0, pruned = 0, failed = 0;
+  int pruned_static = 0;  // configs the strategy skipped: pruned before compiling (see notes)
   std::string stop_reason;
   double wall_s = 0;
   std::vector<std::string> notes;

@@ -48,8 +48,8 @@ std::string FormatReportText(const OptimizeResult& r, int max_rows) {
                    r.device.empty() ? "?" : r.device);
   s += fmt::format("strategy {}, mode {}{}, stop: {}, wall {:.1f} s\n", r.strategy, r.mode,
                    r.mode_note.empty() ? "" : " (" + r.mode_note + ")", r.stop_reason, r.wall_s);
-  s += fmt::format("candidates: {} measured, {} compiled, {} pruned, {} failed\n", r.measured, r.compiled,
-                   r.pruned, r.failed);
+  s += fmt::format("candidates: {} measured, {} compiled, {} pruned after compiling, {} pruned before, {} failed\n",
+                   r.measured, r.compiled, r.pruned, r.pruned_static, r.failed);
   if (r.improved) {
     s += fmt::format("result: {:.3f}x faster (geometric mean over {} cases), verified on fresh inputs\n",
                      r.geomean_speedup, r.cases.size());

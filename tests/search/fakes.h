@@ -1,0 +1,148 @@
+// Test doubles for the tuning loop: a renderer that writes the config into the source, and an
+// evaluator whose time is a deterministic function of the config parsed back from it.
+#pragma once
+
+#include <atomic>
+#include <cmath>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <set>
+#include <sstream>
+#include <string>
+
+#include "search/interfaces.h"
+
+namespace kiln::search::testing {
+
+inline std::string RenderConfig(const Config& c) { return "# kiln-config " + ConfigKey(c) + "\nKERNEL_BODY\n"; }
+
+inline Config ParseConfig(const std::string& src) {
+  Config c;
+  auto p = src.find("# kiln-config ");
+  if (p == std::string::npos) return c;
+  std::istringstream in(src.substr(p + 14, src.find('\n', p) - p - 14));
+  std::string kv;
+  while (in >> kv) {
+    auto eq = kv.find('=');
+    c[kv.substr(0, eq)] = std::stoll(kv.substr(eq + 1));
+  }
+  return c;
+}
+
+class FakeRenderer : public Renderer {
+ public:
+  Result<std::string> Render(const Config& c) override { return RenderConfig(c); }
+  Result<std::string> RenderAutotune(const std::vector<Config>& cs) override {
+    std::string s = "# autotune\n";
+    for (auto& c : cs) s += RenderConfig(c);
+    return s;
+  }
+};
+
+struct FakeCall {
+  exec::Mode mode;
+  Config config;
+  int trials;
+  bool time_reference;
+};
+
+class FakeEvaluator : public Evaluator {
+ public:
+  // time_ms(config, long_timing) -> candidate median; NaN: compile error.
+  std::function<double(const Config&, bool)> time_ms;
+  // Whether the config is wrong for a request with this many trials (e.g. only caught by >= 3).
+  std::function<bool(const Config&, int trials)> wrong = [](const Config&, int) { return false; };
+  std::function<int64_t(const Config&)> spills = [](const Config&) { return 0; };
+  std::vector<std::string> cases = {"small", "large"};
+  double reference_ms = 2.0;
+  bool interpreter = false;
+  std::string gpu = "NVIDIA H100 80GB HBM3";
+  double* clock = nullptr;       // advanced by `cost_s` per timed request
+  double cost_s = 1.0;
+  std::mutex mu;
+  std::vector<FakeCall> calls;
+  std::atomic<int> concurrent{0}, max_concurrent{0};
+
+  Result<exec::HelloInfo> Hello() override {
+    exec::HelloInfo h;
+    h.interpreter = interpreter;
+    exec::DeviceInfo d;
+    d.name = interpreter ? "cpu" : gpu;
+    d.uuid = "GPU-fake";
+    d.raw = {{"smem_per_block_optin", 232448}};
+    h.devices.push_back(d);
+    h.versions = {{"triton", "3.6.0"}};
+    return h;
+  }
+
+  exec::EvalResult Evaluate(const exec::EvalRequest& r) override {
+    int now = ++concurrent;
+    int prev = max_concurrent.load();
+    while (now > prev && !max_concurrent.compare_exchange_weak(prev, now)) {}
+    Config cfg = ParseConfig(r.candidate_source.value_or(""));
+    bool long_timing = r.timing.value("rounds", 1) > 1;
+    {
+      std::lock_guard<std::mutex> l(mu);
+      calls.push_back({r.mode, cfg, r.trials, r.timing.value("time_reference", false)});
+      if (clock && r.mode != exec::Mode::kCompile) *clock += cost_s;
+    }
+    exec::EvalResult res;
+    res.verdict = exec::Verdict::kOk;
+    double t = time_ms(cfg, long_timing);
+    exec::KernelFacts k;
+    k.name = "kernel";
+    k.n_spills = spills(cfg);
+    k.shared_bytes = 0;
+    res.kernels.push_back(k);
+    if (std::isnan(t)) {
+      res.verdict = exec::Verdict::kCompileError;
+      res.message = "fake compile error";
+    } else if (r.mode != exec::Mode::kCompile && wrong(cfg, r.trials)) {
+      res.verdict = exec::Verdict::kMismatch;
+      res.message = "fake mismatch";
+    } else if (r.mode == exec::Mode::kTime) {
+      for (const auto& name : cases) {
+        if (!r.cases.empty() && std::find(r.cases.begin(), r.cases.end(), name) == r.cases.end()) continue;
+        exec::CaseResult cr;
+        cr.name = name;
+        cr.passed = true;
+        double scale = name == "large" ? 4.0 : 1.0;
+        exec::Timing tm{t * scale, t * scale * 0.99, t * scale * 1.02, t * scale * 0.995, t * scale * 1.005, 100};
+        cr.candidate_ms = tm;
+        if (r.timing.value("time_reference", false)) {
+          exec::Timing rt{reference_ms * scale, reference_ms * scale, reference_ms * scale, reference_ms * scale,
+                          reference_ms * scale, 100};
+          cr.reference_ms = rt;
+          cr.speedup = reference_ms / t;
+          cr.speedup_spread = std::make_pair(reference_ms / t * 0.99, reference_ms / t * 1.01);
+        }
+        res.cases.push_back(cr);
+      }
+    } else if (r.mode == exec::Mode::kCheck) {
+      for (const auto& name : cases) {
+        exec::CaseResult cr;
+        cr.name = name;
+        cr.passed = true;
+        res.cases.push_back(cr);
+      }
+    }
+    if (r.mode == exec::Mode::kCompile) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    --concurrent;
+    return res;
+  }
+
+  int Count(exec::Mode m) {
+    std::lock_guard<std::mutex> l(mu);
+    int n = 0;
+    for (auto& c : calls) n += c.mode == m;
+    return n;
+  }
+  bool Timed(const Config& c) {
+    std::lock_guard<std::mutex> l(mu);
+    for (auto& x : calls) if (x.mode == exec::Mode::kTime && x.config == c) return true;
+    return false;
+  }
+};
+
+}  // namespace kiln::search::testing

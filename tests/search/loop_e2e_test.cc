@@ -1,0 +1,392 @@
+// The tuning loop end to end with a fake evaluator: finds the optimum, never returns a slower or
+// wrong variant, keeps the original when nothing wins, stops at budgets, prunes before and after
+// compiling, compiles in parallel, records every step, refuses to time without a GPU.
+#include <cmath>
+#include <filesystem>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "fakes.h"
+#include "search/loop.h"
+#include "search/progress.h"
+#include "search/records.h"
+#include "search/report.h"
+
+namespace kiln::search {
+namespace {
+
+using testing::FakeEvaluator;
+using testing::FakeRenderer;
+using testing::RenderConfig;
+
+Space Space1D() {
+  return Space({{"BLOCK_SIZE", Role::kBlock, {16, 32, 64, 128, 256, 512, 1024}, false},
+                {"num_warps", Role::kNumWarps, {1, 2, 4, 8, 16}, true},
+                {"num_stages", Role::kNumStages, {1, 2, 3, 4}, true}});
+}
+
+// Optimum BLOCK_SIZE=256, num_warps=8, num_stages=2: 0.5 ms; the baseline 64/4/3 is 1.0 ms + ...
+double Time(const Config& c) {
+  double b = std::log2(static_cast<double>(c.at("BLOCK_SIZE"))) - 8;
+  double w = std::log2(static_cast<double>(c.at("num_warps"))) - 3;
+  double s = static_cast<double>(c.at("num_stages")) - 2;
+  return 0.5 * (1.0 + 0.25 * b * b + 0.15 * w * w + 0.05 * s * s);
+}
+
+const Config kBase{{"BLOCK_SIZE", 64}, {"num_warps", 4}, {"num_stages", 3}};
+const Config kBest{{"BLOCK_SIZE", 256}, {"num_warps", 8}, {"num_stages", 2}};
+
+OptimizeInput Input(const Config& base = kBase) {
+  OptimizeInput in;
+  in.task.name = "fake/task";
+  in.task.hash = "0123456789abcdef";
+  in.kernel = "kernel";
+  in.space = Space1D();
+  in.baseline = base;
+  in.original_source = RenderConfig(base);
+  return in;
+}
+
+struct Fixture {
+  FakeEvaluator ev;
+  FakeRenderer rr;
+  double clock = 0;
+  OptimizeOptions o;
+  Fixture() {
+    ev.time_ms = [](const Config& c, bool) { return Time(c); };
+    ev.clock = &clock;
+    ev.cost_s = 0.5;
+    o.clock = [this] { return clock; };
+    o.budget_seconds = 1000;
+  }
+  Result<OptimizeResult> Run(const OptimizeInput& in) { return Optimize(in, o, {&ev, &rr}); }
+};
+
+TEST(Loop, FindsTheOptimumAndVerifiesIt) {
+  Fixture f;
+  f.o.strategy = "coordinate";
+  f.o.patience = 100;
+  auto r = f.Run(Input());
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_TRUE(r->improved) << r->kept_reason;
+  EXPECT_EQ(ConfigKey(r->best_config), ConfigKey(kBest));
+  EXPECT_EQ(r->best_source, RenderConfig(kBest));
+  EXPECT_NEAR(r->geomean_speedup, Time(kBase) / Time(kBest), 1e-6);
+  ASSERT_EQ(r->cases.size(), 2u);
+  for (const auto& c : r->cases) {
+    EXPECT_TRUE(c.passed);
+    EXPECT_GT(c.speedup, 1.0);
+  }
+  EXPECT_EQ(r->stop_reason, "converged");
+  EXPECT_EQ(r->mode, "measure-only");
+  // Verification ran with >= 3 trials, interleaved against the reference, on every case.
+  bool verified = false;
+  for (auto& c : f.ev.calls)
+    if (c.config == kBest && c.trials >= 3 && c.time_reference) verified = true;
+  EXPECT_TRUE(verified);
+  // Reports render.
+  EXPECT_NE(FormatReportText(*r).find("faster"), std::string::npos);
+  EXPECT_NE(FormatReportHtml(*r).find("<table>"), std::string::npos);
+  EXPECT_TRUE(r->ToJson().at("improved").get<bool>());
+}
+
+TEST(Loop, RejectsFasterButWrongCandidate) {
+  Fixture f;
+  f.o.strategy = "coordinate";
+  f.o.patience = 100;
+  // kBest is the fastest but wrong; the one-trial search check misses it, verification catches it.
+  f.ev.wrong = [](const Config& c, int trials) { return c == kBest && trials >= 3; };
+  auto r = f.Run(Input());
+  ASSERT_TRUE(r.ok());
+  EXPECT_NE(ConfigKey(r->best_config), ConfigKey(kBest));
+  bool rejected = false;
+  for (const auto& c : r->candidates)
+    if (c.config == kBest && c.final_outcome.rfind("rejected", 0) == 0) rejected = true;
+  EXPECT_TRUE(rejected);
+  if (r->improved) {
+    EXPECT_GT(r->geomean_speedup, 1.0);
+    EXPECT_LT(Time(r->best_config), Time(kBase));
+  }
+}
+
+TEST(Loop, WrongEverywhereKeepsOriginal) {
+  Fixture f;
+  f.ev.wrong = [](const Config& c, int) { return !(c == kBase); };
+  auto r = f.Run(Input());
+  ASSERT_TRUE(r.ok());
+  EXPECT_FALSE(r->improved);
+  EXPECT_EQ(r->best_source, RenderConfig(kBase));
+  EXPECT_GT(r->failed, 0);
+}
+
+TEST(Loop, KeepsOriginalWhenNothingBeatsIt) {
+  Fixture f;
+  auto r = f.Run(Input(kBest));  // the original is already the optimum
+  ASSERT_TRUE(r.ok());
+  EXPECT_FALSE(r->improved);
+  EXPECT_EQ(r->best_source, RenderConfig(kBest));
+  EXPECT_EQ(ConfigKey(r->best_config), ConfigKey(kBest));
+  EXPECT_FALSE(r->kept_reason.empty());
+}
+
+TEST(Loop, NeverReturnsSlowerWhenShortTimingsLie) {
+  Fixture f;
+  // Short timings say BLOCK_SIZE=128 is 3x faster; the long interleaved timing shows it is slower.
+  f.ev.time_ms = [](const Config& c, bool long_timing) {
+    if (c.at("BLOCK_SIZE") == 128) return long_timing ? 1.2 * Time(kBase) : Time(kBase) / 3;
+    return c == kBase ? Time(kBase) : 10.0;
+  };
+  auto r = f.Run(Input());
+  ASSERT_TRUE(r.ok());
+  EXPECT_FALSE(r->improved);
+  EXPECT_EQ(r->best_source, RenderConfig(kBase));
+}
+
+TEST(Loop, RejectsACaseThatGetsSlower) {
+  Fixture f;
+  f.ev.cases = {"small", "large"};
+  // Faster on average but slower on one case: per-case timing differs via a wrapper.
+  struct Skewed : FakeEvaluator {
+    exec::EvalResult Evaluate(const exec::EvalRequest& r) override {
+      auto res = FakeEvaluator::Evaluate(r);
+      Config c = testing::ParseConfig(r.candidate_source.value_or(""));
+      if (!(c == kBase))
+        for (auto& cs : res.cases)
+          if (cs.name == "small" && cs.candidate_ms) {
+            cs.candidate_ms->median *= 8;  // 2x slower than the original on "small"
+            if (cs.speedup) cs.speedup = *cs.speedup / 8;
+            if (cs.speedup_spread) cs.speedup_spread = std::make_pair(cs.speedup_spread->first / 8, cs.speedup_spread->second / 8);
+          }
+      return res;
+    }
+  } ev;
+  ev.time_ms = [](const Config& c, bool) { return c == kBase ? 1.0 : 0.25; };
+  double clock = 0;
+  ev.clock = &clock;
+  f.o.clock = [&] { return clock; };
+  auto r = Optimize(Input(), f.o, {&ev, &f.rr});
+  ASSERT_TRUE(r.ok());
+  EXPECT_FALSE(r->improved) << "a variant slower on one case must not win";
+}
+
+TEST(Loop, StopsAtTimeBudget) {
+  Fixture f;
+  f.ev.cost_s = 10;  // each timed request costs 10 s of the fake clock
+  f.o.budget_seconds = 60;
+  f.o.patience = 100;
+  auto r = f.Run(Input());
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->stop_reason, "budget");
+  // The search stops at 75% of the budget; verification follows (a few long runs).
+  int search_timed = 0;
+  for (const auto& c : r->candidates) search_timed += (c.verdict == "ok" || c.verdict == "mismatch") && c.id > 0;
+  EXPECT_LE(search_timed, 5);
+}
+
+TEST(Loop, StopsAtMaxEvals) {
+  Fixture f;
+  f.o.max_evals = 4;
+  f.o.patience = 100;
+  auto r = f.Run(Input());
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->stop_reason, "max-evals");
+  int timed_short = 0;
+  for (auto& c : f.ev.calls) timed_short += c.mode == exec::Mode::kTime && !c.time_reference;
+  EXPECT_LE(timed_short, 4);
+}
+
+TEST(Loop, StopsAfterRoundsWithoutGain) {
+  Fixture f;
+  f.o.strategy = "coordinate";
+  f.o.patience = 1;
+  f.ev.time_ms = [](const Config& c, bool) { return c == kBase ? 1.0 : 0.999; };  // 0.1% gains only
+  auto r = f.Run(Input());
+  ASSERT_TRUE(r.ok());
+  EXPECT_NE(r->stop_reason.find("no gain"), std::string::npos) << r->stop_reason;
+  EXPECT_FALSE(r->improved);  // 0.1% is below the 1% floor for a winner
+}
+
+TEST(Loop, PrunesBeforeAndAfterCompiling) {
+  Fixture f;
+  OptimizeInput in;
+  in.task.name = "fake/gemm";
+  in.kernel = "matmul";
+  in.space = Space({{"BLOCK_M", Role::kBlockM, {64, 128, 256}, false},
+                    {"BLOCK_N", Role::kBlockN, {64, 128, 256}, false},
+                    {"BLOCK_K", Role::kBlockK, {32, 64, 128}, false},
+                    {"num_warps", Role::kNumWarps, {4, 8}, true},
+                    {"num_stages", Role::kNumStages, {2, 3, 4, 5}, true}});
+  in.baseline = {{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"BLOCK_K", 64}, {"num_warps", 4}, {"num_stages", 4}};
+  in.original_source = RenderConfig(in.baseline);
+  f.ev.time_ms = [](const Config& c, bool) {
+    // Bigger is "faster" so the search pushes into pruned territory.
+    return 100.0 / (c.at("BLOCK_M") * c.at("BLOCK_N") * c.at("BLOCK_K") * c.at("num_stages")) * 1e4;
+  };
+  f.ev.spills = [](const Config& c) { return c.at("num_stages") == 5 ? 100 : 0; };
+  f.o.strategy = "coordinate";
+  f.o.patience = 100;
+  auto r = f.Run(in);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  PruneContext p;
+  int pruned_before = 0, pruned_after = 0;
+  for (const auto& c : r->candidates) {
+    if (c.verdict != "pruned") continue;
+    if (c.message.find("spills") != std::string::npos) ++pruned_after;
+    else ++pruned_before;
+  }
+  // Nothing over the shared-memory limit or spilling was ever timed.
+  for (auto& call : f.ev.calls) {
+    if (call.mode != exec::Mode::kTime || call.config.empty()) continue;
+    EXPECT_LE(GemmSharedBytes(in.space, call.config, 2), p.smem_limit) << ConfigKey(call.config);
+    EXPECT_LE(AccumulatorRegs(in.space, call.config), p.max_acc_regs) << ConfigKey(call.config);
+    EXPECT_NE(call.config.at("num_stages"), 5) << "a spilling config was timed";
+  }
+  EXPECT_GT(pruned_after, 0);
+  EXPECT_GT(r->pruned_static, 0);  // over the shared-memory limit or the register budget: never proposed
+  EXPECT_GT(r->pruned, 0);
+  EXPECT_TRUE(r->improved);
+}
+
+TEST(Loop, CompilesInParallel) {
+  Fixture f;
+  f.o.compile_jobs = 3;
+  f.o.patience = 100;
+  f.ev.cost_s = 0.01;
+  auto r = f.Run(Input());
+  ASSERT_TRUE(r.ok());
+  EXPECT_GT(f.ev.Count(exec::Mode::kCompile), 0);
+  EXPECT_GE(f.ev.max_concurrent.load(), 2);
+  EXPECT_EQ(r->compiled, f.ev.Count(exec::Mode::kCompile));
+}
+
+TEST(Loop, BayesAndRulesAlsoWin) {
+  for (const char* s : {"bayes", "rules"}) {
+    Fixture f;
+    f.o.strategy = s;
+    f.o.max_evals = 40;
+    f.o.patience = 100;
+    auto r = f.Run(Input());
+    ASSERT_TRUE(r.ok()) << s;
+    EXPECT_TRUE(r->improved) << s;
+    EXPECT_EQ(r->strategy, s);
+    EXPECT_LE(Time(r->best_config), Time(kBase) / 1.2) << s;
+  }
+}
+
+TEST(Loop, NoGpuFailsClearlyUnlessDryRun) {
+  Fixture f;
+  f.ev.interpreter = true;
+  auto r = f.Run(Input());
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), Code::kUnavailable);
+  EXPECT_NE(r.status().message().find("--dry-run"), std::string::npos);
+  EXPECT_EQ(f.ev.calls.size(), 0u);
+  f.o.dry_run = true;
+  auto d = f.Run(Input());
+  ASSERT_TRUE(d.ok()) << d.status().message();
+  EXPECT_EQ(d->mode, "dry-run");
+  EXPECT_FALSE(d->improved);
+  EXPECT_EQ(f.ev.Count(exec::Mode::kTime), 0);
+  EXPECT_GT(f.ev.Count(exec::Mode::kCheck), 1);
+}
+
+TEST(Loop, OriginalThatFailsIsAnError) {
+  Fixture f;
+  f.ev.wrong = [](const Config&, int) { return true; };
+  auto r = f.Run(Input());
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("original"), std::string::npos);
+}
+
+TEST(Loop, EmitAutotuneListsVerifiedConfigs) {
+  Fixture f;
+  f.o.emit_autotune = true;
+  f.o.patience = 100;
+  auto r = f.Run(Input());
+  ASSERT_TRUE(r.ok());
+  ASSERT_TRUE(r->improved);
+  EXPECT_EQ(r->autotune_source.rfind("# autotune\n" + RenderConfig(kBest), 0), 0u) << r->autotune_source;
+}
+
+class FakeProfiler : public Profiler {
+ public:
+  double fraction = 0.3;
+  int calls = 0;
+  bool Available(std::string*) override { return true; }
+  Result<ProfileSummary> Profile(const task::TaskSpec&, const std::optional<std::string>& src) override {
+    ++calls;
+    ProfileSummary p;
+    p.bound = "memory";
+    Config c = testing::ParseConfig(src.value_or(""));
+    p.roofline_fraction = c.empty() ? fraction : fraction * Time(kBase) / Time(c);
+    p.findings.push_back({"memory_bound_headroom", "info", "memory-bound at 30%", {"bigger_tiles", "more_warps", "split_k"}});
+    return p;
+  }
+};
+
+TEST(Loop, ProfiledRunUsesMovesAndReportsRoofline) {
+  Fixture f;
+  FakeProfiler prof;
+  f.o.patience = 100;
+  auto r = Optimize(Input(), f.o, {&f.ev, &f.rr, &prof});
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->mode, "profiled");
+  EXPECT_EQ(r->strategy, "rules");
+  EXPECT_EQ(prof.calls, 2);  // before and after
+  EXPECT_NEAR(r->roofline_before, 0.3, 1e-9);
+  EXPECT_GT(r->roofline_after, r->roofline_before);
+  bool noted = false;
+  for (auto& n : r->notes) noted |= n.find("split_k") != std::string::npos;
+  EXPECT_TRUE(noted);
+  EXPECT_NE(FormatReportText(*r).find("roofline"), std::string::npos);
+}
+
+TEST(Loop, StopsAtRoofline) {
+  Fixture f;
+  FakeProfiler prof;
+  prof.fraction = 0.96;
+  auto r = Optimize(Input(), f.o, {&f.ev, &f.rr, &prof});
+  ASSERT_TRUE(r.ok());
+  EXPECT_FALSE(r->improved);
+  EXPECT_EQ(r->stop_reason, "at roofline");
+  EXPECT_EQ(r->measured, 1);
+}
+
+TEST(Loop, RecordsEveryStep) {
+  auto dir = std::filesystem::temp_directory_path() / ("kiln_search_rec_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  auto rec = SqliteRecorder::Open((dir / "kiln.db").string());
+  ASSERT_TRUE(rec.ok()) << rec.status().message();
+  Fixture f;
+  auto r = Optimize(Input(), f.o, {&f.ev, &f.rr, nullptr, rec->get()});
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ((*rec)->CountRuns(), 1);
+  EXPECT_GE((*rec)->CountSteps(r->run_id), static_cast<int64_t>(r->candidates.size()));
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Progress, PlainLinesWhenNotATty) {
+  char buf[4096] = {0};
+  std::FILE* f = fmemopen(buf, sizeof buf, "w");
+  StderrProgress p(f, 0);
+  ProgressState s;
+  s.phase = "search";
+  s.tried = 3;
+  s.best_speedup = 1.5;
+  s.budget_s = 60;
+  s.elapsed_s = 10;
+  p.Update(s);
+  p.Update(s);  // unchanged: no second line
+  p.Line("hello");
+  p.Finish();
+  std::fclose(f);
+  std::string out = buf;
+  EXPECT_EQ(out.find('\r'), std::string::npos);
+  EXPECT_NE(out.find("best 1.500x"), std::string::npos);
+  EXPECT_NE(out.find("50s left"), std::string::npos);
+  EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 2);
+}
+
+}  // namespace
+}  // namespace kiln::search
