@@ -587,24 +587,50 @@ class Analyzer {
         return;
       }
     }
+    if (t == "call" && n.field("arguments").named_child_count() == 0) {
+      // get_configs(): a module function that returns a literal list.
+      Node fn = ModuleFunction(Dotted(n.field("function")));
+      Node ret;
+      if (!fn.is_null()) {
+        int returns = 0;
+        fn.field("body").Walk([&](const Node& c) {
+          if (c.type() == "function_definition" || c.type() == "lambda") return false;
+          if (c.type() == "return_statement") {
+            ++returns;
+            ret = c.named_child(0);
+          }
+          return true;
+        });
+        if (returns != 1) ret = Node();
+      }
+      Node r = Unparen(ret);
+      if (!r.is_null() && (r.type() == "list" || r.type() == "tuple")) {
+        ReadConfigsFrom(r, at, depth + 1);
+        return;
+      }
+    }
     // A comprehension, a call to a config generator, or something else: collect the
     // triton.Config calls it (or the function it calls) contains, for the tuned names.
     at.configs_generated = true;
     at.configs_resolved = false;
+    // Every module-level name the expression mentions may hold or build configs:
+    // list(filter(keep, configs)), get_configs(...), [triton.Config(...) for ...].
     std::vector<Node> scopes{n};
-    if (t == "call") {
-      Node fn = ModuleFunction(std::string(Dotted(n.field("function"))));
+    n.Walk([&](const Node& c) {
+      if (c.type() != "identifier") return true;
+      std::string name(c.text());
+      Node v = ModuleValue(name);
+      if (!v.is_null()) scopes.push_back(v);
+      Node fn = ModuleFunction(name);
       if (!fn.is_null()) scopes.push_back(fn);
-    }
-    if (t == "identifier") {
-      Node fn = ModuleFunction(std::string(n.text()));
-      if (!fn.is_null()) scopes.push_back(fn);
-    }
+      return true;
+    });
     for (const Node& s : scopes) {
       s.Walk([&](const Node& c) {
         if (c.type() == "call" && IsConfigCall(c)) {
           AutotuneConfig cfg = ReadConfig(c);
           for (const auto& kw : cfg.kwargs) AddTuned(at, kw.name);
+          AddOptions(at, cfg);
           // Dict keys built by assignment (cfg["BLOCK"] = ...) are caught below.
           return false;
         }
@@ -615,6 +641,18 @@ class Analyzer {
         return true;
       });
     }
+  }
+
+  static void AddOptions(Autotune& at, const AutotuneConfig& c) {
+    auto add = [&](const char* n) {
+      if (std::find(at.tuned_options.begin(), at.tuned_options.end(), n) == at.tuned_options.end()) {
+        at.tuned_options.push_back(n);
+      }
+    };
+    if (c.num_warps) add("num_warps");
+    if (c.num_stages) add("num_stages");
+    if (c.num_ctas) add("num_ctas");
+    if (c.maxnreg) add("maxnreg");
   }
 
   static void AddTuned(Autotune& at, const std::string& name) {
@@ -678,6 +716,7 @@ class Analyzer {
     ReadConfigsFrom(configs, at, 0);
     for (const auto& c : at.configs) {
       for (const auto& kw : c.kwargs) AddTuned(at, kw.name);
+      AddOptions(at, c);
     }
     Node key = a.get(1, "key");
     at.key_expr = MakeExpr(key);
@@ -1740,15 +1779,9 @@ class Analyzer {
       } else if (k.autotune && (option || in_autotune(name))) {
         b.origin.kind = OriginKind::kAutotune;
         b.origin.decorator_span = k.autotune->span;
-        if (option && !in_autotune(name)) {
-          bool any = false;
-          for (const auto& c : k.autotune->configs) {
-            if ((name == "num_warps" && c.num_warps) || (name == "num_stages" && c.num_stages) ||
-                (name == "num_ctas" && c.num_ctas) || (name == "maxnreg" && c.maxnreg)) {
-              any = true;
-            }
-          }
-          if (!any) b.origin.note = "no config sets it: Triton's default for every config";
+        if (option && std::find(k.autotune->tuned_options.begin(), k.autotune->tuned_options.end(), name) ==
+                          k.autotune->tuned_options.end()) {
+          b.origin.note = "no config sets it: Triton's default for every config";
         }
       } else if (Node dv = DictSplatValue(name, l, enc, pos); !dv.is_null()) {
         b.origin = ResolveValue(dv, enc, pos);
@@ -1771,7 +1804,10 @@ class Analyzer {
     for (const auto& p : k.params) {
       if (p.kind == ParamKind::kConstexpr) bind(p.name, false, &p);
     }
-    for (const char* opt : {"num_warps", "num_stages", "num_ctas", "maxnreg"}) bind(opt, true, nullptr);
+    for (const char* opt : {"num_warps", "num_stages", "num_ctas", "maxnreg"}) {
+      // A kernel parameter of the same name takes the value (bound above when constexpr).
+      if (k.FindParam(opt) == nullptr) bind(opt, true, nullptr);
+    }
   }
 
   void ReadGrid(const Node& sub, const Enclosing& enc, uint32_t pos, const Kernel& k, Launch& l) {

@@ -83,7 +83,7 @@ json ConfigJson(const AutotuneConfig& c) {
 json AutotuneJson(const Autotune& a) {
   json j{{"span", SpanToJson(a.span)}, {"args_span", SpanToJson(a.args_span)},
          {"configs_resolved", a.configs_resolved}, {"configs_generated", a.configs_generated},
-         {"tuned_names", a.tuned_names}, {"key", a.key}};
+         {"tuned_names", a.tuned_names}, {"tuned_options", a.tuned_options}, {"key", a.key}};
   PutExpr(j, "configs_expr", a.configs_expr);
   json cs = json::array();
   for (const auto& c : a.configs) cs.push_back(ConfigJson(c));

@@ -99,10 +99,14 @@ struct Autotune {
   Span args_span;                     // its argument list
   Expr configs_expr;                  // the `configs` argument as written
   bool configs_resolved = false;      // configs is (or resolves to) a literal list of triton.Config
+                                      // (directly, through a module variable, or returned by a
+                                      // module function: then the spans are in that function)
   bool configs_generated = false;     // a comprehension / function call produces the configs
   std::vector<AutotuneConfig> configs;
   // Constexpr names the configs set (union over configs; also filled from comprehension bodies).
   std::vector<std::string> tuned_names;
+  // Launch options (num_warps, num_stages, num_ctas, maxnreg) some config sets explicitly.
+  std::vector<std::string> tuned_options;
   std::vector<std::string> key;       // key=[...] names
   Expr key_expr;
   Expr prune_configs_by;
