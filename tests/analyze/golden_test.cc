@@ -5,6 +5,7 @@
 //   KILN_UPDATE_GOLDEN=1 build/<dir>/tests/analyze/kiln_analyze_golden_test
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <string>
 
@@ -37,20 +38,87 @@ const Case kCases[] = {
     {"tutorial_flash_attention", "extra/tutorial_flash_attention.py"},
 };
 
+// JSON with small all-scalar objects/arrays (spans, names) on one line, so goldens read well.
+void Pretty(const nlohmann::json& j, int indent, std::string& out) {
+  auto scalar_only = [](const nlohmann::json& x) {
+    for (const auto& v : x) {
+      if (v.is_structured()) return false;
+    }
+    return true;
+  };
+  if (j.is_structured() && !j.empty() && !(scalar_only(j) && j.dump().size() < 100)) {
+    bool obj = j.is_object();
+    out += obj ? "{\n" : "[\n";
+    size_t i = 0;
+    for (auto it = j.begin(); it != j.end(); ++it, ++i) {
+      out += std::string(indent + 1, ' ');
+      if (obj) out += nlohmann::json(it.key()).dump() + ": ";
+      Pretty(*it, indent + 1, out);
+      out += i + 1 < j.size() ? ",\n" : "\n";
+    }
+    out += std::string(indent, ' ') + (obj ? "}" : "]");
+    return;
+  }
+  std::string d = j.dump();
+  if (j.is_object() && !j.empty()) {
+    // {"a":1,"b":2} -> {"a": 1, "b": 2}
+    d.clear();
+    size_t i = 0;
+    for (auto it = j.begin(); it != j.end(); ++it, ++i) {
+      d += (i ? ", " : "{") + nlohmann::json(it.key()).dump() + ": " + it->dump();
+    }
+    d += "}";
+  } else if (j.is_array() && !j.empty()) {
+    d.clear();
+    for (size_t i = 0; i < j.size(); ++i) d += (i ? ", " : "[") + j[i].dump();
+    d += "]";
+  }
+  out += d;
+}
+
 std::string SourcePath(const Case& c) {
   std::string p = c.path;
   if (p.rfind("extra/", 0) == 0) return std::string(KILN_SOURCE_DIR) + "/tests/analyze/" + p;
   return std::string(KILN_CORPUS_DIR) + "/tritonbench/G/kernels/" + p;
 }
 
+// Every {"text", "span"} pair in the JSON must be exact: the source bytes at the span are the text.
+void CheckSpans(const nlohmann::json& j, const std::string& src, const std::string& where, int* checked) {
+  if (j.is_object()) {
+    if (j.contains("text") && j.contains("span") && j["text"].is_string()) {
+      const auto& sp = j["span"];
+      size_t b = sp["begin"], e = sp["end"];
+      ASSERT_LE(e, src.size()) << where;
+      EXPECT_EQ(src.substr(b, e - b), j["text"].get<std::string>()) << where;
+      ++*checked;
+    }
+    for (auto it = j.begin(); it != j.end(); ++it) CheckSpans(*it, src, where + "." + it.key(), checked);
+  } else if (j.is_array()) {
+    for (size_t i = 0; i < j.size(); ++i) CheckSpans(j[i], src, where + "[" + std::to_string(i) + "]", checked);
+  }
+}
+
 class Golden : public ::testing::TestWithParam<Case> {};
+
+TEST_P(Golden, SpansAreExact) {
+  const Case& c = GetParam();
+  FileReport r = AnalyzeFile(SourcePath(c));
+  ASSERT_TRUE(r.ok());
+  auto src = ReadFile(SourcePath(c));
+  ASSERT_TRUE(src.ok());
+  int checked = 0;
+  CheckSpans(ModuleToJson(*r.model), *src, c.name, &checked);
+  EXPECT_GT(checked, 10);
+}
 
 TEST_P(Golden, MatchesExpectedJson) {
   const Case& c = GetParam();
   FileReport r = AnalyzeFile(SourcePath(c));
   ASSERT_TRUE(r.ok()) << (r.diagnostics.empty() ? "" : FormatDiagnostic(r.diagnostics[0]));
   r.model->path = c.path;  // stable across checkouts
-  std::string got = ModuleToJson(*r.model).dump(1) + "\n";
+  std::string got;
+  Pretty(ModuleToJson(*r.model), 0, got);
+  got += "\n";
   std::string golden = std::string(KILN_SOURCE_DIR) + "/tests/analyze/golden/" + c.name + ".json";
   const char* update = std::getenv("KILN_UPDATE_GOLDEN");
   if (update != nullptr && std::string(update) == "1") {
