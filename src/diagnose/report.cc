@@ -131,7 +131,7 @@ std::string FormatText(const ProfileReport& r) {
       }
       s += "\n";
     }
-    if (k.facts) s += "  compile: " + FactsLine(*k.facts) + "\n";
+    if (k.facts && !FactsLine(*k.facts).empty()) s += "  facts: " + FactsLine(*k.facts) + "\n";
     s += "  findings:\n";
     for (const auto& f : d.findings) {
       std::string t = FormatFinding(f);

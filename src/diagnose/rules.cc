@@ -109,9 +109,17 @@ Finding Classify(Ctx& c, double sm, double mem) {
   Evidence e_sm = Ev(m::kSmThroughput, sm, "%");
   Evidence e_mem = Ev(m::kMemThroughput, mem, "%");
   const bool have_roof = !r.bound_by.empty();
+  // The roof must be the right one: an fp32 dot at the CUDA-core roof still has the tensor cores
+  // to gain, and DRAM saturated by uncoalesced accesses moves mostly wasted bytes.
+  const bool fp32_cuda_dot = c.kp.facts && c.kp.facts->fp32_dot_without_tensor_cores && r.main() &&
+                             !r.main()->tensor && r.main()->dtype == "float32";
+  auto ld_use = c.Get(m::kGlobalLdBytesPerSectorPct);
+  const bool wasteful = ld_use && *ld_use > 0 && *ld_use < t.sector_use_pct;
+  const bool at_roof = (have_roof && r.fraction_of_roof >= t.at_roof_fraction) ||
+                       (!have_roof && std::max(sm, mem) >= t.at_roof_sol_pct);
+  const bool wrong_roof = fp32_cuda_dot || (wasteful && (r.bound_by == "memory" || !have_roof));
   // 1. At the roofline: stop.
-  if ((have_roof && r.fraction_of_roof >= t.at_roof_fraction) ||
-      (!have_roof && std::max(sm, mem) >= t.at_roof_sol_pct)) {
+  if (at_roof && !wrong_roof) {
     c.d.cls = BoundClass::kAtRoofline;
     f.rule = "at_roofline";
     f.severity = FindingSeverity::kInfo;
@@ -207,6 +215,10 @@ Finding Classify(Ctx& c, double sm, double mem) {
     }
     f.message = fmt::format("memory-bound{}: memory throughput {} vs SM {}{}", near ? ", near its roof" : "",
                             Pct(mem), Pct(sm), roof);
+    if (at_roof && wasteful) {
+      f.message += fmt::format("; the roof is reached with wasted bytes: loads use only {:.0f}% of each sector",
+                               *ld_use);
+    }
     if (HasDot(c.kp)) {
       f.moves = {Move::kGroupMSwizzle, Move::kBiggerTiles, Move::kMoreStages};
       f.message += "; reuse tiles from L2 (GROUP_M swizzle) and keep more loads in flight";

@@ -1,0 +1,20 @@
+# Writes the HTML report for a synthetic two-kernel CSV and checks it is self-contained.
+execute_process(COMMAND ${KILN} profile --from-csv ${DIR}/synthetic/two_kernels.csv
+                        --device-file ${DIR}/synthetic/device.json --html ${OUT}
+                RESULT_VARIABLE rc OUTPUT_QUIET)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "kiln profile --html failed: ${rc}")
+endif()
+file(READ ${OUT} html)
+foreach(needle "<svg" "<polyline" "scale_kernel" "add3_kernel" "Findings" "<style>")
+  string(FIND "${html}" "${needle}" pos)
+  if(pos EQUAL -1)
+    message(FATAL_ERROR "report lacks ${needle}")
+  endif()
+endforeach()
+foreach(bad "http://cdn" "https://" "<script src" "<link ")
+  string(FIND "${html}" "${bad}" pos)
+  if(NOT pos EQUAL -1)
+    message(FATAL_ERROR "report is not self-contained: found ${bad}")
+  endif()
+endforeach()
