@@ -1,0 +1,192 @@
+// `kiln optimize TASK --out FILE`: the profile -> diagnose -> rewrite -> measure loop (src/search).
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "commands.h"
+#include "common/file.h"
+#include "exec/runner.h"
+#include "profile/device.h"
+#include "search/adapters.h"
+#include "search/loop.h"
+#include "search/progress.h"
+#include "search/records.h"
+#include "search/report.h"
+#include "store/store.h"
+#include "task/task.h"
+
+namespace kiln::cli {
+
+namespace {
+
+struct OptFlags {
+  std::string task, out, entry, bench, format, kernel;
+  std::string json_out, html_out, db, python, replay, record;
+  std::string strategy = "auto";
+  std::string search_cases = "all";
+  double budget = 60;
+  int max_evals = 0;
+  int compile_jobs = -1;
+  int patience = 2;
+  double min_speedup = 1.01;
+  uint64_t seed = 1234;
+  bool emit_autotune = false, dry_run = false, no_profile = false, no_db = false, json = false, quiet = false;
+  bool interpret = false;
+};
+
+Command RegisterOptimize(CLI::App& app) {
+  auto* sub = app.add_subcommand("optimize", "Find a faster verified variant of a Triton kernel (needs a GPU)");
+  auto f = std::make_shared<OptFlags>();
+  sub->add_option("task", f->task, "Task file (kiln module or TritonBench-G file)")->required();
+  sub->add_option("--out,-o", f->out, "Write the optimized module here (the original when nothing wins)");
+  sub->add_option("--entry", f->entry, "Entry function (kiln format)");
+  sub->add_option("--bench", f->bench, "Bench file (kiln format)");
+  sub->add_option("--format", f->format, "Task format (auto-detected)");
+  sub->add_option("--kernel", f->kernel, "Kernel to tune (default: the launched kernel with the most tunables)");
+  sub->add_option("--strategy", f->strategy, "rules | coordinate | bayes | auto")
+      ->check(CLI::IsMember({"rules", "coordinate", "bayes", "auto"}));
+  sub->add_option("--budget-seconds", f->budget, "Wall-clock budget (env KILN_BUDGET_SECONDS)")->envname("KILN_BUDGET_SECONDS");
+  sub->add_option("--max-evals", f->max_evals, "Maximum timed measurements while searching (0: no limit)");
+  sub->add_option("--patience", f->patience, "Stop after this many rounds without a 1% gain");
+  sub->add_option("--min-speedup", f->min_speedup, "A winner must be at least this much faster (geomean)");
+  sub->add_option("--compile-jobs", f->compile_jobs, "Parallel CPU compile workers (-1: cores - 1, 0: none)");
+  sub->add_option("--search-cases", f->search_cases, "Cases timed while searching: all | largest | NAME,NAME");
+  sub->add_option("--seed", f->seed, "Seed of inputs and strategies");
+  sub->add_flag("--emit-autotune", f->emit_autotune, "Write @triton.autotune with the best configs (portable)");
+  sub->add_flag("--dry-run", f->dry_run, "No GPU: check candidates' correctness in the interpreter, time nothing");
+  sub->add_flag("--no-profile", f->no_profile, "Skip ncu (measure only)");
+  sub->add_option("--json", f->json_out, "Write the JSON report here ('-' for stdout)");
+  sub->add_option("--html", f->html_out, "Write the HTML report here");
+  sub->add_option("--db", f->db, "Records database (default: the store's)");
+  sub->add_flag("--no-db", f->no_db, "Do not record");
+  sub->add_option("--python", f->python, "Python with torch+triton (env KILN_PYTHON)");
+  sub->add_option("--replay", f->replay, "Answer from a recorded transcript instead of a worker");
+  sub->add_option("--record", f->record, "Append every worker exchange to this transcript");
+  sub->add_flag("--interpret", f->interpret, "Force Triton's interpreter in the worker");
+  sub->add_flag("--quiet,-q", f->quiet, "No progress display");
+  return {sub, [f]() -> int {
+            task::LoadOptions lo;
+            lo.format = f->format;
+            lo.entry = f->entry;
+            lo.bench = f->bench;
+            auto spec = task::LoadTask(f->task, lo);
+            if (!spec.ok()) {
+              std::fprintf(stderr, "%s\n", spec.status().message().c_str());
+              return 2;
+            }
+            auto in = search::PrepareInput(*spec, f->kernel);
+            if (!in.ok()) {
+              std::fprintf(stderr, "kiln optimize: error: %s\n", in.status().message().c_str());
+              return 2;
+            }
+            // Runners.
+            std::unique_ptr<exec::Runner> measure, recording;
+            std::function<std::unique_ptr<exec::Runner>()> make_compile;
+            exec::WorkerOptions wo;
+            wo.python = f->python;
+            wo.isolation = exec::Isolation::kFork;
+            wo.interpret = f->interpret;
+            if (!f->replay.empty()) {
+              auto rr = exec::ReplayRunner::Open(f->replay);
+              if (!rr.ok()) {
+                std::fprintf(stderr, "kiln optimize: error: %s\n", rr.status().message().c_str());
+                return 2;
+              }
+              measure = std::move(*rr);
+            } else {
+              measure = std::make_unique<exec::WorkerRunner>(wo);
+              if (!f->record.empty()) recording = std::make_unique<exec::RecordingRunner>(measure.get(), f->record);
+              int jobs = f->compile_jobs >= 0 ? f->compile_jobs
+                                              : std::max(0, static_cast<int>(std::thread::hardware_concurrency()) - 1);
+              jobs = std::min(jobs, 8);
+              f->compile_jobs = jobs;
+              if (jobs > 0) {
+                make_compile = [wo]() -> std::unique_ptr<exec::Runner> {
+                  exec::WorkerOptions c = wo;
+                  c.isolation = exec::Isolation::kShared;  // our own rewrites: trusted, faster
+                  c.cuda_visible_devices = "";            // compile mode launches nothing
+                  return std::make_unique<exec::WorkerRunner>(c);
+                };
+              }
+            }
+            std::unique_ptr<store::Store> st;
+            std::unique_ptr<search::SqliteRecorder> rec;
+            if (!f->no_db && f->replay.empty()) {
+              std::string path = f->db.empty() ? store::DefaultDbPath() : f->db;
+              auto s = store::Store::Open(path);
+              if (s.ok()) st = std::move(*s);
+              auto r = search::SqliteRecorder::Open(path);
+              if (r.ok()) rec = std::move(*r);
+              else std::fprintf(stderr, "kiln optimize: warning: no records: %s\n", r.status().message().c_str());
+            }
+            exec::Runner* m = recording ? recording.get() : measure.get();
+            search::RunnerEvaluator ev(m, st.get(), false, make_compile, std::max(0, f->compile_jobs));
+            search::RewriteRenderer renderer(in->original_source, spec->path, in->kernel);
+            // Profiler: ncu + device peaks when available.
+            std::unique_ptr<search::NcuProfiler> prof;
+            if (!f->no_profile && !f->dry_run && f->replay.empty()) {
+              std::optional<profile::DeviceRecord> dev;
+              profile::JsonDeviceStore ds;
+              auto d = profile::CharacterizeDevice(*measure, {}, ds);
+              if (d.ok()) dev = *d;
+              prof = std::make_unique<search::NcuProfiler>(in->kernel, dev, exec::ResolvePython(f->python));
+            }
+            search::OptimizeOptions o;
+            o.strategy = f->strategy;
+            o.budget_seconds = f->budget;
+            o.max_evals = f->max_evals;
+            o.patience = f->patience;
+            o.min_speedup = f->min_speedup;
+            o.compile_jobs = f->replay.empty() ? std::max(0, f->compile_jobs) : 0;
+            o.seed = f->seed;
+            o.emit_autotune = f->emit_autotune;
+            o.dry_run = f->dry_run;
+            if (f->search_cases == "largest") o.largest_case_only = true;
+            else if (f->search_cases != "all" && !f->search_cases.empty()) {
+              size_t p = 0;
+              std::string s = f->search_cases + ",";
+              while ((p = s.find(',')) != std::string::npos) {
+                if (p > 0) o.search_cases.push_back(s.substr(0, p));
+                s.erase(0, p + 1);
+              }
+            }
+            search::StderrProgress progress;
+            search::Deps deps{&ev, &renderer, prof.get(), rec.get(), f->quiet ? nullptr : &progress};
+            auto res = search::Optimize(*in, o, deps);
+            if (!res.ok()) {
+              std::fprintf(stderr, "kiln optimize: error: %s\n", res.status().message().c_str());
+              return res.status().code() == Code::kUnavailable ? 3 : 1;
+            }
+            std::fputs(search::FormatReportText(*res).c_str(), stdout);
+            if (!f->out.empty() && !f->dry_run) {
+              const std::string& text = !res->autotune_source.empty() ? res->autotune_source : res->best_source;
+              auto s = WriteFile(f->out, text);
+              if (!s.ok()) {
+                std::fprintf(stderr, "kiln optimize: error: %s\n", s.message().c_str());
+                return 1;
+              }
+              std::printf("wrote %s (%s)\n", f->out.c_str(),
+                          res->improved ? (res->autotune_source.empty() ? "optimized" : "optimized, @triton.autotune")
+                                        : "the original, unchanged");
+            }
+            if (!f->json_out.empty()) {
+              std::string j = res->ToJson().dump(2) + "\n";
+              if (f->json_out == "-") std::fputs(j.c_str(), stdout);
+              else if (auto s = WriteFile(f->json_out, j); !s.ok()) std::fprintf(stderr, "kiln optimize: %s\n", s.message().c_str());
+            }
+            if (!f->html_out.empty())
+              if (auto s = WriteFile(f->html_out, search::FormatReportHtml(*res)); !s.ok())
+                std::fprintf(stderr, "kiln optimize: %s\n", s.message().c_str());
+            return 0;
+          }};
+}
+
+Registrar reg(50, RegisterOptimize);
+
+}  // namespace
+
+}  // namespace kiln::cli
