@@ -103,8 +103,9 @@ class ReplayRunner : public Runner {
   Result<EvalResult> Evaluate(const EvalRequest& request) override;
   Result<nlohmann::json> DevicePeaks(const std::vector<std::string>& dtypes) override;
 
-  // Key used to match a request: op, task hash (or name), candidate source hash, mode.
-  static std::string KeyOf(const nlohmann::json& request);
+  // Key used to match a request: op, task hash (or, with by_name or when the recording has no
+  // hash, the task name), candidate source hash ("hash" in hand-written transcripts), mode.
+  static std::string KeyOf(const nlohmann::json& request, bool by_name = false);
   size_t size() const { return entries_.size(); }
 
  private:

@@ -272,6 +272,15 @@ TEST(ReplayRunner, HandWrittenTranscript) {
   EXPECT_DOUBLE_EQ(*c->cases[0].speedup, 1.7);  // past the end: the last recording again
   req.mode = Mode::kCheck;
   EXPECT_FALSE((*rp)->Evaluate(req).ok());
+  // Hand-written: no task hash (matched by name), the candidate given by its hash.
+  nlohmann::json hand = {{"request", {{"op", "eval"}, {"task", {{"name", "level1/19_ReLU"}}},
+                                      {"candidate", {{"hash", req.CandidateHash()}}}, {"mode", "check"}}},
+                         {"response", {{"id", "x"}, {"ok", true}, {"verdict", "mismatch"}}}};
+  auto rh = ReplayRunner::FromText(hand.dump() + "\n", "hand2.jsonl");
+  ASSERT_TRUE(rh.ok());
+  auto m = (*rh)->Evaluate(req);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_EQ(m->verdict, Verdict::kMismatch);
   auto bad = ReplayRunner::FromText("{\"request\": 1}\n", "bad.jsonl");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("bad.jsonl:1:1: error:"), std::string::npos);

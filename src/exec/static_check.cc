@@ -150,7 +150,11 @@ std::string PatchCode(std::string_view full) {
   if (root == "torch") return "patched_torch";
   if (root == "triton") return "patched_triton";
   if (root == "time" || root == "timeit") return "patched_timer";
-  if (root == "builtins") return "patched_builtins";
+  // The standard library helpers a harness leans on count as builtins (docs/verdicts.md).
+  if (root == "builtins" || root == "math" || root == "operator" || root == "functools" || root == "random" ||
+      root == "sys" || root == "gc" || root == "inspect") {
+    return "patched_builtins";
+  }
   if (root == "kiln_worker" || root == "__main__") return "patched_worker";
   if (StartsWithName(full, "os.environ")) return "patched_environment";
   return "patched_module";

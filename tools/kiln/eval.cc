@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <fstream>
 #include <thread>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -291,7 +292,9 @@ int RunBatch(const EvalFlags& f) {
       json head = {{"index", index}, {"line", line_no}};
       auto fail = [&](const std::string& msg) {
         json e = head;
-        e["error"] = msg;
+        std::string m = msg;
+        while (!m.empty() && m.back() == '\n') m.pop_back();
+        e["error"] = m;
         early.push_back(e);
         ++bad;
       };
@@ -445,12 +448,9 @@ Command RegisterEval(CLI::App& app) {
       ->check(CLI::IsMember({"auto", "kernelbench", "tritonbench_g", "tritonbench_t", "kiln"}));
   sub->add_option("--size", f->sizes, "Override a size constant of the task, NAME=VALUE (repeatable)");
   sub->add_flag("--json", f->json, "Print the result as JSON");
-  sub->add_option("--mode", f->mode, "check (correctness) or time (correctness, then timing)")
-      ->check(CLI::IsMember({"check", "time"}));
-  sub->add_option("--policy", f->policy, "strict (untrusted code) or trusted (your own kernel)")
-      ->check(CLI::IsMember({"strict", "trusted"}));
-  sub->add_option("--isolation", f->isolation, "shared, fork (default) or fresh")
-      ->check(CLI::IsMember({"shared", "fork", "fresh"}));
+  sub->add_option("--mode", f->mode, "check (correctness) or time (correctness, then timing)");
+  sub->add_option("--policy", f->policy, "strict (untrusted code) or trusted (your own kernel)");
+  sub->add_option("--isolation", f->isolation, "shared, fork (default) or fresh");
   sub->add_option("--seed", f->seed, "Seed of the input trials");
   sub->add_option("--trials", f->trials, "Correctness trials per case (fresh inputs each)")->check(CLI::Range(1, 1000));
   sub->add_option("--case", f->cases, "Run only these cases (repeatable)");
@@ -470,6 +470,18 @@ Command RegisterEval(CLI::App& app) {
   sub->add_option("--gpus", f->gpus, "Batch: use at most this many GPUs");
   sub->add_flag("--quiet", f->quiet, "Batch: no progress on stderr");
   return {sub, [f]() {
+            // Usage errors exit 2 (CLI11's own parse errors keep its codes).
+            for (auto [flag, value, allowed] :
+                 {std::tuple<const char*, std::string, std::vector<std::string>>{"--mode", f->mode, {"check", "time"}},
+                  {"--policy", f->policy, {"strict", "trusted"}},
+                  {"--isolation", f->isolation, {"shared", "fork", "fresh"}}}) {
+              if (std::find(allowed.begin(), allowed.end(), value) == allowed.end()) {
+                std::string list;
+                for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
+                std::fprintf(stderr, "kiln eval: %s %s: expected one of %s\n", flag, value.c_str(), list.c_str());
+                return 2;
+              }
+            }
             if (f->batch.empty() == f->task.empty()) {
               std::fprintf(stderr, "kiln eval: give either --task (one evaluation) or --batch (many)\n");
               return 2;

@@ -1,0 +1,67 @@
+#!/usr/bin/env sh
+# kiln eval with the REAL worker: the KernelBench example (ok, exit 0), the result cache (second run from
+# the cache, --no-cache evaluates again), JSON output, and a batch over one worker.
+# Without a GPU the worker runs Triton's interpreter. Skips (77) when $KILN_PYTHON lacks torch/triton or
+# the worker package is missing; with --gpu, also when there is no GPU.
+set -u
+kiln=$1
+gpu=${2:-}
+root=$(cd "$(dirname "$0")/../.." && pwd)
+corpus=${KILN_CORPUS_DIR:-$root/../shared/corpus}
+py=${KILN_PYTHON:-$root/.venv/bin/python3}
+[ -f "$root/worker/kiln_worker/__main__.py" ] || { echo "skip: no worker package"; exit 77; }
+cuda=$("$py" -c 'import torch, triton; print(torch.cuda.is_available())' 2>/dev/null) || { echo "skip: $py lacks torch/triton"; exit 77; }
+if [ "$gpu" = "--gpu" ]; then
+  [ "$cuda" = "True" ] || { echo "skip: no GPU"; exit 77; }
+  mode=time
+else
+  mode=check
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+check() {
+  name=$1 want=$2 got=$3 file=$4
+  shift 4
+  if [ "$got" != "$want" ]; then echo "FAIL $name: exit $got, want $want"; cat "$file"; fails=$((fails + 1)); return; fi
+  for pat in "$@"; do
+    if ! grep -q -- "$pat" "$file"; then echo "FAIL $name: no '$pat' in output:"; cat "$file"; fails=$((fails + 1)); return; fi
+  done
+  echo "ok   $name"
+}
+task=$corpus/kernelbench/examples/model_ex_add.py
+cand=$corpus/kernelbench/examples/model_new_ex_add_triton.py
+[ -f "$task" ] || { echo "skip: no corpus"; exit 77; }
+db="--db $tmp/kiln.db --python $py"
+
+"$kiln" eval --task "$task" --candidate "$cand" --mode $mode $db > "$tmp/o" 2>&1
+check example 0 $? "$tmp/o" "verdict: ok" "case default: passed" "kernel add_kernel: launches" "versions:.*triton 3.6"
+"$kiln" eval --task "$task" --candidate "$cand" --mode $mode $db > "$tmp/o" 2>&1
+check example-cached 0 $? "$tmp/o" "verdict: ok  (from cache)"
+"$kiln" eval --task "$task" --candidate "$cand" --mode $mode $db --no-cache --json > "$tmp/o" 2>&1
+check example-no-cache 0 $? "$tmp/o" '"verdict": "ok"' '"from_cache": false' '"triton_launches"'
+if [ "$gpu" = "--gpu" ]; then
+  check example-timed 0 0 "$tmp/o" '"speedup"' '"candidate_ms"' '"n_regs"' '"uuid": "GPU-'
+fi
+
+# The task's own code against itself (candidate omitted), and a wrong candidate (exit 1).
+"$kiln" eval --task "$task" --mode check $db --no-cache > "$tmp/o" 2>&1
+check self 0 $? "$tmp/o" "verdict: ok"
+sed 's/out = x + y/out = x - y/' "$cand" > "$tmp/wrong.py"
+"$kiln" eval --task "$task" --candidate "$tmp/wrong.py" --mode check $db > "$tmp/o" 2>&1
+check wrong 1 $? "$tmp/o" "verdict: mismatch"
+
+# Isolation levels: shared and fresh also give the verdict.
+for iso in shared fresh; do
+  "$kiln" eval --task "$task" --candidate "$cand" --mode check $db --no-cache --isolation $iso > "$tmp/o" 2>&1
+  check isolation-$iso 0 $? "$tmp/o" "verdict: ok"
+done
+
+# Record a transcript, then replay it without a worker.
+"$kiln" eval --task "$task" --candidate "$cand" --mode $mode --no-db --python "$py" --record "$tmp/t.jsonl" > "$tmp/o" 2>&1
+check record 0 $? "$tmp/o" "verdict: ok"
+"$kiln" eval --task "$task" --candidate "$cand" --mode $mode --replay "$tmp/t.jsonl" --python /nonexistent > "$tmp/o" 2>&1
+check replay-recorded 0 $? "$tmp/o" "verdict: ok"
+
+[ $fails -eq 0 ] && echo "all passed" || echo "$fails failed"
+[ $fails -eq 0 ]
