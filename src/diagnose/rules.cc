@@ -441,7 +441,7 @@ void WaveRule(Ctx& c) {
   double frac = *waves - full;
   if (frac < 1e-6 || frac > 1 - 1e-6) return;
   double loss = (1.0 - frac) / std::ceil(*waves);  // idle share of the time if waves take equal time
-  if (loss < c.t.tail_loss) return;
+  if (loss < c.t.tail_loss - 1e-9) return;
   Finding f;
   f.rule = "partial_last_wave";
   f.severity = loss >= 0.25 ? FindingSeverity::kMajor : FindingSeverity::kMinor;

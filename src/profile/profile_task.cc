@@ -134,7 +134,9 @@ Result<ProfileOutput> ProfileScript(const std::string& script, const std::vector
                                     const ProfileOptions& o, const std::optional<DeviceRecord>& device) {
   if (access(script.c_str(), R_OK) != 0) return NotFound(fmt::format("{}: no such script", script));
   KILN_ASSIGN_OR_RETURN(std::string dir, MakeWorkDir(o.work_dir));
-  const std::string facts_path = dir + "/facts.json";
+  // The script writes its compile facts here; an outer KILN_FACTS_OUT (recording scripts) wins.
+  const char* outer = std::getenv("KILN_FACTS_OUT");
+  const std::string facts_path = outer && *outer ? std::string(outer) : dir + "/facts.json";
   std::string python = exec::ResolvePython(o.python);
   NcuOptions n = WithSelection(o);
   n.env["KILN_FACTS_OUT"] = facts_path;
