@@ -286,6 +286,15 @@ TEST(Strategy, BayesFindsOptimumWithFewEvaluations) {
   EXPECT_LE(n, 40);
 }
 
+TEST(Strategy, ExhaustiveVisitsEveryFeasibleConfigOnce) {
+  StrategyContext ctx{Space1D()};
+  ctx.feasible = [](const Config& c) { return c.at("num_warps") != 16; };
+  auto s = MakeStrategy("exhaustive", ctx);
+  auto [best, n] = Drive(**s, {{"BLOCK_SIZE", 16}, {"num_warps", 1}, {"num_stages", 1}}, Bowl);
+  EXPECT_EQ(n, 7 * 4 * 4 - 1);  // minus the start
+  EXPECT_EQ(ConfigKey(best), "BLOCK_SIZE=128 num_stages=3 num_warps=4");
+}
+
 TEST(Strategy, AutoPicksByContext) {
   StrategyContext ctx{Space1D()};
   EXPECT_EQ(ResolveAuto(ctx), "coordinate");

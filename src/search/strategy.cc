@@ -264,6 +264,32 @@ class Bayes : public Base {
   int init_done_ = 0;
 };
 
+// Every feasible config once (the reference the autotuner comparison measures against).
+class Exhaustive : public Base {
+ public:
+  using Base::Base;
+  std::string name() const override { return "exhaustive"; }
+  std::vector<Config> Propose(size_t max_n) override {
+    if (!loaded_) {
+      all_ = ctx_.space.Enumerate(1 << 16);
+      loaded_ = true;
+    }
+    std::vector<Config> out;
+    while (pos_ < all_.size() && out.size() < max_n) {
+      const Config& c = all_[pos_++];
+      if (!Usable(c)) continue;
+      MarkProposed(c);
+      out.push_back(c);
+    }
+    return out;
+  }
+
+ private:
+  std::vector<Config> all_;
+  size_t pos_ = 0;
+  bool loaded_ = false;
+};
+
 int64_t Step(const Param& p, int64_t v, int dir) {
   auto it = std::find(p.values.begin(), p.values.end(), v);
   if (it == p.values.end()) return v;
@@ -333,6 +359,7 @@ Result<std::unique_ptr<Strategy>> MakeStrategy(const std::string& name0, Strateg
   if (name == "coordinate") return std::unique_ptr<Strategy>(new Coordinate(std::move(ctx)));
   if (name == "rules") return std::unique_ptr<Strategy>(new Rules(std::move(ctx)));
   if (name == "bayes") return std::unique_ptr<Strategy>(new Bayes(std::move(ctx)));
+  if (name == "exhaustive") return std::unique_ptr<Strategy>(new Exhaustive(std::move(ctx)));
   return InvalidArgument("unknown strategy '" + name0 + "' (expected rules, coordinate, bayes or auto)");
 }
 

@@ -14,6 +14,7 @@
 //   bayes       Bayesian optimisation: a Gaussian process (Matern 5/2) on standardised log-times of
 //               the configs' features, expected improvement over the unvisited feasible configs; a
 //               batch is chosen with the "constant liar" (fantasy observations at the posterior mean).
+//   exhaustive  every feasible config once (up to 65536): the reference for benchmarks.
 //   auto        rules when the diagnosis gave moves, else coordinate; bayes for spaces with more
 //               than `bayes_min_size` configs and at least 4 parameters.
 #pragma once
@@ -51,7 +52,7 @@ class Strategy {
   virtual void Observe(const Config& c, double score) = 0;
 };
 
-// name: "coordinate", "rules", "bayes" or "auto".
+// name: "coordinate", "rules", "bayes", "exhaustive" or "auto".
 Result<std::unique_ptr<Strategy>> MakeStrategy(const std::string& name, StrategyContext ctx);
 // What "auto" picks for this context.
 std::string ResolveAuto(const StrategyContext& ctx, double bayes_min_size = 2000);

@@ -47,8 +47,8 @@ Command RegisterOptimize(CLI::App& app) {
   sub->add_option("--bench", f->bench, "Bench file (kiln format)");
   sub->add_option("--format", f->format, "Task format (auto-detected)");
   sub->add_option("--kernel", f->kernel, "Kernel to tune (default: the launched kernel with the most tunables)");
-  sub->add_option("--strategy", f->strategy, "rules | coordinate | bayes | auto")
-      ->check(CLI::IsMember({"rules", "coordinate", "bayes", "auto"}));
+  sub->add_option("--strategy", f->strategy, "rules | coordinate | bayes | auto (exhaustive: every config, for benchmarks)")
+      ->check(CLI::IsMember({"rules", "coordinate", "bayes", "auto", "exhaustive"}));
   sub->add_option("--budget-seconds", f->budget, "Wall-clock budget (env KILN_BUDGET_SECONDS)")->envname("KILN_BUDGET_SECONDS");
   sub->add_option("--max-evals", f->max_evals, "Maximum timed measurements while searching (0: no limit)");
   sub->add_option("--patience", f->patience, "Stop after this many rounds without a 1% gain");

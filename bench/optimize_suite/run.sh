@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# kiln optimize suite on one GPU (H100/H200). Resumable: each kernel's result is kept under
+# $KILN_SUITE_DIR (default /tmp/kiln_optimize_suite, survives between commands while the machine is
+# held) and copied to $OUT; kernels already done are skipped. Each command stays under 10 minutes
+# when given a slice.
+#
+#   bench/optimize_suite/run.sh suite [FROM] [COUNT]   optimize kernels FROM..FROM+COUNT-1 of kernels.txt
+#   bench/optimize_suite/run.sh autotune [NAME...]     kiln vs exhaustive search of the same grid
+#   bench/optimize_suite/run.sh summary                print the tables (also printed after each run)
+#
+# Env: KILN_BIN (default: build/h6/kiln, else build/release/kiln), KILN_PYTHON (python3 with torch +
+# triton), BUDGET (per-kernel seconds, default 60), OUT (results folder; default $KILN_SUITE_DIR/out).
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+corpus=${KILN_CORPUS:-$root/../shared/corpus}
+[ -d "$corpus/tritonbench" ] || corpus=$root/.device-carry/corpus
+G=$corpus/tritonbench/G
+state=${KILN_SUITE_DIR:-/tmp/kiln_optimize_suite}
+OUT=${OUT:-$state/out}
+BUDGET=${BUDGET:-60}
+export KILN_PYTHON=${KILN_PYTHON:-python3}
+kiln=${KILN_BIN:-}
+for c in "$root/build/h6/kiln" "$root/build/release/kiln" "$root/kiln"; do
+  [ -z "$kiln" ] && [ -x "$c" ] && kiln=$c
+done
+[ -x "$kiln" ] || { echo "run.sh: no kiln binary (set KILN_BIN)" >&2; exit 2; }
+mkdir -p "$state/results" "$state/logs" "$OUT"
+db=$state/kiln.db
+nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm --format=csv,noheader > "$state/gpu.txt" 2>/dev/null || true
+
+mapfile -t rows < <(grep -v '^#' "$here/kernels.txt" | awk 'NF>=2')
+
+optimize_one() {  # name category
+  local name=$1 cat=$2 res=$state/results/$1.json log=$state/logs/$1.log
+  if [ -s "$res" ]; then echo "== $name: done before (skipped)"; return; fi
+  echo "== $name ($cat): budget ${BUDGET}s"
+  local t0=$(date +%s.%N)
+  timeout $((BUDGET + 240)) "$kiln" optimize "$G/kernels/$name.py" --budget-seconds "$BUDGET" \
+      --search-cases largest --db "$db" --json "$res.tmp" --html "$state/logs/$name.html" \
+      -o "$state/logs/$name.optimized.py" -q > "$log" 2>&1
+  local rc=$? t1=$(date +%s.%N)
+  if [ $rc -eq 0 ] && [ -s "$res.tmp" ]; then
+    "$KILN_PYTHON" - "$res.tmp" "$res" "$cat" "$t0" "$t1" <<'PY'
+import json, sys
+src, dst, cat, t0, t1 = sys.argv[1:]
+j = json.load(open(src)); j["category"] = cat; j["suite_wall_s"] = float(t1) - float(t0)
+json.dump(j, open(dst, "w"), indent=1)
+PY
+    rm -f "$res.tmp"
+  else
+    echo "{\"task\": \"$name\", \"category\": \"$cat\", \"error\": \"exit $rc\", \"suite_wall_s\": $(echo "$t1 - $t0" | bc)}" > "$res"
+    tail -5 "$log"
+  fi
+  tail -3 "$log" | sed 's/^/   /'
+}
+
+autotune_one() {  # name: exhaustive over kiln's space (patience off), then kiln's default search
+  local name=$1 ex=$state/results/autotune_$1.exhaustive.json kj=$state/results/autotune_$1.kiln.json
+  if [ ! -s "$ex" ]; then
+    echo "== $name: exhaustive"
+    timeout 560 "$kiln" optimize "$G/kernels/$name.py" --strategy exhaustive --patience 1000000 \
+        --budget-seconds 480 --search-cases largest --no-profile --db "$db" --json "$ex" -q \
+        > "$state/logs/autotune_$name.exhaustive.log" 2>&1 || tail -5 "$state/logs/autotune_$name.exhaustive.log"
+  fi
+  if [ ! -s "$kj" ]; then
+    echo "== $name: kiln (default strategy)"
+    timeout 400 "$kiln" optimize "$G/kernels/$name.py" --budget-seconds "$BUDGET" --search-cases largest \
+        --no-profile --db "$db" --json "$kj" -q > "$state/logs/autotune_$name.kiln.log" 2>&1 ||
+        tail -5 "$state/logs/autotune_$name.kiln.log"
+  fi
+}
+
+cmd=${1:-summary}
+case "$cmd" in
+  suite)
+    from=${2:-0}; count=${3:-${#rows[@]}}
+    for ((i = from; i < from + count && i < ${#rows[@]}; i++)); do
+      read -r name cat _ <<< "${rows[$i]}"
+      optimize_one "$name" "$cat"
+    done ;;
+  autotune)
+    shift
+    names=("$@")
+    if [ ${#names[@]} -eq 0 ]; then
+      mapfile -t names < <(printf '%s\n' "${rows[@]}" | awk '$3 == "autotune" {print $1}' | head -3)
+    fi
+    for n in "${names[@]}"; do autotune_one "$n"; done ;;
+  summary) ;;
+  *) echo "usage: run.sh suite [FROM] [COUNT] | autotune [NAME...] | summary" >&2; exit 2 ;;
+esac
+cp -r "$state/results" "$state/logs" "$state/gpu.txt" "$OUT/" 2>/dev/null
+"$KILN_PYTHON" "$here/summarize.py" "$state/results" | tee "$OUT/summary.txt"

@@ -1,0 +1,72 @@
+"""Prints the optimize-suite tables from the per-kernel JSON reports (kiln optimize --json).
+
+Suite: per kernel speedup over the original (geometric mean over its cases, from the verified
+interleaved timing), fraction of roofline before/after (ncu; '-' when not profiled), verified,
+wall time; then the targets: geomean speedup over kernels starting below 60% of roofline, no
+kernel slower, median wall time.
+Autotune: kiln's pick looked up in the exhaustive run's table (same timing conditions) against the
+exhaustive best; kiln's measurements against the exhaustive count.
+"""
+import glob, json, math, os, statistics, sys
+
+d = sys.argv[1] if len(sys.argv) > 1 else "."
+rows, at = [], {}
+for p in sorted(glob.glob(os.path.join(d, "*.json"))):
+    try:
+        j = json.load(open(p))
+    except Exception as e:
+        print(f"{p}: unreadable ({e})"); continue
+    b = os.path.basename(p)
+    if b.startswith("autotune_"):
+        name, kind = b[len("autotune_"):-len(".json")].rsplit(".", 1)
+        at.setdefault(name, {})[kind] = j
+    else:
+        rows.append(j)
+
+def pct(x):
+    return "-" if x is None else f"{100 * x:.0f}%"
+
+def key(cfg):
+    return " ".join(f"{k}={v}" for k, v in sorted(cfg.items()))
+
+if rows:
+    print(f"{'kernel':<20} {'category':<13} {'speedup':>8} {'roof before':>11} {'roof after':>10} {'verified':>8} {'wall s':>7}  note")
+    low, walls, slower = [], [], 0
+    for j in rows:
+        name = j.get("task", "?").split("/")[-1]
+        if "error" in j:
+            print(f"{name:<20} {j.get('category',''):<13} {'-':>8} {'-':>11} {'-':>10} {'no':>8} {j.get('suite_wall_s', 0):>7.1f}  {j['error']}")
+            continue
+        sp = j.get("geomean_speedup", 1.0) if j.get("improved") else 1.0
+        verified = "yes" if (j.get("improved") or j.get("cases")) else "no"
+        rb, ra = j.get("roofline_before"), j.get("roofline_after")
+        wall = j.get("suite_wall_s", j.get("wall_s", 0))
+        walls.append(wall)
+        if any(c.get("speedup", 1) < 1 for c in j.get("cases", [])) and j.get("improved"):
+            slower += 1
+        if rb is None or rb < 0.6:
+            low.append(sp)
+        note = "" if j.get("improved") else "kept: " + j.get("kept_reason", "")[:50]
+        print(f"{name:<20} {j.get('category',''):<13} {sp:>7.3f}x {pct(rb):>11} {pct(ra if j.get('improved') else rb):>10} {verified:>8} {wall:>7.1f}  {note}")
+    g = math.exp(sum(math.log(x) for x in low) / len(low)) if low else float("nan")
+    print(f"geomean speedup over {len(low)} kernels below 60% of roofline (or unprofiled): {g:.3f}x (target >= 1.5x)")
+    print(f"kernels ending slower than the original: {slower} (target 0); "
+          f"median optimize wall time: {statistics.median(walls) if walls else float('nan'):.1f} s (target <= 60 s)")
+
+if at:
+    print()
+    print(f"{'autotune kernel':<20} {'exh. evals':>10} {'exh. best ms':>12} {'kiln evals':>10} {'kiln pick ms':>12} {'gap':>7} {'evals %':>8}  ok")
+    for name, v in sorted(at.items()):
+        ex, kj = v.get("exhaustive"), v.get("kiln")
+        if not ex or not kj:
+            print(f"{name:<20} incomplete ({', '.join(v)})"); continue
+        table = {key(c["config"]): c["score_ms"] for c in ex["candidates"] if c.get("score_ms")}
+        best = min(table.values()) if table else float("nan")
+        pick = kj.get("best_config") or kj.get("baseline_config")
+        pick_ms = table.get(key(pick), float("nan"))
+        n_ex = sum(1 for c in ex["candidates"] if c.get("score_ms") is not None or c["verdict"] not in ("pruned", "skipped"))
+        n_k = sum(1 for c in kj["candidates"] if c["verdict"] not in ("pruned", "skipped"))
+        gap = pick_ms / best - 1 if best == best and pick_ms == pick_ms else float("nan")
+        frac = n_k / n_ex if n_ex else float("nan")
+        ok = "yes" if gap <= 0.03 and frac <= 0.25 else "no"
+        print(f"{name:<20} {n_ex:>10} {best:>12.5f} {n_k:>10} {pick_ms:>12.5f} {100*gap:>6.1f}% {100*frac:>7.0f}%  {ok}")
