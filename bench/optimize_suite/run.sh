@@ -49,7 +49,7 @@ json.dump(j, open(dst, "w"), indent=1)
 PY
     rm -f "$res.tmp"
   else
-    echo "{\"task\": \"$name\", \"category\": \"$cat\", \"error\": \"exit $rc\", \"suite_wall_s\": $(echo "$t1 - $t0" | bc)}" > "$res"
+    echo "{\"task\": \"$name\", \"category\": \"$cat\", \"error\": \"exit $rc\", \"suite_wall_s\": $(awk "BEGIN{print $t1 - $t0}")}" > "$res"
     tail -5 "$log"
   fi
   tail -3 "$log" | sed 's/^/   /'
