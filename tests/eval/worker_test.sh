@@ -44,9 +44,11 @@ if [ "$gpu" = "--gpu" ]; then
   check example-timed 0 0 "$tmp/o" '"speedup"' '"candidate_ms"' '"n_regs"' '"uuid": "GPU-'
 fi
 
-# The task's own code against itself (candidate omitted), and a wrong candidate (exit 1).
-"$kiln" eval --task "$task" --mode check $db --no-cache > "$tmp/o" 2>&1
-check self 0 $? "$tmp/o" "verdict: ok"
+# A TritonBench-G module against itself (candidate omitted), and a wrong candidate (exit 1).
+"$kiln" eval --task "$corpus/tritonbench/G/kernels/add_example.py" --mode check $db --no-cache > "$tmp/o" 2>&1
+check tritonbench-self 0 $? "$tmp/o" "verdict: ok" "task: tritonbench_g/add_example"
+"$kiln" eval --task "$task" --mode check $db > "$tmp/o" 2>&1
+check kernelbench-needs-candidate 2 $? "$tmp/o" "needs --candidate"
 sed 's/out = x + y/out = x - y/' "$cand" > "$tmp/wrong.py"
 "$kiln" eval --task "$task" --candidate "$tmp/wrong.py" --mode check $db > "$tmp/o" 2>&1
 check wrong 1 $? "$tmp/o" "verdict: mismatch"

@@ -167,6 +167,10 @@ int RunSingle(const EvalFlags& f) {
     return 2;
   }
   req->task = *spec;
+  if (f.candidate.empty() && spec->format == task::Format::kKernelBench) {
+    std::fprintf(stderr, "kiln eval: a KernelBench task needs --candidate (a module defining ModelNew)\n");
+    return 2;
+  }
   if (Status s = LoadCandidate(f.candidate, &*req); !s.ok()) {
     std::fprintf(stderr, "kiln eval: %s\n", s.message().c_str());
     return 2;
