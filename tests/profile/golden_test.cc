@@ -34,6 +34,8 @@ struct Case {
   json spec, device;
 };
 
+void PrintTo(const Case& c, std::ostream* os) { *os << c.dir << "/" << c.name; }
+
 std::vector<Case> LoadCases(const std::string& sub) {
   std::vector<Case> out;
   std::string path = kDir + "/" + sub + "/cases.json";
