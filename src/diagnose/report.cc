@@ -186,7 +186,7 @@ json ToJson(const ProfileReport& r) {
 
 std::string RooflineSvg(const ProfileReport& r) {
   const auto& run = r.run;
-  const double W = 720, H = 440, L = 70, R = 150, T = 20, B = 50;
+  const double W = 800, H = 440, L = 70, R = 220, T = 20, B = 50;
   const double pw = W - L - R, ph = H - T - B;
   double bw = run.device ? run.device->peaks.dram_bytes_per_s : 0;
   std::map<std::string, double> peaks;
@@ -256,7 +256,14 @@ std::string RooflineSvg(const ProfileReport& r) {
   } else {
     s += fmt::format("<text x=\"{}\" y=\"{}\" fill=\"#a00\">no device peaks: roofs unknown</text>\n", L + 10, T + 20);
   }
-  // Kernel points.
+  // Kernel points (numbered; the legend names them).
+  ly += 8;
+  for (size_t i = 0; i < run.kernels.size() && i < 12; ++i) {
+    std::string n = run.kernels[i].name();
+    if (n.size() > 26) n = n.substr(0, 25) + "~";
+    s += fmt::format("<text x=\"{}\" y=\"{:.1f}\" fill=\"#000\">{}: {}</text>\n", L + pw + 8, ly, i + 1, HtmlEscape(n));
+    ly += 16;
+  }
   int idx = 0;
   for (const auto& k : run.kernels) {
     ++idx;
