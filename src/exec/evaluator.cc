@@ -138,7 +138,7 @@ void RecordIn(store::Store* store, const EvalRequest& req, const store::CacheKey
     auto id = store->PutEvaluation(rec);
     if (!id.ok()) s = id.status();
   }
-  if (!s.ok()) r->warnings.push_back({"store_error", "the result was not recorded: " + s.message()});
+  if (!s.ok()) r->warnings.push_back(MakeReason("store_error", "the result was not recorded: " + s.message(), "warning"));
 }
 
 }  // namespace
@@ -289,7 +289,7 @@ void EvalPool::Run(std::vector<PoolItem> items,
             auto r = runner->Evaluate(creq);
             // The compile stage only warms the cache; a verdict it settles for good ends the item.
             if (r.ok() && FinalAfterCompile(r->verdict)) {
-              r->warnings.push_back({"compile_stage", "decided by a compile worker before timing"});
+              r->warnings.push_back(MakeReason("compile_stage", "decided by a compile worker before timing", "warning"));
               evals[live[0]]->Record(it->request, *r);
               report(*it, r, -1);
               continue;

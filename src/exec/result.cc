@@ -253,7 +253,7 @@ EvalResult EvalResult::Make(Verdict v, std::string code, std::string message) {
   EvalResult r;
   r.verdict = v;
   r.message = message;
-  r.reasons.push_back({std::move(code), std::move(message)});
+  r.reasons.push_back(MakeReason(std::move(code), std::move(message)));
   return r;
 }
 

@@ -94,6 +94,14 @@ struct Reason {
   std::string severity = "error";  // "error" or "warning" (static findings under policy trusted)
 };
 
+inline Reason MakeReason(std::string code, std::string message, std::string severity = "error") {
+  Reason r;
+  r.code = std::move(code);
+  r.message = std::move(message);
+  r.severity = std::move(severity);
+  return r;
+}
+
 struct EvalResult {
   Verdict verdict = Verdict::kCrash;
   std::vector<Reason> reasons;

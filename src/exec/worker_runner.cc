@@ -80,7 +80,8 @@ WorkerRunner::~WorkerRunner() { Shutdown(); }
 
 std::string WorkerRunner::NextId() {
   // Unpredictable ids: a candidate that prints a forged response on stdout cannot match one.
-  return fmt::format("{}-{:016x}", ++seq_, nonce_ ^ (seq_ * 0x9E3779B97F4A7C15ull));
+  const uint64_t n = ++seq_;
+  return fmt::format("{}-{:016x}", n, nonce_ ^ (n * 0x9E3779B97F4A7C15ull));
 }
 
 void WorkerRunner::Kill() {
@@ -254,8 +255,7 @@ Result<EvalResult> WorkerRunner::Evaluate(const EvalRequest& request) {
         if (r.elapsed_s <= 0) r.elapsed_s = wall;
         if (r.stderr_tail.empty() && r.verdict != Verdict::kOk) r.stderr_tail = Tail(ex.stderr_tail);
         if (!garbage_.empty()) {
-          r.warnings.push_back({"stray_stdout", "the candidate wrote to the protocol channel: " +
-                                                    Tail(garbage_, 200)});
+          r.warnings.push_back(MakeReason("stray_stdout", "the candidate wrote to the protocol channel: " + Tail(garbage_, 200), "warning"));
         }
         // A crash, or a response that asks for it, means the process is suspect (CUDA context
         // poisoned, half-dead zygote): replace it before the next request.
