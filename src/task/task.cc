@@ -281,6 +281,19 @@ Result<TaskSpec> LoadTask(const std::string& path_in, const LoadOptions& opts) {
   }
 
   TaskSpec spec;
+  if (fs::is_directory(path, ec)) {
+    // A kiln task directory (examples/softmax/): <dir>/<name>.py, <dir>/bench.py, entry <name>.
+    std::string name = fs::path(path).filename().string();
+    fs::path mod = fs::path(path) / (name + ".py"), bench = fs::path(path) / "bench.py";
+    if (!fs::exists(mod, ec) || !fs::exists(bench, ec)) {
+      return NotFound(FileError(path, fmt::format("a kiln task directory needs {}.py and bench.py", name)).message());
+    }
+    LoadOptions o = opts;
+    o.format = "kiln";
+    if (o.entry.empty()) o.entry = name;
+    if (o.bench.empty()) o.bench = bench.string();
+    return LoadTask(mod.string(), o);
+  }
   if (fs::path(path).extension() == ".json") {
     KILN_ASSIGN_OR_RETURN(spec, LoadManifest(path, opts));
     for (const std::string* p : {&spec.path, &spec.bench_path}) {

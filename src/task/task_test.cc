@@ -171,6 +171,18 @@ TEST_F(TaskTest, KilnFlagsAndManifest) {
   EXPECT_FALSE(LoadTask(bad_man).ok());
 }
 
+TEST_F(TaskTest, KilnDirectory) {
+  Write("softmax/softmax.py", "import triton\n@triton.jit\ndef k(x):\n    pass\ndef softmax(x):\n    return x\n");
+  Write("softmax/bench.py", "CASES = {}\n");
+  auto t = LoadTask((dir_ / "softmax").string());
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  EXPECT_EQ(t->format, Format::kKiln);
+  EXPECT_EQ(t->entry, "softmax");
+  EXPECT_EQ(t->bench_path, (dir_ / "softmax" / "bench.py").string());
+  fs::create_directories(dir_ / "empty");
+  EXPECT_FALSE(LoadTask((dir_ / "empty").string()).ok());
+}
+
 TEST_F(TaskTest, MissingFile) {
   auto t = LoadTask((dir_ / "nope.py").string());
   ASSERT_FALSE(t.ok());

@@ -53,6 +53,10 @@ sed 's/out = x + y/out = x - y/' "$cand" > "$tmp/wrong.py"
 "$kiln" eval --task "$task" --candidate "$tmp/wrong.py" --mode check $db > "$tmp/o" 2>&1
 check wrong 1 $? "$tmp/o" "verdict: mismatch"
 
+# kiln's own format: a task directory (module, bench file, entry named after the directory).
+"$kiln" eval --task "$root/examples/softmax" --mode check $db > "$tmp/o" 2>&1
+check kiln-dir 0 $? "$tmp/o" "verdict: ok" "task: softmax (kiln)"
+
 # Isolation levels: shared and fresh also give the verdict.
 for iso in shared fresh; do
   "$kiln" eval --task "$task" --candidate "$cand" --mode check $db --no-cache --isolation $iso > "$tmp/o" 2>&1
