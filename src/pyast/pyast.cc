@@ -16,8 +16,6 @@ static_assert(sizeof(TSNode) == sizeof(uint32_t) * 4 + sizeof(void*) * 2, "TSNod
 
 }  // namespace
 
-#define KILN_TS(n) (*reinterpret_cast<const TSNode*>(&(n).raw_))
-
 // ---- Node ------------------------------------------------------------------------------------
 
 static Node::Raw ToRaw(TSNode n) {
@@ -25,6 +23,14 @@ static Node::Raw ToRaw(TSNode n) {
   std::memcpy(&r, &n, sizeof(TSNode));
   return r;
 }
+
+static TSNode FromRaw(const Node::Raw& r) {
+  TSNode n;
+  std::memcpy(&n, &r, sizeof(TSNode));
+  return n;
+}
+
+#define KILN_TS(n) FromRaw((n).raw_)
 
 bool Node::is_null() const { return tree_ == nullptr || ts_node_is_null(KILN_TS(*this)); }
 std::string_view Node::type() const { return is_null() ? "" : ts_node_type(KILN_TS(*this)); }
@@ -60,15 +66,28 @@ Node Node::field(std::string_view name) const {
   if (ts_node_is_null(c)) return {};
   return Node(ToRaw(c), tree_);
 }
-std::vector<Node> Node::children() const {
+// Children through a tree cursor: linear in the number of children (indexing a child by number
+// costs time proportional to its index in this runtime).
+static std::vector<Node> CollectChildren(const Node& self, TSNode n, const Tree* tree, bool named_only) {
   std::vector<Node> out;
-  for (uint32_t i = 0, n = child_count(); i < n; ++i) out.push_back(child(i));
+  TSTreeCursor c = ts_tree_cursor_new(n);
+  if (ts_tree_cursor_goto_first_child(&c)) {
+    do {
+      TSNode ch = ts_tree_cursor_current_node(&c);
+      if (!named_only || ts_node_is_named(ch)) out.push_back(self.WithRaw(ToRaw(ch)));
+    } while (ts_tree_cursor_goto_next_sibling(&c));
+  }
+  ts_tree_cursor_delete(&c);
+  (void)tree;
   return out;
 }
+std::vector<Node> Node::children() const {
+  if (is_null()) return {};
+  return CollectChildren(*this, KILN_TS(*this), tree_, false);
+}
 std::vector<Node> Node::named_children() const {
-  std::vector<Node> out;
-  for (uint32_t i = 0, n = named_child_count(); i < n; ++i) out.push_back(named_child(i));
-  return out;
+  if (is_null()) return {};
+  return CollectChildren(*this, KILN_TS(*this), tree_, true);
 }
 Node Node::parent() const {
   if (is_null()) return {};

@@ -68,8 +68,7 @@ class Node {
   void Walk(F&& visit) const {
     if (is_null()) return;
     if (!visit(*this)) return;
-    uint32_t n = named_child_count();
-    for (uint32_t i = 0; i < n; ++i) named_child(i).Walk(visit);
+    for (const Node& c : named_children()) c.Walk(visit);
   }
 
   bool operator==(const Node& o) const;
@@ -81,6 +80,8 @@ class Node {
     const void* id;
     const void* tree;
   };
+  // A node of the same tree from raw storage (used by the implementation).
+  Node WithRaw(Raw raw) const { return Node(raw, tree_); }
 
  private:
   friend class Tree;
