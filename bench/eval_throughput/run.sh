@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Verified evaluations per minute on one GPU: `kiln eval --batch` against a one-fresh-process-per-candidate
+# harness of the same protocol strength (same worker, same trials, same timing), side by side in one run.
+#   OUT=dir bash bench/eval_throughput/run.sh [KILN_BIN] [rounds]
+# Order: kiln, fresh, kiln, fresh ... (interleaved, `rounds` times; default 1). Prints a table last.
+set -uo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+kiln=${1:-$root/build/release/kiln}
+rounds=${2:-1}
+py=${KILN_PYTHON:-python3}
+corpus=${KILN_CORPUS_DIR:-$root/../shared/corpus}
+OUT=${OUT:-/tmp/kiln_throughput}
+work=$(mktemp -d)
+mkdir -p "$OUT"
+"$py" "$root/bench/eval_throughput/gen_candidates.py" --corpus "$corpus" --out "$work" >&2
+n=$(wc -l < "$work/pairs.jsonl")
+for r in $(seq 1 "$rounds"); do
+  # Distinct Triton cache per run so neither side reuses the other's compiled kernels.
+  t0=$(date +%s.%N)
+  TRITON_CACHE_DIR=$work/cache_kiln_$r KILN_PYTHON=$py "$kiln" eval --batch "$work/pairs.jsonl" --mode time \
+    --no-db --quiet --out "$OUT/kiln_round$r.jsonl" 2>>"$OUT/kiln_stderr.txt"
+  t1=$(date +%s.%N)
+  TRITON_CACHE_DIR=$work/cache_fresh_$r "$py" "$root/bench/eval_throughput/fresh_harness.py" "$work/requests" \
+    --python "$py" --out "$OUT/fresh_round$r.jsonl" 2>>"$OUT/fresh_stderr.txt" >/dev/null
+  t2=$(date +%s.%N)
+  echo "$r $t0 $t1 $t2" >> "$OUT/throughput_times.txt"
+done
+"$py" - "$OUT" "$n" <<'PY'
+import json, sys
+out, n = sys.argv[1], int(sys.argv[2])
+print(f"candidates: {n} (KernelBench level-1 elementwise, batch_size=64 dim=393216, mode time, 3 trials)")
+print(f"{'round':<6} {'kiln_s':>8} {'fresh_s':>8} {'kiln_ok':>8} {'fresh_ok':>9} {'kiln/min':>9} {'fresh/min':>10} {'ratio':>6}")
+for line in open(f"{out}/throughput_times.txt"):
+    r, t0, t1, t2 = line.split()
+    tk, tf = float(t1) - float(t0), float(t2) - float(t1)
+    ok_k = sum(1 for l in open(f"{out}/kiln_round{r}.jsonl") if json.loads(l).get("verdict") == "ok")
+    ok_f = sum(1 for l in open(f"{out}/fresh_round{r}.jsonl") if json.loads(l).get("verdict") == "ok")
+    print(f"{r:<6} {tk:8.1f} {tf:8.1f} {ok_k:8d} {ok_f:9d} {n * 60 / tk:9.1f} {n * 60 / tf:10.1f} {tf / tk:6.2f}")
+PY
