@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -20,10 +21,9 @@ const std::string kFake = std::string(KILN_SOURCE_DIR) + "/src/exec/testdata/fak
 class WorkerRunnerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    log_ = (fs::temp_directory_path() /
-            ("kiln_fake_" + std::to_string(getpid()) + "_" +
-             ::testing::UnitTest::GetInstance()->current_test_info()->name()))
-               .string();
+    std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    std::replace(name.begin(), name.end(), '/', '_');
+    log_ = (fs::temp_directory_path() / ("kiln_fake_" + std::to_string(getpid()) + "_" + name)).string();
     fs::remove(log_);
     opts_.command = {"python3", kFake};
     opts_.env["FAKE_WORKER_LOG"] = log_;
@@ -96,9 +96,11 @@ TEST_F(WorkerRunnerTest, HangIsTimeoutAndWorkerRestarts) {
   EXPECT_EQ(w.starts(), 2);
 }
 
-TEST_F(WorkerRunnerTest, TimeoutKillsTheWholeProcessGroup) {
+class KillTest : public WorkerRunnerTest, public ::testing::WithParamInterface<const char*> {};
+
+TEST_P(KillTest, TimeoutKillsEveryDescendant) {
   WorkerRunner w(opts_);
-  auto r = w.Evaluate(Req("sleep_child", 1));
+  auto r = w.Evaluate(Req(GetParam(), 1));
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->verdict, Verdict::kTimeout);
   auto pid_text = ReadFile(log_ + ".child");
@@ -115,6 +117,9 @@ TEST_F(WorkerRunnerTest, TimeoutKillsTheWholeProcessGroup) {
   }
   EXPECT_TRUE(gone) << "grandchild " << child << " outlived the killed worker";
 }
+
+// A child in the worker's group, and one in a group of its own (as the fork zygote's children are).
+INSTANTIATE_TEST_SUITE_P(Groups, KillTest, ::testing::Values("sleep_child", "sleep_child_own_group"));
 
 TEST_F(WorkerRunnerTest, CrashIsVerdictWithStderrAndRestart) {
   WorkerRunner w(opts_);

@@ -391,6 +391,7 @@ int RunBatch(const EvalFlags& f) {
     auto probe_ptr = std::make_shared<std::unique_ptr<exec::Runner>>(std::move(probe));
     cfg.make_measure = [&, probe_ptr, slots](int slot) -> std::unique_ptr<exec::Runner> {
       if (slot == 0 && (gpu_uuids.size() <= 1 || interpreter)) return std::move(*probe_ptr);
+      if (slot == 0) probe_ptr->reset();  // it sees every GPU; each slot gets a worker of its own
       exec::WorkerOptions o = WorkerOpts(f);
       if (!interpreter && slot < static_cast<int>(gpu_uuids.size())) {
         o.cuda_visible_devices = gpu_uuids[slot];
@@ -486,6 +487,7 @@ Command RegisterEval(CLI::App& app) {
                 return 2;
               }
             }
+            exec::InstallWorkerCleanupOnSignal();
             if (f->batch.empty() == f->task.empty()) {
               std::fprintf(stderr, "kiln eval: give either --task (one evaluation) or --batch (many)\n");
               return 2;

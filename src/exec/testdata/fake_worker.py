@@ -54,8 +54,9 @@ for line in sys.stdin:
         os._exit(139)
     elif behaviour == "exit_silently":
         sys.exit(0)
-    elif behaviour == "sleep_child":
-        child = subprocess.Popen(["sleep", "3600"])
+    elif behaviour in ("sleep_child", "sleep_child_own_group"):
+        # The fork zygote runs each candidate in a process group of its own: so does this child.
+        child = subprocess.Popen(["sleep", "3600"], start_new_session=(behaviour == "sleep_child_own_group"))
         if log:
             with open(log + ".child", "w") as f:
                 f.write(str(child.pid))
