@@ -338,6 +338,9 @@ int RunBatch(const EvalFlags& f) {
       Status cs = Status::Ok();
       if (in.contains("source") && in["source"].is_string()) {
         req.candidate_source = in["source"].get<std::string>();
+        if (req.task.format == task::Format::kTritonBenchG || req.task.format == task::Format::kTritonBenchT) {
+          req.candidate_source = task::StripTritonBenchTest(*req.candidate_source);
+        }
         req.candidate_name = in.value("name", std::string("candidate.py"));
       } else if (in.contains("candidate") && in["candidate"].is_string()) {
         cs = LoadCandidate(ResolveRel(in["candidate"].get<std::string>(), dir), &req);
