@@ -10,9 +10,11 @@ import triton.language as tl
 
 @triton.jit
 def spin(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
-    i = tl.load(x_ptr) * 0
-    while i < 1:
-        i = i * 1
+    # A loop without side effects may be deleted by the compiler (LLVM assumes forward progress: seen
+    # on an H200, where such a kernel returned at once). A volatile load each iteration keeps it.
+    i = 0.0
+    while i < 1.0:
+        i = tl.load(x_ptr, volatile=True) * 0.0
     tl.store(out_ptr, i)
 
 
