@@ -12,7 +12,7 @@ corpus=${KILN_CORPUS_DIR:-$root/../shared/corpus}
 OUT=${OUT:-/tmp/kiln_throughput}
 work=$(mktemp -d)
 mkdir -p "$OUT"
-"$py" "$root/bench/eval_throughput/gen_candidates.py" --corpus "$corpus" --out "$work" >&2
+"$py" "$root/bench/eval_throughput/gen_candidates.py" --corpus "$corpus" --out "$work" --blocks "${TP_BLOCKS:-512,1024,2048,4096}" >&2
 n=$(wc -l < "$work/pairs.jsonl")
 for r in $(seq 1 "$rounds"); do
   # Distinct Triton cache per run so neither side reuses the other's compiled kernels.

@@ -155,6 +155,8 @@ def main():
     ap.add_argument("--only", default="", help="substring of the variant label")
     ap.add_argument("--timeout", type=float, default=300)
     ap.add_argument("--json", default="")
+    ap.add_argument("--jobs", type=int, default=1, help="child processes at once (each owns its CUDA context)")
+    ap.add_argument("--every", type=int, default=1, help="take every N-th variant (a sample, for short sessions)")
     ap.add_argument("--allow-cpu", action="store_true", help=argparse.SUPPRESS)  # script self-test only
     args = ap.parse_args()
     import torch
@@ -162,35 +164,49 @@ def main():
         print("no GPU: this check runs the compiled path; use tests/rewrite/interp_check.py on the CPU")
         return 77
     rows = []
-    orig_cache = {}
+    from concurrent.futures import ThreadPoolExecutor
     with tempfile.TemporaryDirectory() as tmp:
-        gens = []
+        pairs = []
         if args.set in ("corpus", "both"):
-            gens.append(("corpus", corpus_pairs(args, tmp)))
+            pairs += [("corpus",) + p for p in corpus_pairs(args, tmp)]
         if args.set in ("cases", "both"):
-            gens.append(("cases", case_pairs(args, tmp)))
-        for mode, gen in gens:
-            for src, variant, label in gen:
-                if src not in orig_cache:
-                    o = os.path.join(tmp, f"orig_{len(orig_cache)}.pt")
-                    ok, msg, secs = run_child(src, o, mode, args.timeout)
-                    orig_cache[src] = (o if ok else None, msg)
-                o, omsg = orig_cache[src]
-                row = {"set": mode, "label": label, "original": os.path.basename(src)}
-                if o is None:
-                    row.update(verdict="original_error", detail=omsg)
-                else:
-                    vo = variant + ".pt"
-                    ok, msg, secs = run_child(variant, vo, mode, args.timeout)
-                    row["seconds"] = round(secs, 1)
-                    if not ok:
-                        res = any(w.lower() in msg.lower() for w in RESOURCE_WORDS)
-                        row.update(verdict="variant_resource" if res else "variant_error", detail=msg)
-                    else:
-                        why = compare(torch.load(o), torch.load(vo))
-                        row.update(verdict="mismatch" if why else "equal", detail=why or "")
+            pairs += [("cases",) + p for p in case_pairs(args, tmp)]
+        pairs = pairs[::max(1, args.every)]
+        print(f"{len(pairs)} variants, {args.jobs} jobs", flush=True)
+        # Originals first (each once), then every variant; each in its own child process.
+        origs = sorted({(mode, src) for mode, src, _, _ in pairs})
+        orig_out = {}
+
+        def run_orig(ms):
+            mode, src = ms
+            o = os.path.join(tmp, f"orig_{abs(hash(src))}.pt")
+            ok, msg, secs = run_child(src, o, mode, args.timeout)
+            return src, (o if ok else None, msg)
+
+        def run_variant(item):
+            mode, src, variant, label = item
+            o, omsg = orig_out[src]
+            row = {"set": mode, "label": label, "original": os.path.basename(src)}
+            if o is None:
+                row.update(verdict="original_error", detail=omsg)
+                return row
+            vo = variant + ".pt"
+            ok, msg, secs = run_child(variant, vo, mode, args.timeout)
+            row["seconds"] = round(secs, 1)
+            if not ok:
+                res = any(w.lower() in msg.lower() for w in RESOURCE_WORDS)
+                row.update(verdict="variant_resource" if res else "variant_error", detail=msg)
+            else:
+                why = compare(torch.load(o), torch.load(vo))
+                row.update(verdict="mismatch" if why else "equal", detail=why or "")
+            return row
+
+        with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+            for src, res in pool.map(run_orig, origs):
+                orig_out[src] = res
+            for row in pool.map(run_variant, pairs):
                 rows.append(row)
-                print(f"{row['verdict']:<16} {label:<70} {row.get('detail', '')}", flush=True)
+                print(f"{row['verdict']:<16} {row['label']:<70} {row.get('detail', '')}", flush=True)
     counts = {}
     for r in rows:
         counts[r["verdict"]] = counts.get(r["verdict"], 0) + 1
