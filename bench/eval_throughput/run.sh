@@ -3,6 +3,8 @@
 # harness of the same protocol strength (same worker, same trials, same timing), side by side in one run.
 #   OUT=dir bash bench/eval_throughput/run.sh [KILN_BIN] [rounds]
 # Order: kiln, fresh, kiln, fresh ... (interleaved, `rounds` times; default 1). Prints a table last.
+# CHECK_WORKERS=K: kiln's check workers per GPU (default: kiln's automatic choice; 0: the unpipelined batch).
+# NO_FRESH=1: skip the fresh harness (its times from an earlier run are not reused).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 kiln=${1:-$root/build/release/kiln}
@@ -18,10 +20,15 @@ for r in $(seq 1 "$rounds"); do
   # Distinct Triton cache per run so neither side reuses the other's compiled kernels.
   t0=$(date +%s.%N)
   TRITON_CACHE_DIR=$work/cache_kiln_$r KILN_PYTHON=$py "$kiln" eval --batch "$work/pairs.jsonl" --mode time \
-    --no-db --quiet --out "$OUT/kiln_round$r.jsonl" 2>>"$OUT/kiln_stderr.txt"
+    --no-db --out "$OUT/kiln_round$r.jsonl" ${CHECK_WORKERS:+--check-workers "$CHECK_WORKERS"} \
+    2>>"$OUT/kiln_stderr.txt"
   t1=$(date +%s.%N)
-  TRITON_CACHE_DIR=$work/cache_fresh_$r "$py" "$root/bench/eval_throughput/fresh_harness.py" "$work/requests" \
-    --python "$py" --out "$OUT/fresh_round$r.jsonl" 2>>"$OUT/fresh_stderr.txt" >/dev/null
+  if [ "${NO_FRESH:-0}" = 1 ]; then
+    : > "$OUT/fresh_round$r.jsonl"
+  else
+    TRITON_CACHE_DIR=$work/cache_fresh_$r "$py" "$root/bench/eval_throughput/fresh_harness.py" "$work/requests" \
+      --python "$py" --out "$OUT/fresh_round$r.jsonl" 2>>"$OUT/fresh_stderr.txt" >/dev/null
+  fi
   t2=$(date +%s.%N)
   echo "$r $t0 $t1 $t2" >> "$OUT/throughput_times.txt"
 done
@@ -35,5 +42,17 @@ for line in open(f"{out}/throughput_times.txt"):
     tk, tf = float(t1) - float(t0), float(t2) - float(t1)
     ok_k = sum(1 for l in open(f"{out}/kiln_round{r}.jsonl") if json.loads(l).get("verdict") == "ok")
     ok_f = sum(1 for l in open(f"{out}/fresh_round{r}.jsonl") if json.loads(l).get("verdict") == "ok")
-    print(f"{r:<6} {tk:8.1f} {tf:8.1f} {ok_k:8d} {ok_f:9d} {n * 60 / tk:9.1f} {n * 60 / tf:10.1f} {tf / tk:6.2f}")
+    print(f"{r:<6} {tk:8.1f} {tf:8.1f} {ok_k:8d} {ok_f:9d} {n * 60 / tk:9.1f} {n * 60 / max(tf, 1e-9):10.1f} {tf / tk:6.2f}")
+# where kiln's time went: per pair, the check stage and the timing stage (pipelined batches)
+for line in open(f"{out}/throughput_times.txt"):
+    r = line.split()[0]
+    chk, tim = [], []
+    for l in open(f"{out}/kiln_round{r}.jsonl"):
+        res = json.loads(l).get("result") or {}
+        if "check_stage" in res:
+            chk.append(res["check_stage"].get("elapsed_s") or 0)
+            tim.append(res.get("time_stage_elapsed_s") or 0)
+    if chk:
+        print(f"round {r}: {len(chk)} pipelined pairs, check stage mean {sum(chk) / len(chk):.2f} s (in parallel), "
+              f"timing stage mean {sum(tim) / len(tim):.2f} s (serial), sum of timing stages {sum(tim):.1f} s")
 PY

@@ -1,6 +1,8 @@
 #include "exec/evaluator.h"
 
+#include <atomic>
 #include <condition_variable>
+#include <map>
 #include <deque>
 #include <mutex>
 #include <thread>
@@ -219,6 +221,60 @@ bool FinalAfterCompile(Verdict v) {
 
 }  // namespace
 
+bool ContentionSensitive(const EvalResult& r) {
+  if (r.verdict == Verdict::kTimeout) return true;
+  for (const auto& reason : r.reasons) {
+    if (reason.code == "out_of_memory") return true;
+  }
+  return false;
+}
+
+void MergeCheckStage(const EvalResult& check, EvalResult* timed) {
+  std::map<std::string, const CaseResult*> by_name;
+  for (const auto& c : check.cases) by_name[c.name] = &c;
+  auto merge_max = [](std::optional<double>& into, const std::optional<double>& other) {
+    if (other && (!into || *other > *into)) into = other;
+  };
+  for (auto& c : timed->cases) {
+    auto it = by_name.find(c.name);
+    if (it == by_name.end()) continue;
+    c.trials += it->second->trials;
+    merge_max(c.max_abs_err, it->second->max_abs_err);
+    merge_max(c.rel_l2_err, it->second->rel_l2_err);
+  }
+  if (timed->raw.is_object() && timed->raw.contains("cases") && timed->raw["cases"].is_array()) {
+    for (auto& cj : timed->raw["cases"]) {
+      if (!cj.is_object() || !cj.contains("name") || !cj["name"].is_string()) continue;
+      for (const auto& c : timed->cases) {
+        if (c.name != cj["name"].get<std::string>()) continue;
+        cj["trials"] = c.trials;
+        if (c.max_abs_err) cj["max_abs_err"] = *c.max_abs_err;
+        if (c.rel_l2_err) cj["rel_l2_err"] = *c.rel_l2_err;
+      }
+    }
+  }
+  json stage = {{"verdict", VerdictName(check.verdict)}, {"elapsed_s", check.elapsed_s}};
+  json cases = json::array();
+  for (const auto& c : check.cases) {
+    json cj = {{"name", c.name}, {"passed", c.passed}, {"trials", c.trials}};
+    if (c.max_abs_err) cj["max_abs_err"] = *c.max_abs_err;
+    if (c.rel_l2_err) cj["rel_l2_err"] = *c.rel_l2_err;
+    cases.push_back(cj);
+  }
+  stage["cases"] = cases;
+  if (check.raw.is_object()) {
+    for (const char* k : {"runtime_checks", "kernels", "aten_ops"}) {
+      if (check.raw.contains(k)) stage[k] = check.raw[k];
+    }
+  }
+  if (!timed->raw.is_object()) timed->raw = json::object();
+  timed->raw["check_stage"] = stage;
+  timed->raw["time_stage_elapsed_s"] = timed->elapsed_s;
+  timed->elapsed_s += check.elapsed_s;
+  // The compile facts come from the check (every launch of every trial); the timing stage saw one.
+  if (timed->kernels.empty() && !check.kernels.empty()) timed->kernels = check.kernels;
+}
+
 void EvalPool::Run(std::vector<PoolItem> items,
                    const std::function<void(const PoolItem&, const Result<EvalResult>&, int)>& done) {
   std::mutex done_mu;
@@ -227,19 +283,38 @@ void EvalPool::Run(std::vector<PoolItem> items,
     done(it, r, slot);
   };
 
-  // Measuring runners first: their hellos name the devices the cache is keyed on.
+  const bool pipelined = cfg_.check_slots > 0 && static_cast<bool>(cfg_.make_check) && !items.empty();
+  // Measuring runners first: their hellos name the devices the cache is keyed on. The check runners
+  // start at the same time (importing torch is slow; they do it in parallel).
   const int n_measure = std::max(1, cfg_.measure_slots);
-  std::vector<std::unique_ptr<Runner>> runners(n_measure);
-  std::vector<std::unique_ptr<Evaluator>> evals(n_measure);
-  std::vector<Status> hello_status(n_measure);
+  const int n_check = pipelined ? cfg_.check_slots : 0;
+  std::vector<std::unique_ptr<Runner>> runners(n_measure), check_runners(n_check);
+  std::vector<std::unique_ptr<Evaluator>> evals(n_measure), check_evals(n_check);
+  std::vector<Status> hello_status(n_measure), check_status(n_check);
   {
     std::vector<std::thread> ts;
     for (int i = 0; i < n_measure; ++i) {
       ts.emplace_back([&, i] {
         runners[i] = cfg_.make_measure(i);
+        if (!runners[i]) {
+          hello_status[i] = Internal("no measuring runner");
+          return;
+        }
         evals[i] = std::make_unique<Evaluator>(runners[i].get(), cfg_.store, cfg_.use_cache);
         auto h = evals[i]->Hello();
         if (!h.ok()) hello_status[i] = h.status();
+      });
+    }
+    for (int c = 0; c < n_check; ++c) {
+      ts.emplace_back([&, c] {
+        check_runners[c] = cfg_.make_check(c);
+        if (!check_runners[c]) {
+          check_status[c] = Internal("no check runner");
+          return;
+        }
+        check_evals[c] = std::make_unique<Evaluator>(check_runners[c].get(), cfg_.store, cfg_.use_cache);
+        auto h = check_evals[c]->Hello();
+        if (!h.ok()) check_status[c] = h.status();
       });
     }
     for (auto& t : ts) t.join();
@@ -274,6 +349,102 @@ void EvalPool::Run(std::vector<PoolItem> items,
   };
 
   std::vector<std::thread> threads;
+  if (pipelined) {
+    // Stage 1: every check and every time item's check on the check runners, in parallel.
+    struct Staged {
+      PoolItem item;
+      std::optional<EvalResult> check;  // nullopt: run the item's own request whole, alone
+      std::string why;                  // why it runs whole (a warning on its result)
+      std::vector<Reason> warnings;     // the static gate's (policy trusted)
+    };
+    std::mutex staged_mu;
+    std::vector<Staged> staged;
+    auto to_stage2 = [&](PoolItem it, std::optional<EvalResult> check, std::string why,
+                         std::vector<Reason> warnings = {}) {
+      std::lock_guard<std::mutex> l(staged_mu);
+      staged.push_back({std::move(it), std::move(check), std::move(why), std::move(warnings)});
+    };
+    for (int c = 0; c < n_check; ++c) {
+      if (!check_status[c].ok()) continue;  // a check runner that cannot start takes no items
+      threads.emplace_back([&, c] {
+        const int gpu_slot = c % n_measure;
+        while (auto it = input.Pop()) {
+          if (pre(*it)) continue;
+          const Mode mode = it->request.mode;
+          if (mode != Mode::kCheck && mode != Mode::kTime) {
+            to_stage2(std::move(*it), std::nullopt, "");
+            continue;
+          }
+          EvalRequest creq = it->request;
+          creq.mode = Mode::kCheck;
+          auto r = check_runners[c]->Evaluate(creq);
+          std::vector<Reason> warnings;
+          StaticGate(it->request, &warnings);  // passed in pre(); its warnings (policy trusted) go on
+          if (r.ok()) r->warnings.insert(r->warnings.begin(), warnings.begin(), warnings.end());
+          if (!r.ok()) {
+            to_stage2(std::move(*it), std::nullopt, "the check worker failed (" + r.status().message() + ")");
+            continue;
+          }
+          if (ContentionSensitive(*r)) {
+            to_stage2(std::move(*it), std::nullopt,
+                      fmt::format("the check worker's verdict {} (shared GPU) was re-evaluated alone",
+                                  VerdictName(r->verdict)));
+            continue;
+          }
+          if (mode == Mode::kCheck) {
+            check_evals[c]->Record(it->request, *r);
+            report(*it, r, gpu_slot);
+            continue;
+          }
+          if (!r->ok()) {
+            // A time item that fails its check is finished: it never reaches a measuring worker.
+            r->warnings.push_back(MakeReason("check_stage", "decided by a check worker before timing", "warning"));
+            check_evals[c]->Record(it->request, *r);
+            report(*it, r, gpu_slot);
+            continue;
+          }
+          to_stage2(std::move(*it), std::move(*r), "", std::move(warnings));
+        }
+      });
+    }
+    if (threads.empty()) {  // no check runner started: everything runs whole on the measuring runners
+      while (auto it = input.Pop()) {
+        if (!pre(*it)) to_stage2(std::move(*it), std::nullopt, "");
+      }
+    }
+    for (auto& t : threads) t.join();  // the barrier: no check request is in flight from here on
+    threads.clear();
+
+    // Stage 2: the measuring runners, each alone on its GPU.
+    Queue<Staged> timing;
+    for (auto& s : staged) timing.Push(std::move(s));
+    timing.Close();
+    for (int i : live) {
+      threads.emplace_back([&, i] {
+        while (auto s = timing.Pop()) {
+          if (!s->check) {
+            auto r = evals[i]->Evaluate(s->item.request);
+            if (r.ok() && !s->why.empty()) r->warnings.push_back(MakeReason("check_stage", s->why, "warning"));
+            report(s->item, r, i);
+            continue;
+          }
+          EvalRequest treq = s->item.request;
+          treq.mode = Mode::kTimeOnly;
+          treq.verify_trials = 1;
+          auto r = runners[i]->Evaluate(treq);
+          if (r.ok()) {
+            r->warnings.insert(r->warnings.begin(), s->warnings.begin(), s->warnings.end());
+            MergeCheckStage(*s->check, &*r);
+            evals[i]->Record(s->item.request, *r);
+          }
+          report(s->item, r, i);
+        }
+      });
+    }
+    for (auto& t : threads) t.join();
+    return;
+  }
+
   const bool staged = cfg_.compile_slots > 0 && cfg_.make_compile;
   std::atomic<int> compilers_left{staged ? cfg_.compile_slots : 0};
   if (staged) {

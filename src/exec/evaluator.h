@@ -4,9 +4,12 @@
 //                a missing entry is compile_error, findings are `rejected` under policy strict and
 //                warnings under trusted. Runs before any worker sees the candidate.
 //   Evaluator    static gate -> result cache (store) -> runner -> record (store).
-//   EvalPool     one measuring runner per GPU plus optional compile runners (mode `compile` warms
-//                the Triton cache before the measuring worker times); results arrive through a
-//                callback as they finish, in any order; a bad candidate never stops the batch.
+//   EvalPool     one measuring runner per GPU, plus either K check runners per GPU (the pipeline:
+//                stage 1 = `check` on the check runners, sharing the GPU, in parallel; a barrier;
+//                stage 2 = `time_only` on the measuring runners, alone on their GPU) or optional
+//                compile runners (mode `compile` warms the Triton cache before the measuring worker
+//                times); results arrive through a callback as they finish, in any order; a bad
+//                candidate never stops the batch. docs/eval.md ("Batch") explains the pipeline.
 //
 // Roadmap: the cache key is the task hash, the candidate hash, the device UUID, the torch/triton/
 // driver versions and the protocol parameters; only deterministic verdicts are cached (ok,
@@ -57,7 +60,13 @@ class Evaluator {
 struct PoolConfig {
   int measure_slots = 1;
   std::function<std::unique_ptr<Runner>(int slot)> make_measure;
-  int compile_slots = 0;  // 0: no compile stage
+  // Check runners (the pipeline; 0: none). Check slot c shares the device of measuring slot
+  // c % measure_slots. With check runners, every `check` item runs on them (in parallel) and every
+  // `time` item gets its `check` there first; the measuring runners start timing only after the last
+  // check request has finished (no check request ever overlaps a timing request).
+  int check_slots = 0;
+  std::function<std::unique_ptr<Runner>(int slot)> make_check;
+  int compile_slots = 0;  // 0: no compile stage (ignored when there are check runners)
   std::function<std::unique_ptr<Runner>(int slot)> make_compile;
   store::Store* store = nullptr;
   bool use_cache = true;
@@ -72,12 +81,21 @@ class EvalPool {
  public:
   explicit EvalPool(PoolConfig cfg) : cfg_(std::move(cfg)) {}
   // Evaluates every item; `done` is called (serialised, from worker threads) once per item.
-  // `slot` names the measuring slot that ran it (-1: decided before measuring).
+  // `slot` names the measuring slot that ran it, or whose device the check runner shares
+  // (-1: decided before any worker: static gate, or by a compile worker).
   void Run(std::vector<PoolItem> items,
            const std::function<void(const PoolItem&, const Result<EvalResult>&, int slot)>& done);
 
  private:
   PoolConfig cfg_;
 };
+
+// True when a stage-1 (check worker) verdict may be an artefact of sharing the GPU: a timeout, or
+// running out of (GPU) memory. Such items are evaluated again, alone, on a measuring worker.
+bool ContentionSensitive(const EvalResult& r);
+
+// Folds the stage-1 (`check`) result into the stage-2 (`time_only`) one: per case, trials add up and
+// the error maxima are the larger of both; the stage-1 facts stay under raw["check_stage"].
+void MergeCheckStage(const EvalResult& check, EvalResult* timed);
 
 }  // namespace kiln::exec

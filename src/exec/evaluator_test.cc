@@ -2,8 +2,14 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
 #include <map>
 #include <set>
+#include <sstream>
 
 namespace kiln::exec {
 namespace {
@@ -152,6 +158,181 @@ TEST(EvalPool, MachineryFailureReachesEveryItem) {
   int errors = 0;
   EvalPool(cfg).Run(items, [&](const PoolItem&, const Result<EvalResult>& r, int) { errors += !r.ok(); });
   EXPECT_EQ(errors, 2);
+}
+
+// ---- the pipeline: check workers in parallel, a barrier, then exclusive timing ----------------------
+
+struct Event {
+  bool start;
+  std::string mode, tag;
+  long pid;
+  long long ns;
+};
+struct Interval {
+  std::string mode, tag;
+  long long begin, end;
+};
+
+std::vector<Interval> ReadIntervals(const std::string& path) {
+  std::ifstream in(path);
+  std::map<long, Event> open;  // pid -> its request in flight (a fake worker runs one at a time)
+  std::vector<Interval> out;
+  std::string what;
+  Event e;
+  while (in >> what >> e.mode >> e.tag >> e.pid >> e.ns) {
+    if (what == "start") {
+      open[e.pid] = e;
+    } else {
+      auto it = open.find(e.pid);
+      if (it == open.end()) continue;
+      out.push_back({e.mode, e.tag, it->second.ns, e.ns});
+      open.erase(it);
+    }
+  }
+  return out;
+}
+
+int MaxInFlight(const std::vector<Interval>& v, const std::string& mode) {
+  std::vector<std::pair<long long, int>> pts;
+  for (const auto& i : v) {
+    if (i.mode != mode) continue;
+    pts.push_back({i.begin, +1});
+    pts.push_back({i.end, -1});
+  }
+  std::sort(pts.begin(), pts.end());  // an end before a start at the same instant
+  int cur = 0, best = 0;
+  for (const auto& [t, d] : pts) best = std::max(best, cur += d);
+  return best;
+}
+
+struct PipelineRun {
+  std::vector<Interval> intervals;
+  std::map<size_t, int> seen;
+  std::map<size_t, EvalResult> got;
+  std::map<size_t, int> slot;
+  std::map<size_t, std::string> tag_of;  // the tag of the request each report carried
+};
+
+PipelineRun RunPipeline(const std::vector<std::pair<std::string, Mode>>& specs, int check_slots,
+                        int measure_slots = 1) {
+  char tmpl[] = "/tmp/kiln_pool_events_XXXXXX";
+  int fd = mkstemp(tmpl);
+  close(fd);
+  const std::string events = tmpl;
+  auto fake = [events] {
+    WorkerOptions o = Fake();
+    o.env["FAKE_WORKER_EVENTS"] = events;
+    o.env["FAKE_WORKER_SLEEP"] = "0.3";
+    return std::make_unique<WorkerRunner>(o);
+  };
+  PoolConfig cfg;
+  cfg.measure_slots = measure_slots;
+  cfg.make_measure = [&](int) { return fake(); };
+  cfg.check_slots = check_slots;
+  cfg.make_check = [&](int) { return fake(); };
+  std::vector<PoolItem> items;
+  for (size_t i = 0; i < specs.size(); ++i) {
+    EvalRequest r = Req(specs[i].first, specs[i].first == "static" ? "import ctypes\n" : "");
+    r.timeout_s = 5;
+    r.mode = specs[i].second;
+    r.candidate_source = *r.candidate_source + "# tag: " + std::to_string(i) + "\n";
+    items.push_back({i, r});
+  }
+  PipelineRun run;
+  EvalPool(cfg).Run(items, [&](const PoolItem& it, const Result<EvalResult>& r, int slot) {
+    ++run.seen[it.index];
+    run.slot[it.index] = slot;
+    const std::string& src = *it.request.candidate_source;
+    run.tag_of[it.index] = src.substr(src.rfind("# tag: ") + 7);
+    run.tag_of[it.index].pop_back();
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    run.got[it.index] = *r;
+  });
+  run.intervals = ReadIntervals(events);
+  std::remove(events.c_str());
+  return run;
+}
+
+TEST(EvalPool, PipelineChecksInParallelThenTimesAlone) {
+  // 0..9 time (2 and 5 fail their check, 7 runs out of memory only when sharing the GPU, 9 is rejected
+  // statically), 10..15 check (12 fails).
+  std::vector<std::pair<std::string, Mode>> specs;
+  for (int i = 0; i < 10; ++i) {
+    specs.push_back({i == 2 || i == 5 ? "mismatch" : i == 7 ? "oom_when_shared" : i == 9 ? "static" : "ok", Mode::kTime});
+  }
+  for (int i = 10; i < 16; ++i) specs.push_back({i == 12 ? "mismatch" : "ok", Mode::kCheck});
+  const int K = 4;
+  PipelineRun run = RunPipeline(specs, K);
+
+  // Nothing lost, nothing twice, every result under its own pair.
+  ASSERT_EQ(run.seen.size(), specs.size());
+  for (const auto& [i, n] : run.seen) {
+    EXPECT_EQ(n, 1) << i;
+    EXPECT_EQ(run.tag_of[i], std::to_string(i));
+  }
+  // Parallelism: K check requests in flight at once (14 checks of 0.3 s each on K workers).
+  EXPECT_EQ(MaxInFlight(run.intervals, "check"), K);
+  // The measuring worker is alone: every timing request starts after the last check request ended.
+  long long last_check_end = 0;
+  for (const auto& iv : run.intervals) {
+    if (iv.mode == "check") last_check_end = std::max(last_check_end, iv.end);
+  }
+  int timed = 0;
+  for (const auto& iv : run.intervals) {
+    if (iv.mode == "time_only" || iv.mode == "time") {
+      ++timed;
+      EXPECT_GE(iv.begin, last_check_end) << "timing of " << iv.tag << " overlaps a check";
+    }
+  }
+  EXPECT_EQ(MaxInFlight(run.intervals, "time_only"), 1);
+  // Requests per pair: which stages each one reached.
+  std::map<std::string, std::multiset<std::string>> modes;
+  for (const auto& iv : run.intervals) modes[iv.tag].insert(iv.mode);
+  for (int i : {0, 1, 3, 4, 6, 8}) {
+    SCOPED_TRACE(i);
+    EXPECT_EQ(modes[std::to_string(i)], (std::multiset<std::string>{"check", "time_only"}));
+    const EvalResult& r = run.got[i];
+    EXPECT_EQ(r.verdict, Verdict::kOk);
+    EXPECT_EQ(run.slot[i], 0);
+    ASSERT_EQ(r.cases.size(), 1u);
+    EXPECT_EQ(r.cases[0].trials, 3 + 1);  // the check's trials plus the re-verification before timing
+    EXPECT_DOUBLE_EQ(*r.cases[0].max_abs_err, 0.5);
+    EXPECT_DOUBLE_EQ(*r.cases[0].speedup, 2.0);
+    EXPECT_EQ(r.ToJson()["cases"][0]["trials"], 4);
+    EXPECT_EQ(r.raw["check_stage"]["verdict"], "ok");
+    EXPECT_EQ(r.raw["mode_seen"], "time_only");
+  }
+  for (int i : {2, 5}) {  // failed the check: never timed
+    SCOPED_TRACE(i);
+    EXPECT_EQ(modes[std::to_string(i)], (std::multiset<std::string>{"check"}));
+    EXPECT_EQ(run.got[i].verdict, Verdict::kMismatch);
+    ASSERT_FALSE(run.got[i].warnings.empty());
+    EXPECT_EQ(run.got[i].warnings.back().code, "check_stage");
+  }
+  // Out of memory while sharing the GPU: evaluated again, whole (mode time), alone.
+  EXPECT_EQ(modes["7"], (std::multiset<std::string>{"check", "time"}));
+  EXPECT_EQ(run.got[7].verdict, Verdict::kOk);
+  EXPECT_TRUE(modes["9"].empty());
+  EXPECT_EQ(run.got[9].verdict, Verdict::kRejected);
+  EXPECT_EQ(run.slot[9], -1);
+  for (int i = 10; i < 16; ++i) {  // check items: only on the check workers
+    SCOPED_TRACE(i);
+    EXPECT_EQ(modes[std::to_string(i)], (std::multiset<std::string>{"check"}));
+    EXPECT_EQ(run.got[i].verdict, i == 12 ? Verdict::kMismatch : Verdict::kOk);
+    EXPECT_EQ(run.slot[i], 0);
+  }
+  EXPECT_EQ(timed, 6 + 1);
+}
+
+TEST(EvalPool, CheckBatchUsesEveryCheckWorkerOfEveryGpu) {
+  std::vector<std::pair<std::string, Mode>> specs(16, {"ok", Mode::kCheck});
+  PipelineRun run = RunPipeline(specs, /*check_slots=*/6, /*measure_slots=*/2);
+  ASSERT_EQ(run.seen.size(), 16u);
+  EXPECT_EQ(MaxInFlight(run.intervals, "check"), 6);
+  std::set<int> slots;
+  for (const auto& [i, s] : run.slot) slots.insert(s);
+  EXPECT_EQ(slots, (std::set<int>{0, 1}));  // check slot c reports the GPU of measuring slot c % 2
+  for (const auto& iv : run.intervals) EXPECT_EQ(iv.mode, "check");
 }
 
 }  // namespace

@@ -36,6 +36,7 @@ const char* ModeName(Mode m) {
     case Mode::kCheck: return "check";
     case Mode::kTime: return "time";
     case Mode::kCompile: return "compile";
+    case Mode::kTimeOnly: return "time_only";
   }
   return "check";
 }
@@ -43,7 +44,8 @@ Result<Mode> ParseMode(const std::string& s) {
   if (s == "check") return Mode::kCheck;
   if (s == "time") return Mode::kTime;
   if (s == "compile") return Mode::kCompile;
-  return InvalidArgument(fmt::format("unknown mode '{}' (expected check, time or compile)", s));
+  if (s == "time_only") return Mode::kTimeOnly;
+  return InvalidArgument(fmt::format("unknown mode '{}' (expected check, time, compile or time_only)", s));
 }
 
 const char* PolicyName(Policy p) { return p == Policy::kStrict ? "strict" : "trusted"; }
@@ -79,6 +81,7 @@ json EvalRequest::ToJson(const std::string& id) const {
   j["policy"] = PolicyName(policy);
   j["seed"] = seed;
   j["trials"] = trials;
+  if (mode == Mode::kTimeOnly) j["verify_trials"] = verify_trials;
   if (!cases.empty()) j["cases"] = cases;
   if (!tolerance.empty()) j["tolerance"] = tolerance;
   if (!timing.empty()) j["timing"] = timing;

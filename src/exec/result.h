@@ -23,7 +23,9 @@ enum class Verdict { kOk, kCompileError, kRuntimeError, kTimeout, kCrash, kMisma
 const char* VerdictName(Verdict v);
 std::optional<Verdict> ParseVerdict(std::string_view s);
 
-enum class Mode { kCheck, kTime, kCompile };
+// kTimeOnly: the measuring stage of a pipelined batch (docs/worker-protocol.md, `time_only`): the candidate
+// already passed `check` on a check worker; re-verify on `verify_trials` fresh inputs, then time.
+enum class Mode { kCheck, kTime, kCompile, kTimeOnly };
 const char* ModeName(Mode m);
 Result<Mode> ParseMode(const std::string& s);
 
@@ -43,6 +45,7 @@ struct EvalRequest {
   Policy policy = Policy::kStrict;
   uint64_t seed = 1234;
   int trials = 3;
+  int verify_trials = 1;  // mode time_only: fresh-input trials before timing (sent only in that mode)
   std::vector<std::string> cases;                      // empty: all
   nlohmann::json tolerance = nlohmann::json::object();  // {"float32": [atol, rtol]}; empty: defaults
   nlohmann::json timing = nlohmann::json::object();     // empty: worker defaults

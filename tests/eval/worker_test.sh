@@ -63,6 +63,25 @@ for iso in shared fresh; do
   check isolation-$iso 0 $? "$tmp/o" "verdict: ok"
 done
 
+# Batch through the pipeline (check workers, then time_only on the measuring worker; under the interpreter
+# only with an explicit --check-workers): the ok pair is checked and re-verified (trials 3 + 1), the wrong
+# one stops after its check, the check pair stays on the check workers; every pair keeps its id.
+cat > "$tmp/pairs.jsonl" <<JSONL
+{"id": "good", "task": "$task", "candidate": "$cand", "mode": "time"}
+{"id": "wrong", "task": "$task", "candidate": "$tmp/wrong.py", "mode": "time"}
+{"id": "self", "task": "$corpus/tritonbench/G/kernels/add_example.py", "mode": "check"}
+JSONL
+"$kiln" eval --batch "$tmp/pairs.jsonl" --out "$tmp/r.jsonl" --check-workers 2 --no-db --python "$py" --quiet > "$tmp/o" 2>&1
+rc=$?
+cat "$tmp/r.jsonl" >> "$tmp/o"
+check batch-pipeline 0 $rc "$tmp/o" '"id":"good".*"verdict":"ok"' '"id":"good".*"check_stage"' '"id":"good".*"trials":4' \
+  '"id":"wrong".*"verdict":"mismatch"' '"id":"wrong".*"code":"check_stage"' '"id":"self".*"verdict":"ok"'
+n=$(wc -l < "$tmp/r.jsonl")
+[ "$n" -eq 3 ] && echo "ok   batch-pipeline-lines" || { echo "FAIL batch-pipeline-lines: $n lines, want 3"; fails=$((fails + 1)); }
+if grep '"id":"wrong"' "$tmp/r.jsonl" | grep -q '"time_stage_elapsed_s"'; then
+  echo "FAIL batch-pipeline-wrong-timed: the wrong pair reached the timing stage"; fails=$((fails + 1))
+fi
+
 # Record a transcript, then replay it without a worker.
 "$kiln" eval --task "$task" --candidate "$cand" --mode $mode --no-db --python "$py" --record "$tmp/t.jsonl" > "$tmp/o" 2>&1
 check record 0 $? "$tmp/o" "verdict: ok"

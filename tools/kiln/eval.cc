@@ -50,6 +50,7 @@ struct EvalFlags {
   bool interpret = false;
   std::string batch, out;
   int compile_workers = -1;  // -1: automatic
+  int check_workers = -1;    // per GPU; -1: automatic
   int workers = 1;           // measuring workers when there is no GPU
   int gpus = -1;             // -1: all
   bool quiet = false;
@@ -402,7 +403,30 @@ int RunBatch(const EvalFlags& f) {
       }
       return NewRunner(f, o);
     };
+    // Check workers (the pipeline, docs/eval.md "Batch"): K per GPU share it for correctness; timing
+    // follows on the measuring workers, alone, after the last check. Not under the interpreter (there
+    // --workers measuring workers run in parallel) nor with --record (transcripts keep whole exchanges).
+    // Under the interpreter only an explicit --check-workers K turns it on (K workers in all; tests).
+    const bool on_gpus = !interpreter && !gpu_uuids.empty();
+    const int n_gpus = static_cast<int>(gpu_uuids.size());
+    int check_per_gpu = f.check_workers;
+    if (!on_gpus) {
+      check_per_gpu = std::max(0, f.check_workers);
+    } else if (check_per_gpu < 0) {
+      int ncpu = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+      check_per_gpu = f.record.empty() ? std::clamp(ncpu / (2 * n_gpus), 1, 8) : 0;
+    }
+    cfg.check_slots = on_gpus ? check_per_gpu * n_gpus : check_per_gpu;
+    cfg.make_check = [&, on_gpus](int c) -> std::unique_ptr<exec::Runner> {
+      exec::WorkerOptions o = WorkerOpts(f);
+      if (on_gpus) {
+        o.cuda_visible_devices = gpu_uuids[c % gpu_uuids.size()];
+        o.device = 0;
+      }
+      return NewRunner(f, o);
+    };
     int compile = f.compile_workers;
+    if (cfg.check_slots > 0 && compile < 0) compile = 0;  // the check workers compile everything
     if (compile < 0) {
       int ncpu = static_cast<int>(std::thread::hardware_concurrency());
       compile = interpreter || base->mode != exec::Mode::kTime
@@ -421,8 +445,8 @@ int RunBatch(const EvalFlags& f) {
       return std::make_unique<exec::WorkerRunner>(plain);  // compile exchanges are not recorded
     };
     if (!f.quiet) {
-      std::fprintf(stderr, "kiln eval: %zu pairs on %d measuring worker(s)%s, %d compile worker(s)\n", total, slots,
-                   interpreter ? " (Triton interpreter, no GPU)" : "", compile);
+      std::fprintf(stderr, "kiln eval: %zu pairs on %d measuring worker(s)%s, %d check worker(s), %d compile worker(s)\n",
+                   total, slots, interpreter ? " (Triton interpreter, no GPU)" : "", cfg.check_slots, compile);
     }
   }
 
@@ -474,6 +498,10 @@ Command RegisterEval(CLI::App& app) {
   sub->add_option("--batch", f->batch, "JSON-lines file of {\"task\", \"candidate\", ...} pairs");
   sub->add_option("--out", f->out, "Batch results (JSON lines; default stdout)");
   sub->add_option("--compile-workers", f->compile_workers, "Batch: compile workers (default automatic; 0: none)");
+  sub->add_option("--check-workers", f->check_workers,
+                  "Batch on GPUs: check workers per GPU, sharing it for correctness before exclusive timing "
+                  "(default min(8, cores / (2 * GPUs)); 0: no pipeline)")
+      ->check(CLI::Range(0, 64));
   sub->add_option("--workers", f->workers, "Batch without a GPU: parallel interpreter workers")->check(CLI::Range(1, 256));
   sub->add_option("--gpus", f->gpus, "Batch: use at most this many GPUs");
   sub->add_flag("--quiet", f->quiet, "Batch: no progress on stderr");

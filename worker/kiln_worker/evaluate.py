@@ -243,8 +243,15 @@ class Evaluator:
             self._profile(self.req.get("profile_case") or cases[0])
             return
 
-        self._check(cases, self.trials, baseline)
-        if self.reasons.verdict() != "ok" or self.mode != "time":
+        if self.mode == "time_only":
+            # The measuring stage of a pipelined batch: the candidate passed `check` (every trial) on a check
+            # worker; re-verify it here, in the process that times it, on fresh inputs (the trials after the
+            # check's own: seeds seed + 1000 * (trials + t) + i), then time it.
+            verify = max(1, int(self.req.get("verify_trials", 1) or 1))
+            self._check(cases, verify, baseline, seed_offset=1000 * self.trials)
+        else:
+            self._check(cases, self.trials, baseline)
+        if self.reasons.verdict() != "ok" or self.mode not in ("time", "time_only"):
             return
         if not plat.timing_available():
             self.reasons.add("timing_unavailable", "no timing under the interpreter (no GPU)")

@@ -65,6 +65,7 @@ class LaunchLog:
         self.own_modules = set()    # module names of candidate code
         self.hook_launches = 0      # compiled path: launches seen by launch_enter_hook
         self.foreign_stream_launches = 0
+        self.timing_watch = False   # during timing: count launches and foreign streams only (launch hook)
         self._pending = threading.local()
 
     def reset(self):
@@ -253,7 +254,7 @@ def _install_compiled():
 
     def enter_hook(metadata):
         log = LAUNCHES
-        if not log.active:
+        if not log.active and not log.timing_watch:
             return
         log.hook_launches += 1
         try:

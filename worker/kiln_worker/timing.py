@@ -159,12 +159,36 @@ def measure_pair(cand, ref, opts):
     return res
 
 
+class _Watched:
+    """A timed callable whose Triton launches are counted (launch hook only: no per-launch records, so the
+    cost is the hook's few microseconds on the host, the same for candidate and reference). Calls that run
+    under a CUDA graph replay are not Python calls and are not counted."""
+
+    def __init__(self, fn):
+        self.fn = fn
+        self.calls = 0
+        self.without_launch = 0
+
+    def __call__(self):
+        log = plat.LAUNCHES
+        before = log.hook_launches
+        self.fn()
+        self.calls += 1
+        if log.hook_launches == before:
+            self.without_launch += 1
+
+
 def time_cases(ev, cases):
-    """Times every case of an Evaluator `ev` (after its check passed); returns the speedups."""
+    """Times every case of an Evaluator `ev` (after its check passed); returns the speedups.
+
+    Runtime checks while timing (the candidate could behave differently once it is timed): every Python
+    call of the candidate must launch a Triton kernel (`no_triton_launch`), and no launch may go to a stream
+    other than the current one (`foreign_stream`)."""
     opts = ev.timing_opts
     task = ev.task
     speedups = []
-    plat.LAUNCHES.active = False
+    log = plat.LAUNCHES
+    log.active = False
     before = plat.sm_clock_mhz()
     for ci, case in enumerate(cases):
         inp = task.inputs(case, ev.seed + ci)
@@ -172,8 +196,22 @@ def time_cases(ev, cases):
         ca, ck = tasks_mod.clone_tree(args), tasks_mod.clone_tree(kwargs)
         ra, rk = tasks_mod.clone_tree(args), tasks_mod.clone_tree(kwargs)
         cf, rf = task.candidate(case), task.reference(case)
-        ref = (lambda: rf(*ra, **rk)) if opts.get("time_reference", True) else None
-        res = measure_pair(lambda: cf(*ca, **ck), ref, opts)
+        cand = _Watched(lambda: cf(*ca, **ck))
+        ref = _Watched(lambda: rf(*ra, **rk)) if opts.get("time_reference", True) else None
+        fs_before = log.foreign_stream_launches
+        log.timing_watch = True
+        try:
+            res = measure_pair(cand, ref, opts)
+        finally:
+            log.timing_watch = False
+        ev.runtime["timing_calls"] = ev.runtime.get("timing_calls", 0) + cand.calls
+        if cand.without_launch:
+            ev.reasons.add("no_triton_launch", f"while timed, {cand.without_launch} of {cand.calls} calls of the "
+                                               f"candidate launched no Triton kernel (case {case!r})")
+        if log.foreign_stream_launches > fs_before:
+            ev.runtime["foreign_streams"] = True
+            ev.reasons.add("foreign_stream", f"while timed, a kernel was launched on a stream other than the "
+                                             f"current one (case {case!r})")
         for st in ev.cases_out:
             if st["name"] == case:
                 st.update(res)

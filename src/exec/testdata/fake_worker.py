@@ -3,8 +3,11 @@
 
 The candidate source selects the behaviour (a line `# fake: <behaviour>`):
   ok, hang, crash, exit_silently, garbage_then_ok, forged_then_ok, restart, stderr_flood,
-  sleep_child (spawns a child in the group that would outlive the worker), bad_json_only.
+  sleep_child (spawns a child in the group that would outlive the worker), bad_json_only,
+  compile_error, mismatch, oom_when_shared (out_of_memory in mode check, fine in time).
 FAKE_WORKER_LOG: a file to which every started pid is appended (restart counting).
+FAKE_WORKER_EVENTS: a file to which every eval appends `start|end MODE TAG PID MONOTONIC_NS` lines (TAG:
+  the candidate's `# tag: X` line, else -); FAKE_WORKER_SLEEP: seconds each eval takes (overlap tests).
 """
 import json
 import os
@@ -43,9 +46,23 @@ for line in sys.stdin:
         continue
     cand = (req.get("candidate") or {}).get("source") or ""
     behaviour = "ok"
+    tag = "-"
     for l in cand.splitlines():
         if l.startswith("# fake:"):
             behaviour = l.split(":", 1)[1].strip()
+        if l.startswith("# tag:"):
+            tag = l.split(":", 1)[1].strip()
+    events = os.environ.get("FAKE_WORKER_EVENTS")
+
+    def event(what):
+        if events:
+            fd = os.open(events, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            os.write(fd, f"{what} {req.get('mode')} {tag} {os.getpid()} {time.monotonic_ns()}\n".encode())
+            os.close(fd)
+
+    event("start")
+    if os.environ.get("FAKE_WORKER_SLEEP"):
+        time.sleep(float(os.environ["FAKE_WORKER_SLEEP"]))
     if behaviour == "hang":
         time.sleep(3600)
     elif behaviour == "crash":
@@ -93,4 +110,15 @@ for line in sys.stdin:
     if behaviour == "compile_error":
         resp["verdict"] = "compile_error"
         resp["reasons"] = [{"code": "compile_error", "message": "boom"}]
+    if behaviour == "mismatch":
+        resp["verdict"] = "mismatch"
+        resp["reasons"] = [{"code": "mismatch", "message": "case default, trial 0: wrong"}]
+        resp["cases"][0]["passed"] = False
+    if behaviour == "oom_when_shared" and req.get("mode") == "check":
+        resp["verdict"] = "runtime_error"
+        resp["reasons"] = [{"code": "out_of_memory", "message": "CUDA out of memory"}]
+    if req.get("mode") == "time_only":
+        resp["cases"][0]["trials"] = req.get("verify_trials", 1)
+        resp["cases"][0]["max_abs_err"] = 0.5
+    event("end")
     send(resp)
