@@ -228,7 +228,7 @@ class Evaluator:
             raise Stop()
         self._check_patches(baseline, "import")
 
-        cases = self.req.get("cases") or task.default_cases()
+        cases = self.req.get("cases") or task.default_cases(self.mode)
         if hasattr(task, "all_case_names") and any(c.startswith("perf_") for c in cases):
             task.all_case_names()
         unknown = [c for c in cases if c not in task.case_names]
