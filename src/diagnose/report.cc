@@ -40,14 +40,23 @@ std::string Bytes(double b) {
 
 std::string RoofLine(const profile::Roofline& rf) {
   if (rf.bound_by.empty()) return "no device peaks (run `kiln device`)";
+  std::string above = rf.above_measured_roof
+                          ? fmt::format(" (capped: {:.0f}% of the measured roof, which this kernel beats)",
+                                        rf.fraction_of_roof_measured * 100)
+                          : "";
   if (rf.main() && rf.bound_by == "compute") {
-    return fmt::format("{:.0f}% of the {} compute roof", rf.fraction_of_roof * 100, rf.main()->dtype);
+    const auto* m = rf.main();
+    std::string roof = m->peak_source == "fp32_pipe"
+                           ? fmt::format("{} CUDA-core compute roof ({:.1f} TFLOP/s FP32 pipe)", m->dtype,
+                                         m->peak_flops_per_s / 1e12)
+                           : fmt::format("{} compute roof", m->dtype);
+    return fmt::format("{:.0f}% of the {}{}", rf.fraction_of_roof * 100, roof, above);
   }
   if (rf.main() && rf.main()->peak_flops_per_s > 0 && rf.main()->ai >= 0.25) {
-    return fmt::format("{:.0f}% of the memory roof (AI {:.3g} FLOP/B, {})", rf.fraction_of_roof * 100,
-                       rf.main()->ai, rf.main()->dtype);
+    return fmt::format("{:.0f}% of the memory roof (AI {:.3g} FLOP/B, {}){}", rf.fraction_of_roof * 100,
+                       rf.main()->ai, rf.main()->dtype, above);
   }
-  return fmt::format("{:.0f}% of the memory roof", rf.fraction_of_roof * 100);
+  return fmt::format("{:.0f}% of the memory roof{}", rf.fraction_of_roof * 100, above);
 }
 
 std::string FactsLine(const profile::KernelFacts& f) {
@@ -85,6 +94,7 @@ std::string ColorFor(const std::string& dtype) {
   for (auto& c : kDtypeColors) {
     if (dtype == c[0]) return c[1];
   }
+  if (dtype == "float32 pipe") return "#6baed6";
   return "#444";
 }
 
@@ -126,8 +136,8 @@ std::string FormatText(const ProfileReport& r) {
       s += fmt::format("  {} {}: {:.3g} FLOP at {:.2f} TFLOP/s, AI {:.3g} FLOP/B", dt.dtype,
                        dt.tensor ? "tensor" : "cuda-core", dt.flops, dt.flops_per_s / 1e12, dt.ai);
       if (dt.peak_flops_per_s > 0) {
-        s += fmt::format(", {:.0f}% of peak, {:.0f}% of attainable", dt.compute_fraction * 100,
-                         dt.fraction_of_roof * 100);
+        s += fmt::format(", {:.0f}% of {}peak, {:.0f}% of attainable", dt.compute_fraction * 100,
+                         dt.peak_source == "fp32_pipe" ? "FP32-pipe " : "", dt.fraction_of_roof * 100);
       }
       s += "\n";
     }
@@ -191,6 +201,14 @@ std::string RooflineSvg(const ProfileReport& r) {
   double bw = run.device ? run.device->peaks.dram_bytes_per_s : 0;
   std::map<std::string, double> peaks;
   if (run.device) peaks = run.device->peaks.matmul_flops_per_s;
+  // The CUDA-core float32 roof is the FP32 pipe where that is above the measured matmul.
+  for (const auto& k : run.kernels) {
+    for (const auto& d : k.roofline.dtypes) {
+      if (d.peak_source == "fp32_pipe" && d.dtype == "float32") {
+        peaks["float32 pipe"] = std::max(peaks["float32 pipe"], d.peak_flops_per_s);
+      }
+    }
+  }
   // Axis ranges: AI 1/64 .. 4096 FLOP/B; FLOP/s from 1e9 up to 2x the highest peak.
   double xmin = 1.0 / 64, xmax = 4096;
   double ymax = 1e12;

@@ -89,6 +89,53 @@ Evidence Ev(std::string metric, double v, std::string unit, std::optional<double
 std::string Pct(double v) { return fmt::format("{:.1f}%", v); }
 std::string Tbs(double v) { return fmt::format("{:.2f} TB/s", v / 1e12); }
 std::string Tflops(double v) { return fmt::format("{:.1f} TFLOP/s", v / 1e12); }
+// "the measured bfloat16 peak", or "the float32 FP32-pipe peak (66.6 TFLOP/s)" when the roof is the
+// pipe (above the measured float32 matmul).
+std::string PeakName(const profile::DtypeRoof& d) {
+  if (d.peak_source == "fp32_pipe") {
+    return fmt::format("the {} CUDA-core pipe peak ({})", d.dtype, Tflops(d.peak_flops_per_s));
+  }
+  return fmt::format("the measured {} peak", d.dtype);
+}
+
+// Global accesses that waste fetched sectors (< sector_use_pct of each 32-byte sector used). The
+// store side counts only when stores carry a real share of the traffic (>= 5% of the global
+// sectors, or of the DRAM bytes when the store sector count is not recorded): a kernel that writes
+// one scalar per program (a row reduction) stores "uncoalesced" but that costs nothing.
+struct SectorWaste {
+  std::optional<double> ld, st;  // percent of each sector used
+  bool bad_ld = false, bad_st = false;
+  bool st_negligible = false;
+  double worst = 100;
+  bool any() const { return bad_ld || bad_st; }
+};
+
+SectorWaste Waste(const KernelProfile& kp, const Thresholds& t) {
+  SectorWaste w;
+  w.ld = kp.row.Get(m::kGlobalLdBytesPerSectorPct);
+  w.st = kp.row.Get(m::kGlobalStBytesPerSectorPct);
+  // 0 or missing means no global loads/stores through the LSU (e.g. TMA): nothing to judge.
+  w.bad_ld = w.ld && *w.ld > 0 && *w.ld < t.sector_use_pct;
+  w.bad_st = w.st && *w.st > 0 && *w.st < t.sector_use_pct;
+  if (w.bad_st) {
+    auto st_sec = kp.row.Get(m::kGlobalStSectors);
+    auto ld_sec = kp.row.Get(m::kGlobalLdSectors);
+    double wr = kp.row.GetOr(m::kDramBytesWrite, 0), rd = kp.row.GetOr(m::kDramBytesRead, 0);
+    if (st_sec && ld_sec && *st_sec + *ld_sec > 0) {
+      w.st_negligible = *st_sec < t.store_share * (*st_sec + *ld_sec);
+    } else if (kp.row.Get(m::kDramBytesWrite) && rd + wr > 0) {
+      w.st_negligible = wr < t.store_share * (rd + wr);
+    }
+    if (w.st_negligible) w.bad_st = false;
+  }
+  w.worst = std::min(w.bad_ld ? *w.ld : 100.0, w.bad_st ? *w.st : 100.0);
+  return w;
+}
+
+bool Spills(const KernelProfile& kp) {
+  return (kp.facts && kp.facts->n_spills && *kp.facts->n_spills > 0) ||
+         kp.row.GetOr(m::kLocalLdInst, 0) + kp.row.GetOr(m::kLocalStInst, 0) > 0;
+}
 
 bool HasDot(const KernelProfile& kp) {
   if (kp.facts && kp.facts->has_dot) return true;
@@ -130,17 +177,18 @@ Finding Classify(Ctx& c, double sm, double mem) {
         f.evidence.push_back(Ev("dram_bytes_per_second", r.dram_bytes_per_s, "byte/second"));
         f.evidence.push_back(Ev("peak_dram_bytes_per_second", r.peak_dram_bytes_per_s, "byte/second"));
         f.message = fmt::format(
-            "at the memory roofline: DRAM traffic {} is {:.0f}% of the measured peak {}; stop "
+            "at the memory roofline: DRAM traffic {} is {:.0f}% of the measured peak {}{}; stop "
             "optimizing this kernel (only moving fewer bytes can help)",
-            Tbs(r.dram_bytes_per_s), r.fraction_of_roof * 100, Tbs(r.peak_dram_bytes_per_s));
+            Tbs(r.dram_bytes_per_s), r.fraction_of_roof_measured * 100, Tbs(r.peak_dram_bytes_per_s),
+            r.above_measured_roof ? " (above it: the measured copy peak is a practical roof, not the hardware's)" : "");
       } else {
         const auto* dt = r.main();
         f.evidence.push_back(Ev("achieved_flops_per_second", dt->flops_per_s, "flop/second"));
         f.evidence.push_back(Ev("peak_flops_per_second." + dt->dtype, dt->peak_flops_per_s, "flop/second"));
         f.message = fmt::format(
-            "at the compute roofline: {} {} is {:.0f}% of the measured {} peak; stop optimizing "
+            "at the compute roofline: {} {} is {:.0f}% of {}; stop optimizing "
             "this kernel (only a cheaper precision can help)",
-            Tflops(dt->flops_per_s), dt->dtype, r.fraction_of_roof * 100, dt->dtype);
+            Tflops(dt->flops_per_s), dt->dtype, r.fraction_of_roof * 100, PeakName(*dt));
       }
     } else {
       f.evidence.push_back(std::max(sm, mem) == sm ? e_sm : e_mem);
@@ -178,6 +226,16 @@ Finding Classify(Ctx& c, double sm, double mem) {
           HasDot(c.kp) ? " (smaller tiles, or split-K for a long reduction dimension)" : " (smaller tiles)");
       f.moves = {Move::kSmallerTiles};
       if (HasDot(c.kp)) f.moves.push_back(Move::kSplitK);
+      if (r.seconds > 0 && r.seconds < t.tiny_kernel_s) {
+        // A few microseconds of work in all: splitting it further cannot beat the launch cost.
+        f.message = fmt::format(
+            "the grid does not fill the GPU ({} programs{}), but the whole kernel runs {:.2f} us, "
+            "about the cost of launching it: there is too little work to spread over more programs; "
+            "fuse it with its neighbours or replay it in a CUDA graph",
+            grid > 0 ? fmt::format("{:.0f}", grid) : "few", sms > 0 ? fmt::format(" for {:.0f} SMs", sms) : "",
+            r.seconds * 1e6);
+        f.moves = {Move::kFuse};
+      }
       return f;
     }
     c.d.cls = BoundClass::kLatencyBound;
@@ -205,6 +263,19 @@ Finding Classify(Ctx& c, double sm, double mem) {
     if (dram) f.evidence.push_back(Ev(m::kDramThroughput, *dram, "%"));
     auto l2hit = c.Get(m::kL2HitRate);
     if (l2hit) f.evidence.push_back(Ev(m::kL2HitRate, *l2hit, "%"));
+    // Which unit is saturated: DRAM, or L2 / L1 traffic that never reaches DRAM.
+    auto l2 = c.Get(m::kL2Throughput);
+    auto l1 = c.Get(m::kL1Throughput);
+    std::string unit;
+    double unit_pct = 0;
+    if (dram && l2 && *l2 >= *dram + t.bound_gap_pts && *l2 >= l1.value_or(0)) {
+      unit = "L2";
+      unit_pct = *l2;
+    } else if (dram && l1 && *l1 >= *dram + t.bound_gap_pts) {
+      unit = "L1";
+      unit_pct = *l1;
+    }
+    if (!unit.empty()) f.evidence.push_back(Ev(unit == "L2" ? m::kL2Throughput : m::kL1Throughput, unit_pct, "%"));
     std::string roof;
     if (have_roof) {
       f.evidence.push_back(Ev("roofline.fraction_of_roof", r.fraction_of_roof, "fraction",
@@ -213,11 +284,34 @@ Finding Classify(Ctx& c, double sm, double mem) {
                          Tbs(r.dram_bytes_per_s), r.memory_fraction * 100, Tbs(r.peak_dram_bytes_per_s),
                          std::max(0.0, (1 - r.fraction_of_roof) * 100));
     }
+    const SectorWaste waste = Waste(c.kp, t);
+    if (waste.any()) {
+      // The memory pipes are busy moving bytes nobody uses: coalescing comes before anything else,
+      // however close to a roof the throughput looks.
+      f.severity = FindingSeverity::kMajor;
+      f.message = fmt::format(
+          "memory-bound on {} traffic: memory throughput {} vs SM {}{}; uncoalesced global {} use only "
+          "{:.0f}% of each 32-byte sector, so most of that traffic is wasted: coalesce the accesses first",
+          unit.empty() ? "DRAM" : unit, Pct(mem), Pct(sm), roof,
+          waste.bad_ld && waste.bad_st ? "loads and stores" : (waste.bad_ld ? "loads" : "stores"), waste.worst);
+      f.moves = {Move::kCoalesceAccess};
+      return f;
+    }
     f.message = fmt::format("memory-bound{}: memory throughput {} vs SM {}{}", near ? ", near its roof" : "",
                             Pct(mem), Pct(sm), roof);
+    if (!unit.empty()) {
+      f.message += fmt::format("; the busy unit is {} ({}), not DRAM ({})", unit, Pct(unit_pct), Pct(*dram));
+    }
     if (at_roof && wasteful) {
       f.message += fmt::format("; the roof is reached with wasted bytes: loads use only {:.0f}% of each sector",
                                *ld_use);
+    }
+    if (Spills(c.kp)) {
+      // Bigger tiles would spill more: the per-thread working set has to shrink first.
+      f.moves = {Move::kEvictionHints};
+      f.message += "; registers spill to local memory (extra memory traffic): shrink the per-thread "
+                   "working set before moving more bytes per program";
+      return f;
     }
     if (HasDot(c.kp)) {
       f.moves = {Move::kGroupMSwizzle, Move::kBiggerTiles, Move::kMoreStages};
@@ -244,8 +338,8 @@ Finding Classify(Ctx& c, double sm, double mem) {
       f.evidence.push_back(Ev("achieved_flops_per_second", dt->flops_per_s, "flop/second"));
       f.evidence.push_back(Ev("roofline.fraction_of_roof", r.fraction_of_roof, "fraction",
                               t.at_roof_fraction, "<"));
-      roof = fmt::format("; {} {} = {:.0f}% of the measured {} peak", Tflops(dt->flops_per_s), dt->dtype,
-                         dt->compute_fraction * 100, dt->dtype);
+      roof = fmt::format("; {} {} = {:.0f}% of {}", Tflops(dt->flops_per_s), dt->dtype,
+                         dt->compute_fraction * 100, PeakName(*dt));
     }
     f.message = fmt::format("compute-bound{}: SM throughput {} vs memory {}{}", near ? ", near its roof" : "",
                             Pct(sm), Pct(mem), roof);
@@ -456,15 +550,15 @@ void WaveRule(Ctx& c) {
 }
 
 void CoalescingRule(Ctx& c) {
-  auto ld = c.Need(m::kGlobalLdBytesPerSectorPct);
-  auto st = c.Get(m::kGlobalStBytesPerSectorPct);
-  // 0 or missing means no global loads/stores through the LSU (e.g. TMA): nothing to judge.
-  bool bad_ld = ld && *ld > 0 && *ld < c.t.sector_use_pct;
-  bool bad_st = st && *st > 0 && *st < c.t.sector_use_pct;
+  c.Need(m::kGlobalLdBytesPerSectorPct);
+  const SectorWaste w = Waste(c.kp, c.t);
+  const auto& ld = w.ld;
+  const auto& st = w.st;
+  const bool bad_ld = w.bad_ld, bad_st = w.bad_st;
   if (!bad_ld && !bad_st) return;
   Finding f;
   f.rule = "uncoalesced_global_access";
-  double worst = std::min(bad_ld ? *ld : 100.0, bad_st ? *st : 100.0);
+  double worst = w.worst;
   f.severity = worst < 30 ? FindingSeverity::kMajor : FindingSeverity::kMinor;
   if (ld) f.evidence.push_back(Ev(m::kGlobalLdBytesPerSectorPct, *ld, "%", c.t.sector_use_pct, "<"));
   if (st) f.evidence.push_back(Ev(m::kGlobalStBytesPerSectorPct, *st, "%", c.t.sector_use_pct, "<"));
@@ -538,7 +632,10 @@ void TinyKernelRule(Ctx& c) {
 
 int Rank(const Finding& f) {
   if (f.is_class) return 0;
-  return f.severity == FindingSeverity::kMajor ? 1 : f.severity == FindingSeverity::kMinor ? 2 : 3;
+  // Spills are a root cause (their local-memory traffic shows up as memory stalls and bytes): their
+  // moves win over a symptom's (e.g. more stages for a long-scoreboard stall).
+  if (f.rule == "register_spills") return 1;
+  return f.severity == FindingSeverity::kMajor ? 2 : f.severity == FindingSeverity::kMinor ? 3 : 4;
 }
 
 void ResolveMoveConflicts(Diagnosis& d) {

@@ -25,6 +25,11 @@
 //   partial last wave costing >= 10% (waves >= 1)        -> partial_last_wave
 //   shared-memory bank conflicts >= 10% of wavefronts    -> shared_bank_conflicts
 //   < 60% of each fetched global sector used by loads/stores -> uncoalesced_global_access
+//     (stores only when they are >= 5% of the global sectors, or of the DRAM bytes)
+// The memory-bound class names the busy unit (L2 or L1 when it is 10+ points above DRAM), leads
+// with coalescing when accesses waste sectors, and does not suggest bigger tiles to a kernel that
+// spills. A small grid that runs under 5 us is told to fuse, not to split. register_spills ranks
+// first among the detail rules when moves conflict.
 //   static fact fp32 tl.dot without tensor cores (tensor pipe < 5%) -> fp32_dot_without_tensor_cores
 //   duration < 5 us                                       -> launch_bound_tiny_kernel
 #pragma once
@@ -56,6 +61,7 @@ struct Thresholds {
   double tail_loss = 0.10;              // fraction of runtime a partial last wave may waste
   double bank_conflict_ratio = 0.10;    // conflicts / shared wavefronts
   double sector_use_pct = 60;           // bytes used per fetched sector, percent
+  double store_share = 0.05;            // stores below this share of the traffic are not judged
   double tensor_idle_pct = 5;           // tensor pipe below this counts as unused
   double tiny_kernel_s = 5e-6;          // launch overhead from Python is ~4-5 us
 };

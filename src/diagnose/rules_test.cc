@@ -222,6 +222,111 @@ TEST(TinyKernel, Below5Microseconds) {
   EXPECT_FALSE(Fires(Base().Set(m::kDramBytesRead, 4096).Set(m::kDuration, 5e-6).Run(), "launch_bound_tiny_kernel"));
 }
 
+// --- Fixes from the H200 recordings (tests/profile/data) -------------------------------------
+
+std::vector<Move> ClassMoves(const Diagnosis& d) { return d.findings.at(0).moves; }
+std::set<Move> AllMoves(const Diagnosis& d) {
+  std::set<Move> s;
+  for (const auto& f : d.findings) s.insert(f.moves.begin(), f.moves.end());
+  return s;
+}
+
+// transpose_naive: memory SOL 97.7% is L2 (lts 97.7%), DRAM only 23%, loads use 12.5% of each
+// sector. The class names L2 and leads with coalescing (major), not bigger tiles / eviction hints.
+TEST(MemoryBound, NamesTheBusyUnitAndLeadsWithCoalescingWhenBytesAreWasted) {
+  K k = Base().Set(m::kSmThroughput, 6.9).Set(m::kMemThroughput, 97.7).Set(m::kDramThroughput, 23.1)
+            .Set(m::kL2Throughput, 97.7).Set(m::kL1Throughput, 61).Set(m::kGlobalLdBytesPerSectorPct, 12.5)
+            .Set(m::kGlobalStBytesPerSectorPct, 100);
+  auto d = k.Run();
+  ASSERT_EQ(d.cls, BoundClass::kMemoryBound);
+  EXPECT_EQ(d.findings[0].severity, FindingSeverity::kMajor);
+  EXPECT_EQ(ClassMoves(d), std::vector<Move>{Move::kCoalesceAccess});
+  EXPECT_NE(d.findings[0].message.find("L2"), std::string::npos) << d.findings[0].message;
+  EXPECT_TRUE(Fires(d, "uncoalesced_global_access"));
+  // L2 busy without waste: named, usual moves.
+  auto clean = k.Set(m::kGlobalLdBytesPerSectorPct, 100).Run();
+  EXPECT_NE(clean.findings[0].message.find("the busy unit is L2"), std::string::npos);
+  EXPECT_NE(ClassMoves(clean), std::vector<Move>{Move::kCoalesceAccess});
+  // DRAM within 10 points of L2: DRAM is the unit, not named as L2.
+  auto dram = k.Set(m::kDramThroughput, 88).Run();
+  EXPECT_EQ(dram.findings[0].message.find("busy unit"), std::string::npos);
+}
+
+// softmax_spill: memory-bound at 88% with 124 spilled registers. Bigger tiles would spill more;
+// the spill fix (smaller tiles, fewer stages, more warps) must survive the move conflicts, and
+// fewer stages wins over a long-scoreboard stall's more stages.
+TEST(MemoryBound, SpillingKernelIsNotToldBiggerTiles) {
+  K k = Base().Set(m::kSmThroughput, 18.4).Set(m::kMemThroughput, 77.8).Set(m::kDramThroughput, 77.8)
+            .Set(m::kL2Throughput, 84.6).Set(m::kLocalLdInst, 2.2e6).Set(m::kLocalStInst, 2.0e6)
+            .Set(m::kTheoreticalOccupancy, 12.5).Set(m::kOccLimitRegisters, 2)
+            .Set(m::StallMetric("long_scoreboard"), 5.3).Set(m::StallMetric("wait"), 1.6)
+            .Set(m::kIssueActive, 0.19);
+  auto d = k.Run();
+  ASSERT_EQ(d.cls, BoundClass::kMemoryBound);
+  auto moves = AllMoves(d);
+  EXPECT_FALSE(moves.count(Move::kBiggerTiles));
+  EXPECT_FALSE(moves.count(Move::kMoreStages));
+  EXPECT_TRUE(moves.count(Move::kSmallerTiles));
+  EXPECT_TRUE(moves.count(Move::kFewerStages));
+  EXPECT_TRUE(Fires(d, "register_spills"));
+  EXPECT_TRUE(Fires(d, "occupancy_limited_registers"));
+  EXPECT_EQ(d.findings.at(1).rule, "register_spills");  // root cause first among the details
+  // Without spills the usual memory-bound moves come back.
+  auto no = k.Set(m::kLocalLdInst, 0).Set(m::kLocalStInst, 0).Run();
+  EXPECT_TRUE(AllMoves(no).count(Move::kBiggerTiles));
+}
+
+// small_grid (row sums): one scalar store per program reads as 12.5% sector use, but 128 bytes of
+// stores against 8.4 MB of loads cost nothing. Stores are judged only at >= 5% of the traffic.
+TEST(Coalescing, NegligibleStoresAreNotJudged) {
+  K k = Base().Set(m::kGlobalStBytesPerSectorPct, 12.5).Set(m::kDramBytesRead, 8.4e6).Set(m::kDramBytesWrite, 0);
+  EXPECT_FALSE(Fires(k.Run(), "uncoalesced_global_access"));
+  // DRAM writes at 5% of the bytes: judged.
+  k.Set(m::kDramBytesRead, 95e6).Set(m::kDramBytesWrite, 5e6);
+  EXPECT_TRUE(Fires(k.Run(), "uncoalesced_global_access"));
+  k.Set(m::kDramBytesWrite, 4.9e6);
+  EXPECT_FALSE(Fires(k.Run(), "uncoalesced_global_access"));
+  // Store sectors, when recorded, decide instead of DRAM bytes.
+  k.Set(m::kGlobalLdSectors, 1000).Set(m::kGlobalStSectors, 60);
+  EXPECT_TRUE(Fires(k.Run(), "uncoalesced_global_access"));
+  k.Set(m::kGlobalStSectors, 40);
+  EXPECT_FALSE(Fires(k.Run(), "uncoalesced_global_access"));
+  // Loads are always judged.
+  EXPECT_TRUE(Fires(k.Set(m::kGlobalLdBytesPerSectorPct, 12.5).Run(), "uncoalesced_global_access"));
+}
+
+// tiny: 4 programs, 2.3 us. Splitting the work further cannot beat the launch; the class says fuse.
+TEST(SmallGrid, TinyKernelIsToldToFuseNotToSplit) {
+  K k = Base().Set(m::kWaves, 0.004).Set(m::kGridSize, 4).Set(m::kDramBytesRead, 36096);
+  auto big = k.Set(m::kDuration, 5e-6).Run();
+  ASSERT_EQ(big.cls, BoundClass::kSmallGrid);
+  EXPECT_EQ(ClassMoves(big), std::vector<Move>{Move::kSmallerTiles});
+  auto tiny = k.Set(m::kDuration, 2.34e-6).Run();
+  ASSERT_EQ(tiny.cls, BoundClass::kSmallGrid);
+  EXPECT_EQ(ClassMoves(tiny), std::vector<Move>{Move::kFuse});
+  EXPECT_TRUE(Fires(tiny, "launch_bound_tiny_kernel"));
+}
+
+// partial_wave: an FMA chain at 74% of the FP32 pipe (75% SM SOL) with 1.15 waves was "96% of the
+// float32 roof" against the measured sgemm and stopped at at_roofline, hiding the tail. With the
+// pipe as the roof it is compute-bound and the partial last wave is reported.
+TEST(Waves, PartialWaveComputeKernelIsNotAtTheRoofline) {
+  K k = Base().Set(m::kDuration, 103.1e-6).Set(m::kSmThroughput, 75).Set(m::kMemThroughput, 0.3)
+            .Set(m::kDramBytesRead, 1.25e6).Set("sm__sass_thread_inst_executed_op_ffma_pred_on.sum", 2.4e9)
+            .Set(m::kWaves, 1.15).Set(m::kTheoreticalOccupancy, 100).Set(m::kAchievedOccupancy, 77.6)
+            .Set(m::kSmCount, 132).Set(m::kSmFrequency, 1.97e9);
+  // Base's peaks: float32 50 TFLOP/s measured. 4.8e9 FLOP / 103.1 us = 46.6 TFLOP/s = 93% of it.
+  k.Set("device__attribute_compute_capability_major", 9).Set("device__attribute_compute_capability_minor", 0);
+  auto d = k.Run();
+  EXPECT_EQ(d.cls, BoundClass::kComputeBound);
+  EXPECT_TRUE(Fires(d, "partial_last_wave"));
+  EXPECT_NE(d.findings[0].message.find("pipe peak"), std::string::npos) << d.findings[0].message;
+  // At 96% of the pipe it is at the roofline (and the tail is suppressed).
+  auto at = k.Set("sm__sass_thread_inst_executed_op_ffma_pred_on.sum", 0.96 * 132 * 128 * 2 * 1.97e9 * 103.1e-6 / 2)
+                .Set(m::kSmThroughput, 96).Run();
+  EXPECT_EQ(at.cls, BoundClass::kAtRoofline);
+}
+
 // Gating: the advice never contradicts the class.
 TEST(Gating, MemoryBoundIsNotToldAboutComputePipes) {
   K k = Base().Set(m::kSmThroughput, 20).Set(m::kMemThroughput, 85).Set(m::kDramBytesRead, 0.85 * 3e9)

@@ -56,7 +56,7 @@ const std::vector<std::string>& DefaultMetrics() {
         m::kSharedStatic,       m::kSharedDynamic,         m::kWaves,
         m::kGridSize,           m::kBlockSize,             m::kSmCount,
         m::kIssueActive,        m::kWarpsEligible,         m::kGlobalLdBytesPerSectorPct,
-        m::kGlobalStBytesPerSectorPct, m::kGlobalLdSectors, m::kGlobalLdRequests, m::kSharedLdBankConflicts, m::kSharedStBankConflicts,
+        m::kGlobalStBytesPerSectorPct, m::kGlobalLdSectors, m::kGlobalLdRequests, m::kGlobalStSectors, m::kSharedLdBankConflicts, m::kSharedStBankConflicts,
         m::kSharedLdWavefronts, m::kSharedStWavefronts,    m::kLocalLdInst,
         m::kLocalStInst,        m::kTensorPipeActive,      m::kTensorCyclesActive,
         m::kTensorInstHmma,     m::kTensorInstGmma,

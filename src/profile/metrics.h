@@ -58,6 +58,7 @@ inline constexpr char kGlobalStBytesPerSectorPct[] =
     "smsp__sass_average_data_bytes_per_sector_mem_global_op_st.pct";
 inline constexpr char kGlobalLdSectors[] = "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum";
 inline constexpr char kGlobalLdRequests[] = "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum";
+inline constexpr char kGlobalStSectors[] = "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum";
 inline constexpr char kSharedLdBankConflicts[] = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum";
 inline constexpr char kSharedStBankConflicts[] = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum";
 inline constexpr char kSharedLdWavefronts[] = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum";

@@ -279,6 +279,75 @@ TEST(Roofline, NoPeaksNoFractions) {
   EXPECT_EQ(r.fraction_of_roof, 0);
 }
 
+TEST(Roofline, Fp32LanesByComputeCapability) {
+  EXPECT_EQ(Fp32LanesPerSm("7.0"), 64);
+  EXPECT_EQ(Fp32LanesPerSm("8.0"), 64);
+  EXPECT_EQ(Fp32LanesPerSm("8.6"), 128);
+  EXPECT_EQ(Fp32LanesPerSm("8.9"), 128);
+  EXPECT_EQ(Fp32LanesPerSm("9.0"), 128);
+  EXPECT_EQ(Fp32LanesPerSm("12.0"), 128);
+  EXPECT_EQ(Fp32LanesPerSm(""), 0);
+  EXPECT_EQ(Fp32LanesPerSm("6.1"), 0);
+}
+
+// The H200 recording of an FMA chain (tests/profile/data/partial_wave.csv): 2.54e9 FFMA in
+// 103.1 us at 1.97 GHz on 132 SMs = 49.3 TFLOP/s. The measured sgemm (51.2 TFLOP/s) is below the
+// FP32 pipe (132 x 128 x 2 x 1.97 GHz = 66.6 TFLOP/s): the pipe is the roof, 74% (SM SOL 75%),
+// not 96% of the sgemm rate.
+TEST(Roofline, CudaCoreFp32RoofIsThePipeWhenAboveTheMeasuredMatmul) {
+  DevicePeaks p;
+  p.dram_bytes_per_s = 4.25e12;
+  p.matmul_flops_per_s = {{"float32", 51.24e12}, {"bfloat16", 776e12}};
+  auto row = Row({{"gpu__time_duration.sum", 103.104e-6}, {"dram__bytes_read.sum", 1249536},
+                  {"sm__sass_thread_inst_executed_op_ffma_pred_on.sum", 2541748224},
+                  {"device__attribute_multiprocessor_count", 132},
+                  {"sm__cycles_elapsed.avg.per_second", 1.96992e9}});
+  row.cc = "9.0";
+  EXPECT_NEAR(Fp32PipePeakFlops(row), 132 * 128 * 2 * 1.96992e9, 1);
+  auto r = ComputeRoofline(row, &p);
+  ASSERT_NE(r.main(), nullptr);
+  EXPECT_EQ(r.main()->peak_source, "fp32_pipe");
+  EXPECT_EQ(r.bound_by, "compute");
+  EXPECT_NEAR(r.fraction_of_roof, 0.741, 0.002);
+  EXPECT_FALSE(r.above_measured_roof);
+  // Without the compute capability (or clock) the pipe is unknown: the measured sgemm stays the roof.
+  row.cc = "";
+  auto old = ComputeRoofline(row, &p);
+  EXPECT_EQ(old.main()->peak_source, "measured");
+  EXPECT_NEAR(old.fraction_of_roof, 0.962, 0.002);
+  // On a pre-Ampere-consumer part (64 lanes) the pipe (33 TFLOP/s) is below the measured 51: the
+  // measured roof stays, capped at 1.
+  row.cc = "8.0";
+  auto a100 = ComputeRoofline(row, &p);
+  EXPECT_EQ(a100.main()->peak_source, "measured");
+  // Tensor dtypes keep their measured (cuBLAS) roofs.
+  auto t = ComputeRoofline(Row({{"gpu__time_duration.sum", 1e-3}, {"dram__bytes_read.sum", 1e9},
+                                {"sm__ops_path_tensor_src_bf16_dst_fp32.sum", 5e11},
+                                {"sm__cycles_elapsed.avg.per_second", 1.9e9},
+                                {"device__attribute_multiprocessor_count", 132}}), &p);
+  EXPECT_EQ(t.main()->peak_source, "measured");
+}
+
+// The H200 recording of vec_add: 1.59 GB in 367 us = 4.33 TB/s, above the measured D2D copy
+// (4.25 TB/s). The roof fraction is capped at 1 and the uncapped value kept.
+TEST(Roofline, FractionAboveTheMeasuredRoofIsCapped) {
+  DevicePeaks p;
+  p.dram_bytes_per_s = 4.246e12;
+  auto r = ComputeRoofline(Row({{"gpu__time_duration.sum", 367.328e-6}, {"dram__bytes_read.sum", 1073753088},
+                                {"dram__bytes_write.sum", 518304512}}), &p);
+  EXPECT_EQ(r.bound_by, "memory");
+  EXPECT_DOUBLE_EQ(r.fraction_of_roof, 1.0);
+  EXPECT_NEAR(r.fraction_of_roof_measured, 1.021, 0.002);
+  EXPECT_NEAR(r.memory_fraction, 1.021, 0.002);  // the plain ratio stays uncapped
+  EXPECT_TRUE(r.above_measured_roof);
+  auto j = ToJson(r);
+  EXPECT_TRUE(j["above_measured_roof"].get<bool>());
+  // Just under the roof: not capped, not flagged.
+  auto u = ComputeRoofline(Row({{"gpu__time_duration.sum", 1e-3}, {"dram__bytes_read.sum", 4.2e9}}), &p);
+  EXPECT_FALSE(u.above_measured_roof);
+  EXPECT_NEAR(u.fraction_of_roof, 4.2e12 / 4.246e12, 1e-12);
+}
+
 TEST(Peaks, DerivedDtypes) {
   auto p = Peaks();
   EXPECT_DOUBLE_EQ(p.FlopsFor("float64"), 25e12);

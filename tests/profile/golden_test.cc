@@ -2,9 +2,11 @@
 // data/cases.json (real recordings from bench/gpu/record_ncu.sh) is parsed, joined with its facts
 // (facts file, static facts of its Python source) and the directory's device record, diagnosed,
 // and checked against (1) the expectations a GPU engineer wrote down (class, rules that must and
-// must not fire, gated rules, moves), (2) invariants (no contradictory moves, gated rules never
-// reported, time shares sum to 1), and (3) a golden summary <name>.golden.txt when present
-// (KILN_UPDATE_GOLDEN=1 writes it). Cases whose CSV is not there yet are skipped.
+// must not fire, gated rules, moves that must / must not be suggested, the range of the roof
+// fraction and which roof; per kernel with "expect_per_kernel"), (2) invariants (no contradictory
+// moves, gated rules never reported, time shares sum to 1), and (3) a golden summary
+// <name>.golden.txt when present (KILN_UPDATE_GOLDEN=1 writes it). Cases whose CSV is not there
+// yet are skipped.
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -104,9 +106,11 @@ TEST_P(Golden, Diagnosis) {
   for (const auto& k : report.run.kernels) share += k.time_share;
   EXPECT_NEAR(share, 1.0, 1e-9);
 
-  const json& e = c.spec["expect"];
   for (size_t i = 0; i < report.diagnoses.size(); ++i) {
     const auto& d = report.diagnoses[i];
+    // "expect" applies to every kernel; "expect_per_kernel"[i], when given, to kernel i (launch order).
+    const json& e = c.spec.contains("expect_per_kernel") ? c.spec["expect_per_kernel"].at(i) : c.spec["expect"];
+    SCOPED_TRACE("kernel " + d.kernel);
     std::set<std::string> fired, gated(d.gated.begin(), d.gated.end()), moves;
     for (const auto& f : d.findings) {
       fired.insert(f.rule);
@@ -116,12 +120,17 @@ TEST_P(Golden, Diagnosis) {
       std::set<std::string> ok = e["class"];
       EXPECT_TRUE(ok.count(diagnose::ClassName(d.cls))) << "class " << diagnose::ClassName(d.cls);
     }
-    bool last = i + 1 == report.diagnoses.size();  // single-kernel expectations apply to each kernel
-    (void)last;
     for (const auto& r : e.value("rules", json::array())) EXPECT_TRUE(fired.count(r)) << "missing rule " << r;
     for (const auto& r : e.value("absent", json::array())) EXPECT_FALSE(fired.count(r)) << "unexpected rule " << r;
     for (const auto& r : e.value("gated", json::array())) EXPECT_TRUE(gated.count(r)) << "not gated: " << r;
     for (const auto& m : e.value("moves", json::array())) EXPECT_TRUE(moves.count(m)) << "missing move " << m;
+    for (const auto& m : e.value("absent_moves", json::array())) EXPECT_FALSE(moves.count(m)) << "unexpected move " << m;
+    if (e.contains("roof")) {  // [min, max] of the headline fraction of the roof
+      double f = report.run.kernels[i].roofline.fraction_of_roof;
+      EXPECT_GE(f, e["roof"][0].get<double>()) << "fraction of roof";
+      EXPECT_LE(f, e["roof"][1].get<double>()) << "fraction of roof";
+    }
+    if (e.contains("bound_by")) EXPECT_EQ(report.run.kernels[i].roofline.bound_by, e["bound_by"].get<std::string>());
     // Invariants: no finding the class forbids; no contradictory moves.
     for (const auto& f : d.findings) {
       if (!f.is_class) EXPECT_TRUE(diagnose::AllowedIn(d.cls, f.rule)) << f.rule;
