@@ -107,8 +107,32 @@ class Mismatch(Exception):
         self.code = code
 
 
+def numpy_to_torch(x):
+    """Outputs given as numpy (TritonBench tests often return `t.cpu().numpy()`) compare like tensors:
+    arrays become tensors, numpy scalars Python numbers; containers are rebuilt."""
+    if isinstance(x, list):
+        return [numpy_to_torch(v) for v in x]
+    if isinstance(x, tuple):
+        return tuple(numpy_to_torch(v) for v in x)
+    if isinstance(x, dict):
+        return {k: numpy_to_torch(v) for k, v in x.items()}
+    if type(x).__module__ == "numpy":
+        try:
+            import numpy as np
+            if isinstance(x, np.ndarray):
+                if x.dtype == object:
+                    return [numpy_to_torch(v) for v in x.tolist()]
+                return torch.from_numpy(np.ascontiguousarray(x))
+            if isinstance(x, np.generic):
+                return x.item()
+        except Exception:
+            return x
+    return x
+
+
 def compare(cand, ref, tolerance=None, tf32=False):
     """Raises Mismatch(code, message) on the first difference. Returns stats dict otherwise."""
+    cand, ref = numpy_to_torch(cand), numpy_to_torch(ref)
     if structure(cand) != structure(ref):
         raise Mismatch("structure_mismatch",
                        f"output structure {structure(cand)[:80]} differs from the reference's {structure(ref)[:80]}")
