@@ -25,7 +25,7 @@ namespace {
 
 struct OptFlags {
   std::string task, out, entry, bench, format, kernel;
-  std::string json_out, html_out, db, python, replay, record;
+  std::string json_out, html_out, db, python, replay, record, ncu;
   std::string strategy = "auto";
   std::string search_cases = "all";
   double budget = 60;
@@ -59,6 +59,7 @@ Command RegisterOptimize(CLI::App& app) {
   sub->add_flag("--emit-autotune", f->emit_autotune, "Write @triton.autotune with the best configs (portable)");
   sub->add_flag("--dry-run", f->dry_run, "No GPU: check candidates' correctness in the interpreter, time nothing");
   sub->add_flag("--no-profile", f->no_profile, "Skip ncu (measure only)");
+  sub->add_option("--ncu", f->ncu, "Nsight Compute executable (default: $KILN_NCU, PATH, the CUDA install)");
   sub->add_option("--json", f->json_out, "Write the JSON report here ('-' for stdout)");
   sub->add_option("--html", f->html_out, "Write the HTML report here");
   sub->add_option("--db", f->db, "Records database (default: the store's)");
@@ -133,7 +134,7 @@ Command RegisterOptimize(CLI::App& app) {
               profile::JsonDeviceStore ds;
               auto d = profile::CharacterizeDevice(*measure, {}, ds);
               if (d.ok()) dev = *d;
-              prof = std::make_unique<search::NcuProfiler>(in->kernel, dev, exec::ResolvePython(f->python));
+              prof = std::make_unique<search::NcuProfiler>(in->kernel, dev, exec::ResolvePython(f->python), f->ncu);
             }
             search::OptimizeOptions o;
             o.strategy = f->strategy;

@@ -1,0 +1,79 @@
+#!/bin/sh
+# `kiln optimize` end to end on a CPU machine through its GPU-only path: a fake GPU worker
+# (fake_gpu_python.py, passed as --python: hello says "NVIDIA H200", device peaks, times that
+# depend on the candidate's values) and a fake ncu (fake_ncu.sh, --ncu: prints a raw CSV recorded on
+# an H200). The whole loop runs: baseline -> device peaks -> profile (ncu) -> diagnose -> candidates
+# from the findings' moves -> parallel compile pool -> timing -> halving -> verification -> profile of
+# the winner -> outputs (--out, --json, --html, records).
+# usage: optimize_fake_gpu.sh KILN SOURCE_DIR CORPUS_DIR
+set -u
+kiln=$1
+src=$2
+corpus=$3
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/kiln-opt-fake-XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+py=$src/tests/search/fake_gpu_python.py
+ncu=$src/tests/search/fake_ncu.sh
+export KILN_CACHE_DIR="$tmp/cache" FAKE_GPU_LOG="$tmp/gpu.log"
+fail=0
+say() { echo "optimize_fake_gpu: $*"; }
+bad() { say "FAIL: $*"; fail=1; }
+json() {  # json FILE EXPR -> prints eval(EXPR) with j = the parsed file
+  python3 -c "import json,sys; j=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))" "$1" "$2"
+}
+
+# 1. kiln's own task format, findings with moves (small grid): the search runs and finds the optimum
+#    (BLOCK=512 is the largest in the space, 4 warps), with 4 compile workers in parallel.
+FAKE_NCU_CSV=$src/tests/profile/data/small_grid.csv "$kiln" optimize "$src/examples/softmax" \
+  --python "$py" --ncu "$ncu" --budget-seconds 60 --compile-jobs 4 --no-db \
+  --out "$tmp/X.py" --json "$tmp/J.json" --html "$tmp/H.html" >"$tmp/out1" 2>"$tmp/err1"
+rc=$?
+if [ $rc -ne 0 ]; then
+  bad "softmax: exit $rc"; cat "$tmp/out1" "$tmp/err1"
+else
+  [ "$(json "$tmp/J.json" "j['mode']")" = profiled ] || bad "softmax: mode is not profiled"
+  [ "$(json "$tmp/J.json" "j['improved']")" = True ] || bad "softmax: no improvement found"
+  [ "$(json "$tmp/J.json" "j['best_config']")" = "{'BLOCK': 512, 'num_stages': 3, 'num_warps': 4}" ] ||
+    bad "softmax: best config $(json "$tmp/J.json" "j['best_config']")"
+  [ "$(json "$tmp/J.json" "j['profile_before']['bound']")" = small_grid ] || bad "softmax: diagnosis not joined"
+  [ "$(json "$tmp/J.json" "j['profile_after'] is not None")" = True ] || bad "softmax: winner not profiled"
+  [ "$(json "$tmp/J.json" "j['compiled'] > 0")" = True ] || bad "softmax: the compile pool did not run"
+  grep -q "BLOCK=512" "$tmp/X.py" || bad "softmax: --out is not the winner"
+  grep -q "<html" "$tmp/H.html" || bad "softmax: no HTML report"
+  grep -q "eval compile" "$tmp/gpu.log" || bad "softmax: no compile request reached a worker"
+  grep -q "^profile" "$tmp/gpu.log" || bad "softmax: ncu did not run the worker"
+fi
+
+# 2. At the roofline (vec_add's recording): the original is kept and written unchanged.
+FAKE_NCU_CSV=$src/tests/profile/data/vec_add.csv "$kiln" optimize "$src/examples/softmax" \
+  --python "$py" --ncu "$ncu" --budget-seconds 60 --no-db --out "$tmp/K.py" --json "$tmp/K.json" -q \
+  >"$tmp/out2" 2>"$tmp/err2"
+rc=$?
+if [ $rc -ne 0 ]; then
+  bad "at roofline: exit $rc"; cat "$tmp/out2" "$tmp/err2"
+else
+  [ "$(json "$tmp/K.json" "j['stop_reason']")" = "at roofline" ] || bad "at roofline: stop reason"
+  cmp -s "$tmp/K.py" "$src/examples/softmax/softmax.py" || bad "at roofline: --out differs from the original"
+fi
+
+# 3. A TritonBench-G module, largest case only, records in a database, more compile workers than
+#    candidates per round.
+tb=$corpus/tritonbench/G/kernels/add_example.py
+if [ -f "$tb" ]; then
+  FAKE_NCU_CSV=$src/tests/profile/data/transpose_naive.csv "$kiln" optimize "$tb" --python "$py" --ncu "$ncu" \
+    --budget-seconds 60 --search-cases largest --compile-jobs 8 --db "$tmp/D.db" --json "$tmp/T.json" \
+    --html "$tmp/T.html" -o "$tmp/O.py" -q >"$tmp/out3" 2>"$tmp/err3"
+  rc=$?
+  if [ $rc -ne 0 ]; then
+    bad "tritonbench: exit $rc"; cat "$tmp/out3" "$tmp/err3"
+  else
+    [ "$(json "$tmp/T.json" "j['mode']")" = profiled ] || bad "tritonbench: mode is not profiled"
+    [ "$(json "$tmp/T.json" "j['improved']")" = True ] || bad "tritonbench: no improvement found"
+    [ "$(json "$tmp/T.json" "j['run_id'] > 0")" = True ] || bad "tritonbench: not recorded"
+  fi
+else
+  say "no corpus at $corpus: TritonBench-G case skipped"
+fi
+
+[ $fail -eq 0 ] && say "ok"
+exit $fail
