@@ -83,8 +83,11 @@ Result<std::unique_ptr<Process>> Process::Spawn(const SpawnOptions& opts) {
       if (fd >= 0) close(fd);
     }
   };
-  if ((opts.pipe_stdin && pipe(in_pipe) != 0) || (opts.pipe_stdout && pipe(out_pipe) != 0) ||
-      (opts.stderr_mode == SpawnOptions::Stderr::kPipe && pipe(err_pipe) != 0)) {
+  // Close-on-exec from the start: other threads may spawn at the same time, and a child must never
+  // inherit another child's pipe ends (a dead worker would then not show as end-of-file).
+  if ((opts.pipe_stdin && pipe2(in_pipe, O_CLOEXEC) != 0) ||
+      (opts.pipe_stdout && pipe2(out_pipe, O_CLOEXEC) != 0) ||
+      (opts.stderr_mode == SpawnOptions::Stderr::kPipe && pipe2(err_pipe, O_CLOEXEC) != 0)) {
     close_all();
     return IoError(fmt::format("pipe: {}", std::strerror(errno)));
   }
@@ -105,13 +108,19 @@ Result<std::unique_ptr<Process>> Process::Spawn(const SpawnOptions& opts) {
     if (opts.new_process_group) setpgid(0, 0);
     // Default signal dispositions for the child.
     signal(SIGPIPE, SIG_DFL);
-    if (in_pipe[0] >= 0) dup2(in_pipe[0], 0);
+    // dup2 gives the target a descriptor without close-on-exec; when the pipe end already is the
+    // target, clear the flag instead.
+    auto move_fd = [](int fd, int target) {
+      if (fd == target) fcntl(target, F_SETFD, 0);
+      else dup2(fd, target);
+    };
+    if (in_pipe[0] >= 0) move_fd(in_pipe[0], 0);
     else {
       int nul = open("/dev/null", O_RDONLY);
       if (nul >= 0) dup2(nul, 0);
     }
-    if (out_pipe[1] >= 0) dup2(out_pipe[1], 1);
-    if (err_pipe[1] >= 0) dup2(err_pipe[1], 2);
+    if (out_pipe[1] >= 0) move_fd(out_pipe[1], 1);
+    if (err_pipe[1] >= 0) move_fd(err_pipe[1], 2);
     else if (opts.stderr_mode == SpawnOptions::Stderr::kDiscard) {
       int nul = open("/dev/null", O_WRONLY);
       if (nul >= 0) dup2(nul, 2);

@@ -72,3 +72,4 @@ TEST(Subprocess, EnvironmentAndCrashSignal) {
 
 }  // namespace
 }  // namespace kiln
+
