@@ -1,7 +1,8 @@
 // libFuzzer target: parse arbitrary bytes as Python and run the whole analysis and both output
 // formats on them. Built only with the `fuzz` preset (clang, KILN_BUILD_FUZZERS=ON):
 //   cmake --preset fuzz && cmake --build build/fuzz --target kiln_analyze_fuzz
-//   build/fuzz/tests/fuzz/kiln_analyze_fuzz -max_total_time=60 tests/fuzz/corpus
+//   build/fuzz/tests/fuzz/kiln_analyze_fuzz -max_total_time=60 tests/fuzz/corpus tests/analyze/extra
+//   (the second folder seeds it with the tutorial-style kernels of the analyze tests)
 #include <cstddef>
 #include <cstdint>
 #include <string>
