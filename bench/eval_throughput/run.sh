@@ -5,6 +5,9 @@
 # Order: kiln, fresh, kiln, fresh ... (interleaved, `rounds` times; default 1). Prints a table last.
 # CHECK_WORKERS=K: kiln's check workers per GPU (default: kiln's automatic choice; 0: the unpipelined batch).
 # NO_FRESH=1: skip the fresh harness (its times from an earlier run are not reused).
+# FRESH_EVERY=k: the fresh harness runs every k-th candidate only (it has no per-batch cost to amortize,
+#   so its rate per candidate does not depend on the count; the table reports how many it ran).
+# TIME_ISOLATION=shared|fork: kiln's timing-stage isolation (default kiln's: shared).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 kiln=${1:-$root/build/release/kiln}
@@ -21,13 +24,14 @@ for r in $(seq 1 "$rounds"); do
   t0=$(date +%s.%N)
   TRITON_CACHE_DIR=$work/cache_kiln_$r KILN_PYTHON=$py "$kiln" eval --batch "$work/pairs.jsonl" --mode time \
     --no-db --out "$OUT/kiln_round$r.jsonl" ${CHECK_WORKERS:+--check-workers "$CHECK_WORKERS"} \
+    ${TIME_ISOLATION:+--time-isolation "$TIME_ISOLATION"} \
     2>>"$OUT/kiln_stderr.txt"
   t1=$(date +%s.%N)
   if [ "${NO_FRESH:-0}" = 1 ]; then
     : > "$OUT/fresh_round$r.jsonl"
   else
     TRITON_CACHE_DIR=$work/cache_fresh_$r "$py" "$root/bench/eval_throughput/fresh_harness.py" "$work/requests" \
-      --python "$py" --out "$OUT/fresh_round$r.jsonl" 2>>"$OUT/fresh_stderr.txt" >/dev/null
+      --python "$py" --every "${FRESH_EVERY:-1}" --out "$OUT/fresh_round$r.jsonl" 2>>"$OUT/fresh_stderr.txt" >/dev/null
   fi
   t2=$(date +%s.%N)
   echo "$r $t0 $t1 $t2" >> "$OUT/throughput_times.txt"
@@ -36,13 +40,16 @@ done
 import json, sys
 out, n = sys.argv[1], int(sys.argv[2])
 print(f"candidates: {n} (KernelBench level-1 elementwise, batch_size=64 dim=393216, mode time, 3 trials)")
-print(f"{'round':<6} {'kiln_s':>8} {'fresh_s':>8} {'kiln_ok':>8} {'fresh_ok':>9} {'kiln/min':>9} {'fresh/min':>10} {'ratio':>6}")
+print(f"{'round':<6} {'kiln_n':>6} {'kiln_s':>8} {'fresh_n':>7} {'fresh_s':>8} {'kiln_ok':>8} {'fresh_ok':>9} {'kiln/min':>9} {'fresh/min':>10} {'ratio':>6}")
 for line in open(f"{out}/throughput_times.txt"):
     r, t0, t1, t2 = line.split()
     tk, tf = float(t1) - float(t0), float(t2) - float(t1)
     ok_k = sum(1 for l in open(f"{out}/kiln_round{r}.jsonl") if json.loads(l).get("verdict") == "ok")
-    ok_f = sum(1 for l in open(f"{out}/fresh_round{r}.jsonl") if json.loads(l).get("verdict") == "ok")
-    print(f"{r:<6} {tk:8.1f} {tf:8.1f} {ok_k:8d} {ok_f:9d} {n * 60 / tk:9.1f} {n * 60 / max(tf, 1e-9):10.1f} {tf / tk:6.2f}")
+    fresh = [json.loads(l) for l in open(f"{out}/fresh_round{r}.jsonl")]
+    ok_f = sum(1 for x in fresh if x.get("verdict") == "ok")
+    nf = len(fresh)
+    rk, rf = n * 60 / tk, nf * 60 / max(tf, 1e-9)
+    print(f"{r:<6} {n:6d} {tk:8.1f} {nf:7d} {tf:8.1f} {ok_k:8d} {ok_f:9d} {rk:9.1f} {rf:10.1f} {rk / max(rf, 1e-9):6.2f}")
 # where kiln's time went: per pair, the check stage and the timing stage (pipelined batches)
 for line in open(f"{out}/throughput_times.txt"):
     r = line.split()[0]

@@ -423,7 +423,16 @@ void EvalPool::Run(std::vector<PoolItem> items,
       threads.emplace_back([&, i] {
         while (auto s = timing.Pop()) {
           if (!s->check) {
-            auto r = evals[i]->Evaluate(s->item.request);
+            // Run whole (check + timing) alone: on an idle check runner of this GPU when there is one,
+            // so it keeps the check stage's isolation (the measuring runner may be a shared process).
+            Evaluator* whole = evals[i].get();
+            for (int c = i; c < n_check; c += n_measure) {
+              if (check_status[c].ok() && check_evals[c]) {
+                whole = check_evals[c].get();
+                break;
+              }
+            }
+            auto r = whole->Evaluate(s->item.request);
             if (r.ok() && !s->why.empty()) r->warnings.push_back(MakeReason("check_stage", s->why, "warning"));
             report(s->item, r, i);
             continue;

@@ -78,5 +78,19 @@ contains json "$tmp/out" '"name": "softmax_kernel"'
 rc=$?
 if [ "$rc" = 0 ]; then echo "FAIL nofiles: exit code 0"; fails=$((fails + 1)); fi
 
+# A crash in kiln itself (test hook): the crash reporter names the signal and prints a backtrace whose
+# offsets addr2line can resolve, then the process dies of the same signal (no hidden exit code).
+for sig in segv abort; do
+  KILN_DEBUG_CRASH=$sig "$kiln" --version >"$tmp/out" 2>&1
+  rc=$?
+  if [ "$rc" -lt 128 ]; then echo "FAIL crash-$sig: exit code $rc, not a signal"; fails=$((fails + 1)); fi
+  if ! grep -q "kiln: internal error: fatal signal" "$tmp/out" && ! grep -q "AddressSanitizer" "$tmp/out"; then
+    echo "FAIL crash-$sig: no crash report"; cat "$tmp/out"; fails=$((fails + 1))
+  fi
+done
+if grep -q "kiln: executable base" "$tmp/out" && ! grep -q "  #00 0x" "$tmp/out"; then
+  echo "FAIL crash: no backtrace frames"; cat "$tmp/out"; fails=$((fails + 1))
+fi
+
 if [ "$fails" != 0 ]; then echo "$fails failure(s)"; exit 1; fi
 echo "all CLI checks passed"

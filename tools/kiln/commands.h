@@ -34,4 +34,7 @@ struct Registrar {
   Registrar(int order, RegisterFn fn) { Registry().push_back({order, std::move(fn)}); }
 };
 
+// Prints a backtrace on a fatal signal (crash.cc).
+void InstallCrashReporter();
+
 }  // namespace kiln::cli

@@ -40,6 +40,7 @@ struct EvalFlags {
   std::vector<std::string> sizes;  // NAME=VALUE
   bool json = false;
   std::string mode = "check", policy = "strict", isolation = "fork";
+  std::string time_isolation = "shared";  // batch: the timing stage after check workers
   uint64_t seed = 1234;
   int trials = 3;
   std::vector<std::string> cases;
@@ -394,9 +395,14 @@ int RunBatch(const EvalFlags& f) {
     cfg.measure_slots = slots;
     auto probe_ptr = std::make_shared<std::unique_ptr<exec::Runner>>(std::move(probe));
     cfg.make_measure = [&, probe_ptr, slots](int slot) -> std::unique_ptr<exec::Runner> {
-      if (slot == 0 && (gpu_uuids.size() <= 1 || interpreter)) return std::move(*probe_ptr);
+      // After a check stage the timing workers run candidates that already passed in an isolated
+      // child: --time-isolation (default shared: no fork + CUDA init per candidate; the worker restores
+      // replaced attributes after each one and restarts after a CUDA error or leftover threads/processes).
+      const bool timing_stage = cfg.check_slots > 0 && f.isolation != f.time_isolation;
+      if (slot == 0 && !timing_stage && (gpu_uuids.size() <= 1 || interpreter)) return std::move(*probe_ptr);
       if (slot == 0) probe_ptr->reset();  // it sees every GPU; each slot gets a worker of its own
       exec::WorkerOptions o = WorkerOpts(f);
+      if (timing_stage) o.isolation = exec::ParseIsolation(f.time_isolation).value();
       if (!interpreter && slot < static_cast<int>(gpu_uuids.size())) {
         o.cuda_visible_devices = gpu_uuids[slot];
         o.device = 0;
@@ -502,6 +508,8 @@ Command RegisterEval(CLI::App& app) {
                   "Batch on GPUs: check workers per GPU, sharing it for correctness before exclusive timing "
                   "(default min(8, cores / (2 * GPUs)); 0: no pipeline)")
       ->check(CLI::Range(0, 64));
+  sub->add_option("--time-isolation", f->time_isolation,
+                  "Batch with check workers: isolation of the timing stage (shared (default), fork or fresh)");
   sub->add_option("--workers", f->workers, "Batch without a GPU: parallel interpreter workers")->check(CLI::Range(1, 256));
   sub->add_option("--gpus", f->gpus, "Batch: use at most this many GPUs");
   sub->add_flag("--quiet", f->quiet, "Batch: no progress on stderr");
@@ -510,7 +518,8 @@ Command RegisterEval(CLI::App& app) {
             for (auto [flag, value, allowed] :
                  {std::tuple<const char*, std::string, std::vector<std::string>>{"--mode", f->mode, {"check", "time"}},
                   {"--policy", f->policy, {"strict", "trusted"}},
-                  {"--isolation", f->isolation, {"shared", "fork", "fresh"}}}) {
+                  {"--isolation", f->isolation, {"shared", "fork", "fresh"}},
+                  {"--time-isolation", f->time_isolation, {"shared", "fork", "fresh"}}}) {
               if (std::find(allowed.begin(), allowed.end(), value) == allowed.end()) {
                 std::string list;
                 for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;

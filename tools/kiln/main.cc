@@ -2,10 +2,21 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <csignal>
+#include <cstdlib>
+#include <string>
 
 #include "commands.h"
 
 int main(int argc, char** argv) {
+#ifndef __SANITIZE_ADDRESS__
+  kiln::cli::InstallCrashReporter();  // sanitizer builds keep the sanitizers' own reports
+#endif
+  // Test hook for the crash reporter (tests/cli): KILN_DEBUG_CRASH=segv|abort.
+  if (const char* c = std::getenv("KILN_DEBUG_CRASH")) {
+    if (std::string(c) == "segv") std::raise(SIGSEGV);
+    if (std::string(c) == "abort") std::abort();
+  }
   CLI::App app{"kiln: make Triton GPU kernels fast and trustworthy"};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("kiln ") + KILN_VERSION);
