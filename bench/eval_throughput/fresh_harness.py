@@ -25,7 +25,7 @@ def main():
     ap.add_argument("--every", type=int, default=1,
                     help="run every k-th request only (its per-candidate cost does not depend on how many run)")
     a = ap.parse_args()
-    env = dict(os.environ, PYTHONPATH=os.path.join(REPO, "worker"))
+    env = dict(os.environ, PYTHONPATH=os.environ.get("KILN_WORKER_DIR") or os.path.join(REPO, "worker"))
     files = sorted(glob.glob(os.path.join(a.requests, "*.json")))[::max(1, a.every)]
     t0 = time.time()
     with open(a.out, "w") as out:

@@ -3,6 +3,8 @@
 # reporter, the ASan/UBSan binary, and the same command without compile workers / without ncu), then the
 # throughput benchmark (36 KernelBench level-1 candidates through kiln, every 3rd through the fresh harness).
 source "$(dirname "$0")/session_env.sh"
+# the committed worker (the working tree may hold edits in progress)
+[[ -d $root/.device-carry/head/worker ]] && export KILN_WORKER_DIR=$root/.device-carry/head/worker
 cd "$root"
 w=$OUT/d; mkdir -p "$w"
 asan=/tmp/kiln_asan
