@@ -212,3 +212,78 @@ def close(a, b, tolerance=None, tf32=False) -> bool:
         return False
     except Exception:
         return False
+
+
+# ----------------------------------------------------------------------------------------------
+# Reference instability: elements on which two runs of the reference disagree (docs/verdicts.md)
+# ----------------------------------------------------------------------------------------------
+
+def unstable_elements(r1, r2, tolerance=None, tf32=False):
+    """-> one mask per leaf of r1 (a bool tensor for a tensor leaf, a bool for a plain value): True where the
+    second run r2 of the reference disagrees with the first (NaN position, Inf, a difference beyond the dtype's
+    tolerance, any difference for exact dtypes). None when the runs differ in structure, shape or dtype."""
+    r1, r2 = numpy_to_torch(r1), numpy_to_torch(r2)
+    if structure(r1) != structure(r2):
+        return None
+    masks = []
+    for (p, a), (_, b) in zip(flatten(r1), flatten(r2)):
+        if not isinstance(a, torch.Tensor):
+            try:
+                same = bool(a == b) or (isinstance(a, float) and isinstance(b, float) and math.isnan(a)
+                                        and math.isnan(b))
+            except Exception:
+                same = False
+            masks.append(not same)
+            continue
+        if a.shape != b.shape or a.dtype != b.dtype or a.device.type != b.device.type:
+            return None
+        dtype = a.dtype
+        a, b = a.detach(), b.detach()
+        if dtype == torch.bool or not (dtype.is_floating_point or dtype.is_complex):
+            masks.append(a != b)
+            continue
+        if dtype.is_complex:
+            a, b = torch.view_as_real(a), torch.view_as_real(b)
+        af, bf = a.double(), b.double()
+        a_nan, b_nan = torch.isnan(af), torch.isnan(bf)
+        a_inf, b_inf = torch.isinf(af), torch.isinf(bf)
+        atol, rtol = tol_for(dtype, tolerance, tf32)
+        fin = ~(a_nan | b_nan | a_inf | b_inf)
+        m = (a_nan != b_nan) | ((a_inf | b_inf) & ~a_nan & ~b_nan & (af != bf)) | \
+            (fin & ((af - bf).abs() > atol + rtol * af.abs()))
+        if dtype.is_complex:
+            m = m.any(-1)
+        masks.append(m)
+    return masks
+
+
+def replace_unstable(cand, r1, masks):
+    """-> (a copy of the candidate's output with the elements in `masks` taken from r1, number of such elements,
+    number of elements in all). The candidate's structure must be r1's (it is, after a value-level mismatch)."""
+    cand, r1 = numpy_to_torch(cand), numpy_to_torch(r1)
+    leaves, n, total = [], 0, 0
+    for (p, c), (_, r), m in zip(flatten(cand), flatten(r1), masks):
+        if isinstance(m, bool):
+            total += 1
+            n += int(m)
+            leaves.append(r if m else c)
+            continue
+        total += m.numel()
+        k = int(m.sum())
+        n += k
+        if k and isinstance(c, torch.Tensor) and c.shape == r.shape and c.dtype == r.dtype:
+            c = c.detach().clone()
+            c[m] = r.detach()[m].to(c.device)
+        leaves.append(c)
+    it = iter(leaves)
+
+    def rebuild(x):
+        if isinstance(x, torch.Tensor):
+            return next(it)
+        if isinstance(x, (list, tuple)):
+            vals = [rebuild(v) for v in x]
+            return vals if isinstance(x, list) else tuple(vals)
+        if isinstance(x, dict):
+            return {k: rebuild(x[k]) for k in sorted(x, key=str)}
+        return next(it)
+    return rebuild(cand), n, total

@@ -144,6 +144,7 @@ def reset_flags():
     FLAGS.events.clear()
     FLAGS.event_detail.clear()
     FLAGS.in_candidate = False
+    HARNESS_CODE.clear()   # the next task registers its own
 
 
 def compare_snapshots(before: dict, after: dict):
@@ -237,6 +238,45 @@ def is_poison(t: torch.Tensor) -> torch.Tensor | None:
 
 _FRESH = {"empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided"}
 
+# Code objects of the task's harness (TritonBench's test_* code below the separator, KernelBench's get_inputs /
+# get_init_inputs, a kiln bench file's input code), registered when a task's module loads. An integer or bool
+# tensor the harness itself allocates with torch.empty* is zero-filled instead of sentinel-filled: test authors
+# saw fresh cudaMalloc memory (zeros) and some use such tensors as indices. Floats keep the NaN poison, and
+# allocations made by candidate (or reference) code keep the full poisoning.
+HARNESS_CODE = set()
+_SKIP_DIRS = (os.path.dirname(torch.__file__) + os.sep, os.path.dirname(os.path.abspath(__file__)) + os.sep)
+
+
+def register_harness(code, after_line=0, skip_names=(), only_names=None):
+    """Registers the code objects nested in the module code `code` that start after line `after_line`, with
+    everything nested in them; top-level functions (or classes) named in `skip_names`, or not named in
+    `only_names` when given, are left out."""
+    def add(c):
+        HARNESS_CODE.add(c)
+        for k in c.co_consts:
+            if isinstance(k, types.CodeType):
+                add(k)
+
+    def visit(c, top):
+        for k in c.co_consts:
+            if not isinstance(k, types.CodeType):
+                continue
+            if top and (k.co_name in skip_names or (only_names is not None and k.co_name not in only_names)):
+                continue
+            if k.co_firstlineno > after_line:
+                add(k)
+            else:
+                visit(k, False)
+    visit(code, True)
+
+
+def _harness_caller() -> bool:
+    """True when the nearest frame outside torch and the worker is harness code."""
+    f = sys._getframe(2)
+    while f is not None and f.f_code.co_filename.startswith(_SKIP_DIRS):
+        f = f.f_back
+    return f is not None and f.f_code in HARNESS_CODE
+
 
 def _shapes(args, kwargs):
     shapes = []
@@ -274,7 +314,10 @@ class OpRecorder(TorchDispatchMode):
             base = func.overloadpacket.__name__
             self.ops["aten::" + base] += 1
             if base in _FRESH and self.poison and isinstance(out, torch.Tensor):
-                poison_fill(out)
+                if not (out.dtype.is_floating_point or out.dtype.is_complex) and _harness_caller():
+                    out.zero_()   # harness index tables and counters (see HARNESS_CODE)
+                else:
+                    poison_fill(out)
             if base not in STRUCTURAL and short not in STRUCTURAL:
                 numel = 0
                 for a in list(args) + list(kwargs.values()):

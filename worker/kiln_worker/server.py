@@ -121,20 +121,70 @@ class Worker:
         return resp
 
 
+def _child_pids() -> set:
+    """Live child processes of this process (/proc/<pid>/task/*/children; else a scan of /proc/*/stat)."""
+    me = os.getpid()
+    out = set()
+    try:
+        for tid in os.listdir(f"/proc/{me}/task"):
+            with open(f"/proc/{me}/task/{tid}/children") as f:
+                out.update(int(x) for x in f.read().split())
+        return out
+    except OSError:
+        pass
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+                if int(fields[1]) == me:   # fields: state, ppid, ...
+                    out.add(int(name))
+            except (OSError, IndexError, ValueError):
+                pass
+    return out
+
+
+def _leftovers(threads_before, children_before) -> str:
+    """What an evaluation left running in this process: Python threads and child processes that were not
+    there before it ('' when none). Such a thread could rewrite memory or patch functions during the next
+    evaluation; the worker exits after answering instead (shared/fresh isolation)."""
+    import threading
+    threads = [t for t in threading.enumerate() if t.is_alive() and t.ident not in threads_before]
+    children = sorted(_child_pids() - children_before)
+    what = []
+    if threads:
+        what.append(f"{len(threads)} thread(s) ({', '.join(t.name for t in threads[:3])})")
+    if children:
+        what.append(f"{len(children)} child process(es) ({', '.join(map(str, children[:3]))})")
+    return " and ".join(what)
+
+
 def eval_in_process(req, worker) -> dict:
+    import threading
     from . import guards
     from .evaluate import Evaluator
     guards.reset_flags()
     plat.LAUNCHES.reset()
     plat.LAUNCHES.kernels.clear()
+    shared = worker.isolation != "fork"
+    if shared:
+        threads_before = {t.ident for t in threading.enumerate()}
+        children_before = _child_pids()
     ev = Evaluator(req)
     try:
         resp = ev.run()
     finally:
-        if worker.isolation != "fork":
+        if shared:
             n = guards.restore_pristine()
             if n:
                 log(f"restored {n} attribute(s) a candidate had replaced")
+    if shared:
+        left = _leftovers(threads_before, children_before)
+        if left:
+            # the C++ runner replaces a worker whose response has restart_worker (docs/verdicts.md)
+            log(f"the evaluation left {left} running; exiting after this response so the runner restarts "
+                "the worker")
+            resp["restart_worker"] = True
     if resp.get("ok"):
         resp["clocks"] = getattr(ev, "clocks", None)
         resp["versions"] = worker.versions()
@@ -350,8 +400,9 @@ def serve(isolation: str):
         send(resp)
         if req.get("op") == "shutdown":
             break
-        if resp.get("fatal") and isolation != "fork":
-            log("CUDA context is poisoned; exiting so the runner restarts the worker")
+        if (resp.get("fatal") or resp.get("restart_worker")) and isolation != "fork":
+            log("CUDA context is poisoned; exiting so the runner restarts the worker" if resp.get("fatal") else
+                "exiting so the runner restarts the worker (see above)")
             _proto_out.flush()
             os._exit(3)
     _proto_out.flush()

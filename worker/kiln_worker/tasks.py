@@ -46,8 +46,11 @@ def _tmpdir():
     return _TMP
 
 
-def load_module(source: str, modname: str, filename: str, register_as=(), candidate=False):
-    """Imports `source` as a new module named `modname` from a real file (inspect/triton need source)."""
+def load_module(source: str, modname: str, filename: str, register_as=(), candidate=False, harness_after=None,
+                harness_skip=(), harness_only=None):
+    """Imports `source` as a new module named `modname` from a real file (inspect/triton need source).
+    harness_after: the functions defined after this line are the task's harness (guards.register_harness),
+    except the top-level ones named in harness_skip (or not named in harness_only, when given)."""
     d = os.path.join(_tmpdir(), f"m{next(_counter)}")
     os.makedirs(d, exist_ok=True)
     path = os.path.join(d, os.path.basename(filename) or "module.py")
@@ -65,6 +68,8 @@ def load_module(source: str, modname: str, filename: str, register_as=(), candid
                                                  f"syntax error: {e.msg}") from e
     spec = importlib.util.spec_from_file_location(modname, path)
     mod = importlib.util.module_from_spec(spec)
+    if harness_after is not None:
+        guards.register_harness(code, harness_after, harness_skip, harness_only)
     sys.modules[modname] = mod
     for alias in register_as:
         sys.modules[alias] = mod
@@ -158,7 +163,9 @@ class KernelBenchTask(Task):
         self._models = {}
 
     def load_reference(self):
-        self.ref_mod = load_module(self.source, unique_name("kiln_ref"), os.path.basename(self.path))
+        # get_inputs / get_init_inputs are the harness (the Model is the reference)
+        self.ref_mod = load_module(self.source, unique_name("kiln_ref"), os.path.basename(self.path),
+                                   harness_after=0, harness_only=("get_inputs", "get_init_inputs"))
         for attr in ("Model", "get_inputs", "get_init_inputs"):
             if not hasattr(self.ref_mod, attr):
                 raise TaskError(f"{self.path}: no {attr}")
@@ -179,7 +186,8 @@ class KernelBenchTask(Task):
         if case in self._models:
             return self._models[case]
         self._apply_sizes(case)
-        init = self.ref_mod.get_init_inputs()
+        with guards.OpRecorder(poison=True):   # harness allocations: ints zeroed, floats poisoned
+            init = self.ref_mod.get_init_inputs()
         seed_all(12345)
         ref = self.ref_mod.Model(*clone_tree(init)).to(plat.DEVICE)
         cand = None
@@ -290,9 +298,12 @@ class TritonBenchTask(Task):
         return trials if case == "test" else 1
 
     def _load(self, top, role, name, candidate):
-        src = top.rstrip("\n") + "\n" + SEP + self.bottom
+        top = top.rstrip("\n") + "\n"
+        src = top + SEP + self.bottom
         modname = unique_name(f"kiln_{role}")
-        return load_module(src, modname, name, candidate=candidate)
+        # everything below the separator (the test_* function, its helpers) is the harness, in the reference's
+        # module and in the candidate's (whose bottom is the task's, never the candidate's own)
+        return load_module(src, modname, name, candidate=candidate, harness_after=top.count("\n") + 1)
 
     def load_reference(self):
         self.ref_mod = self._load(self.top, "ref", os.path.basename(self.path), False)
@@ -373,7 +384,9 @@ class KilnTask(Task):
         if not self.bench_path:
             raise TaskError("kiln task without bench_path")
         self.source = _read(self.path)
-        self.bench = load_module(_read(self.bench_path), unique_name("kiln_bench"), os.path.basename(self.bench_path))
+        # the bench file's input code is the harness; its `reference` (if any) is not
+        self.bench = load_module(_read(self.bench_path), unique_name("kiln_bench"), os.path.basename(self.bench_path),
+                                 harness_after=0, harness_skip=("reference",))
         cases = getattr(self.bench, "CASES", None)
         if not isinstance(cases, dict) or not cases:
             raise TaskError(f"{self.bench_path}: CASES must be a non-empty dict name -> parameters")

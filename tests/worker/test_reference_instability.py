@@ -1,0 +1,85 @@
+"""A reference that does not determine some output elements (atomics, races, reads of memory it never wrote:
+seen on an H200 in 11 TritonBench-G modules that mismatched themselves): when the candidate mismatches, the
+reference runs again; elements on which its two runs disagree are not compared. Elements the reference does
+determine are still judged, unwritten ones included."""
+import os
+import sys
+
+import torch
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "worker"))
+from kiln_worker import compare  # noqa: E402
+
+from workerproc import CANDIDATES, codes  # noqa: E402
+
+with open(os.path.join(CANDIDATES, "honest", "relu_ok.py")) as _f:
+    HONEST = _f.read()
+STORE = "    tl.store(out_ptr + offs, tl.maximum(x, 0.0), mask=mask)\n"
+assert STORE in HONEST
+DIM = 64   # tests/candidates/tasks/relu_unstable.py: the last 4 of 64 columns are noise
+
+
+def _req(source, sizes=None):
+    path = os.path.join(CANDIDATES, "tasks", "relu_unstable.py")
+    task = {"format": "kernelbench", "name": "relu_unstable", "path": path}
+    if sizes:
+        task["sizes"] = sizes
+    return {"op": "eval", "task": task, "candidate": {"source": source, "name": "cand.py"}, "mode": "check",
+            "trials": 3, "limits": {"timeout_s": 60}}
+
+
+def _store(cond):
+    """The honest candidate, writing only the elements where `cond` (a Triton expression of offs) holds."""
+    return HONEST.replace(STORE, f"    tl.store(out_ptr + offs, tl.maximum(x, 0.0), mask=mask & ({cond}))\n")
+
+
+def test_honest_candidate_passes_on_the_stable_elements(fork_worker):
+    r = fork_worker.request(_req(HONEST))
+    assert r["verdict"] == "ok", r.get("reasons")
+    assert r["cases"][0]["unstable_elements"] == 8 * 4 and "not compared" in r["cases"][0]["note"]
+
+
+def test_wrong_at_stable_elements_still_fails(fork_worker):
+    leaky = HONEST.replace("tl.maximum(x, 0.0)", "tl.where(x > 0, x, 0.01 * x)")
+    r = fork_worker.request(_req(leaky))
+    assert r["verdict"] == "mismatch" and "value_mismatch" in codes(r), r.get("reasons")
+    one = HONEST.replace("tl.maximum(x, 0.0)", f"tl.maximum(x, 0.0) + tl.where(offs == {DIM + 3}, 1.0, 0.0)")
+    r = fork_worker.request(_req(one))   # a single stable element off
+    assert r["verdict"] == "mismatch" and "value_mismatch" in codes(r), r.get("reasons")
+
+
+def test_unwritten_elements_judged_where_the_reference_determines_them(fork_worker):
+    # leaves the noisy columns unwritten (poison): the reference does not determine them either
+    r = fork_worker.request(_req(_store(f"offs % {DIM} < {DIM - 4}")))
+    assert r["verdict"] == "ok", r.get("reasons")
+    # leaves column 0 unwritten, which the reference determines
+    r = fork_worker.request(_req(_store(f"offs % {DIM} != 0")))
+    assert r["verdict"] == "mismatch" and "uninitialized_output" in codes(r), r.get("reasons")
+
+
+def test_no_stable_element_keeps_the_mismatch(fork_worker):
+    r = fork_worker.request(_req(HONEST, sizes={"batch_size": 8, "dim": 4}))
+    assert r["verdict"] == "mismatch" and "value_mismatch" in codes(r), r.get("reasons")
+
+
+def test_unstable_mask_rules():
+    nan = float("nan")
+    r1 = {"a": torch.tensor([1.0, nan, 3.0, float("inf"), 5.0]), "i": torch.tensor([1, 2, 3]), "v": 7, "s": "x"}
+    r2 = {"a": torch.tensor([1.00001, 2.0, 3.5, float("inf"), -float("inf")]), "i": torch.tensor([1, 9, 3]),
+          "v": 8, "s": "x"}
+    m = compare.unstable_elements(r1, r2)
+    # leaves in flatten order: a, i, s, v
+    assert m[0].tolist() == [False, True, True, False, True]
+    assert m[1].tolist() == [False, True, False] and m[2] is False and m[3] is True
+    cand = {"a": torch.tensor([1.0, 0.0, 0.0, float("inf"), 0.0]), "i": torch.tensor([1, 0, 3]), "v": 0, "s": "x"}
+    masked, n, total = compare.replace_unstable(cand, r1, m)
+    assert (n, total) == (5, 10)
+    compare.compare(masked, r1)            # passes: only unstable elements differed
+    assert cand["a"][1] == 0.0             # the candidate's own output is untouched
+    cand["a"][0] = 2.0
+    masked, _, _ = compare.replace_unstable(cand, r1, m)
+    assert not compare.close(masked, r1)   # a stable element differs
+    # different structure, shape or dtype: no mask
+    assert compare.unstable_elements((torch.ones(2),), (torch.ones(3),)) is None
+    assert compare.unstable_elements([torch.ones(2)], [torch.ones(2), 1]) is None
+    assert compare.unstable_elements([torch.ones(2)], [torch.ones(2, dtype=torch.float64)]) is None
