@@ -22,6 +22,26 @@ RunnerEvaluator::RunnerEvaluator(exec::Runner* measure, store::Store* store, boo
     : measure_(measure), eval_(measure, store, use_cache), make_compile_(std::move(make_compile)),
       max_compile_(max_compile_runners) {}
 
+RunnerEvaluator::~RunnerEvaluator() {
+  for (auto& t : warming_) t.join();
+}
+
+void RunnerEvaluator::Prewarm() {
+  if (!make_compile_) return;
+  std::lock_guard<std::mutex> l(pool_mu_);
+  for (; created_ < max_compile_; ++created_) {
+    warming_.emplace_back([this] {
+      std::unique_ptr<exec::Runner> runner = make_compile_();
+      (void)runner->Hello();  // starts the worker process and waits until it is ready
+      {
+        std::lock_guard<std::mutex> l2(pool_mu_);
+        idle_.push_back(std::move(runner));
+      }
+      pool_cv_.notify_one();
+    });
+  }
+}
+
 Result<exec::HelloInfo> RunnerEvaluator::Hello() {
   std::lock_guard<std::mutex> l(measure_mu_);
   return eval_.Hello();
@@ -31,27 +51,28 @@ exec::EvalResult RunnerEvaluator::Evaluate(const exec::EvalRequest& r) {
   auto fail = [](const Status& s) {
     return exec::EvalResult::Make(exec::Verdict::kCrash, "machinery_error", s.message());
   };
-  if (r.mode == exec::Mode::kCompile && make_compile_) {
+  if (r.mode == exec::Mode::kCompile && make_compile_ && max_compile_ > 0) {
     std::unique_ptr<exec::Runner> runner;
     {
-      std::lock_guard<std::mutex> l(pool_mu_);
+      std::unique_lock<std::mutex> l(pool_mu_);
+      // All made and busy (or still starting): wait for one rather than load the measuring runner.
+      pool_cv_.wait(l, [&] { return !idle_.empty() || created_ < max_compile_; });
       if (!idle_.empty()) {
         runner = std::move(idle_.back());
         idle_.pop_back();
-      } else if (created_ < max_compile_) {
+      } else {
         ++created_;
-        runner = make_compile_();
       }
     }
-    if (runner) {
-      exec::Evaluator ev(runner.get(), nullptr, false);
-      auto res = ev.Evaluate(r);
-      {
-        std::lock_guard<std::mutex> l(pool_mu_);
-        idle_.push_back(std::move(runner));
-      }
-      return res.ok() ? *res : fail(res.status());
+    if (!runner) runner = make_compile_();  // outside the lock: spawning takes a while
+    exec::Evaluator ev(runner.get(), nullptr, false);
+    auto res = ev.Evaluate(r);
+    {
+      std::lock_guard<std::mutex> l(pool_mu_);
+      idle_.push_back(std::move(runner));
     }
+    pool_cv_.notify_one();
+    return res.ok() ? *res : fail(res.status());
   }
   std::lock_guard<std::mutex> l(measure_mu_);
   auto res = eval_.Evaluate(r);
@@ -102,7 +123,8 @@ bool NcuProfiler::Available(std::string* why) {
   return true;
 }
 
-Result<ProfileSummary> NcuProfiler::Profile(const task::TaskSpec& task, const std::optional<std::string>& source) {
+Result<ProfileSummary> NcuProfiler::Profile(const task::TaskSpec& task, const std::optional<std::string>& source,
+                                            const std::string& case_name) {
   profile::ProfileOptions po;
   po.ncu.ncu_path = ncu_path_;
   po.python = python_;

@@ -10,7 +10,9 @@
 //                    Space and baseline config from its tunables.
 #pragma once
 
+#include <condition_variable>
 #include <functional>
+#include <thread>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -32,8 +34,12 @@ class RunnerEvaluator : public Evaluator {
   // requests then go to the measuring runner, serialised).
   RunnerEvaluator(exec::Runner* measure, store::Store* store, bool use_cache,
                   std::function<std::unique_ptr<exec::Runner>()> make_compile, int max_compile_runners);
+  ~RunnerEvaluator() override;
   exec::EvalResult Evaluate(const exec::EvalRequest& r) override;
   Result<exec::HelloInfo> Hello() override;
+  // Starts every compile runner now, in the background (importing torch takes seconds), so the first
+  // round's compiles do not wait for them; compile requests wait for a runner that is starting.
+  void Prewarm();
 
  private:
   exec::Runner* measure_;
@@ -42,8 +48,10 @@ class RunnerEvaluator : public Evaluator {
   std::function<std::unique_ptr<exec::Runner>()> make_compile_;
   int max_compile_;
   std::mutex pool_mu_;
+  std::condition_variable pool_cv_;
   std::vector<std::unique_ptr<exec::Runner>> idle_;
   int created_ = 0;
+  std::vector<std::thread> warming_;
 };
 
 class RewriteRenderer : public Renderer {
@@ -64,8 +72,8 @@ class NcuProfiler : public Profiler {
       : kernel_(std::move(kernel)), device_(std::move(device)), python_(std::move(python)),
         ncu_path_(std::move(ncu_path)) {}
   bool Available(std::string* why) override;
-  Result<ProfileSummary> Profile(const task::TaskSpec& task, const std::optional<std::string>& source) override;
-  std::string case_name;  // empty: the task's first case
+  Result<ProfileSummary> Profile(const task::TaskSpec& task, const std::optional<std::string>& source,
+                                 const std::string& case_name) override;
 
  private:
   std::string kernel_;

@@ -68,9 +68,9 @@ class Profiler {
   virtual ~Profiler() = default;
   // Whether profiling can run here (ncu found, a GPU); `why` explains when not.
   virtual bool Available(std::string* why) = 0;
-  // Profiles the candidate (nullopt: the task's own code) on the task's largest case.
-  virtual Result<ProfileSummary> Profile(const task::TaskSpec& task,
-                                         const std::optional<std::string>& source) = 0;
+  // Profiles the candidate (nullopt: the task's own code) on one case (empty: the task's first).
+  virtual Result<ProfileSummary> Profile(const task::TaskSpec& task, const std::optional<std::string>& source,
+                                         const std::string& case_name) = 0;
 };
 
 class Recorder {

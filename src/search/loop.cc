@@ -379,14 +379,15 @@ Result<OptimizeResult> Optimize(const OptimizeInput& in, const OptimizeOptions& 
   for (const auto& k : br.kernels) if (k.n_spills) prune.baseline_spills = std::max(prune.baseline_spills, *k.n_spills);
   if (auto b = InferDtypeBytes(in.space, in.baseline, br.kernels)) prune.dtype_bytes = *b;
 
-  // Cases timed while searching.
+  // Cases timed while searching; the slowest case of the original is the one profiled.
+  const exec::CaseResult* slowest = nullptr;
+  for (const auto& cs : br.cases)
+    if (cs.candidate_ms && (!slowest || cs.candidate_ms->median > slowest->candidate_ms->median)) slowest = &cs;
+  const std::string profile_case = slowest ? slowest->name : "";
   if (!o.search_cases.empty()) {
     c.search_cases = o.search_cases;
-  } else if (o.largest_case_only && !br.cases.empty()) {
-    const exec::CaseResult* big = nullptr;
-    for (const auto& cs : br.cases)
-      if (cs.candidate_ms && (!big || cs.candidate_ms->median > big->candidate_ms->median)) big = &cs;
-    if (big) c.search_cases = {big->name};
+  } else if (o.largest_case_only && slowest) {
+    c.search_cases = {slowest->name};
   }
   base.score_ms = o.dry_run ? 0 : Score(br, c.search_cases);
   res.candidates.push_back(base);
@@ -405,7 +406,7 @@ Result<OptimizeResult> Optimize(const OptimizeInput& in, const OptimizeOptions& 
     res.mode_note = "interpreter: correctness only, no timing, no profile";
   } else if (d.profiler && d.profiler->Available(&why)) {
     c.Show("profile");
-    auto p = d.profiler->Profile(in.task, in.original_source);
+    auto p = d.profiler->Profile(in.task, in.original_source, profile_case);
     if (p.ok()) {
       res.mode = "profiled";
       res.profile_before = *p;
@@ -754,7 +755,7 @@ Result<OptimizeResult> Optimize(const OptimizeInput& in, const OptimizeOptions& 
   // After: profile the winner, emit autotune ------------------------------------------------------
   if (res.mode == "profiled") {
     c.Show("profile");
-    auto p = d.profiler->Profile(in.task, res.best_source);
+    auto p = d.profiler->Profile(in.task, res.best_source, profile_case);
     if (p.ok()) {
       res.profile_after = *p;
       res.roofline_after = p->roofline_fraction;

@@ -313,8 +313,11 @@ class FakeProfiler : public Profiler {
  public:
   double fraction = 0.3;
   int calls = 0;
+  std::vector<std::string> profiled_cases;
   bool Available(std::string*) override { return true; }
-  Result<ProfileSummary> Profile(const task::TaskSpec&, const std::optional<std::string>& src) override {
+  Result<ProfileSummary> Profile(const task::TaskSpec&, const std::optional<std::string>& src,
+                                 const std::string& case_name) override {
+    profiled_cases.push_back(case_name);
     ++calls;
     ProfileSummary p;
     p.bound = "memory";
@@ -334,6 +337,8 @@ TEST(Loop, ProfiledRunUsesMovesAndReportsRoofline) {
   EXPECT_EQ(r->mode, "profiled");
   EXPECT_EQ(r->strategy, "rules");
   EXPECT_EQ(prof.calls, 2);  // before and after
+  // Both profiles are of the original's slowest case (the fake's "large" runs 4x "small").
+  EXPECT_EQ(prof.profiled_cases, (std::vector<std::string>{"large", "large"}));
   EXPECT_NEAR(r->roofline_before, 0.3, 1e-9);
   EXPECT_GT(r->roofline_after, r->roofline_before);
   bool noted = false;

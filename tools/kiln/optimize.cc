@@ -28,6 +28,7 @@ struct OptFlags {
   std::string json_out, html_out, db, python, replay, record, ncu;
   std::string strategy = "auto";
   std::string search_cases = "all";
+  std::string isolation = "shared";
   double budget = 60;
   int max_evals = 0;
   int compile_jobs = -1;
@@ -56,6 +57,10 @@ Command RegisterOptimize(CLI::App& app) {
   sub->add_option("--compile-jobs", f->compile_jobs, "Parallel CPU compile workers (-1: cores - 1, 0: none)");
   sub->add_option("--search-cases", f->search_cases, "Cases timed while searching: all | largest | NAME,NAME");
   sub->add_option("--seed", f->seed, "Seed of inputs and strategies");
+  sub->add_option("--isolation", f->isolation,
+                  "Measuring worker: shared (default: your kernel and kiln's rewrites of it, one warm CUDA "
+                  "process, restarted after a fault) or fork (a child per candidate)")
+      ->check(CLI::IsMember({"shared", "fork"}));
   sub->add_flag("--emit-autotune", f->emit_autotune, "Write @triton.autotune with the best configs (portable)");
   sub->add_flag("--dry-run", f->dry_run, "No GPU: check candidates' correctness in the interpreter, time nothing");
   sub->add_flag("--no-profile", f->no_profile, "Skip ncu (measure only)");
@@ -89,7 +94,7 @@ Command RegisterOptimize(CLI::App& app) {
             std::function<std::unique_ptr<exec::Runner>()> make_compile;
             exec::WorkerOptions wo;
             wo.python = f->python;
-            wo.isolation = exec::Isolation::kFork;
+            wo.isolation = f->isolation == "fork" ? exec::Isolation::kFork : exec::Isolation::kShared;
             wo.interpret = f->interpret;
             if (!f->replay.empty()) {
               auto rr = exec::ReplayRunner::Open(f->replay);
@@ -126,6 +131,7 @@ Command RegisterOptimize(CLI::App& app) {
             }
             exec::Runner* m = recording ? recording.get() : measure.get();
             search::RunnerEvaluator ev(m, st.get(), false, make_compile, std::max(0, f->compile_jobs));
+            if (!f->dry_run) ev.Prewarm();  // compile workers start while the baseline runs
             search::RewriteRenderer renderer(in->original_source, spec->path, in->kernel);
             // Profiler: ncu + device peaks when available.
             std::unique_ptr<search::NcuProfiler> prof;
