@@ -5,6 +5,8 @@
 # when given a slice.
 #
 #   bench/optimize_suite/run.sh suite [FROM] [COUNT]   optimize kernels FROM..FROM+COUNT-1 of kernels.txt
+#   bench/optimize_suite/run.sh shard K N               optimize kernels whose index % N == K (one GPU
+#                                                      per shard: run N shards at once, CUDA_VISIBLE_DEVICES)
 #   bench/optimize_suite/run.sh autotune [NAME...]     kiln vs exhaustive search of the same grid
 #   bench/optimize_suite/run.sh summary                print the tables (also printed after each run)
 #
@@ -36,7 +38,7 @@ optimize_one() {  # name category
   if [ -s "$res" ]; then echo "== $name: done before (skipped)"; return; fi
   echo "== $name ($cat): budget ${BUDGET}s"
   local t0=$(date +%s.%N)
-  timeout $((BUDGET + 240)) "$kiln" optimize "$G/kernels/$name.py" --budget-seconds "$BUDGET" \
+  timeout $((BUDGET + ${GRACE:-120})) "$kiln" optimize "$G/kernels/$name.py" --budget-seconds "$BUDGET" \
       --search-cases largest --db "$db" --json "$res.tmp" --html "$state/logs/$name.html" \
       -o "$state/logs/$name.optimized.py" -q > "$log" 2>&1
   local rc=$? t1=$(date +%s.%N)
@@ -76,6 +78,12 @@ case "$cmd" in
   suite)
     from=${2:-0}; count=${3:-${#rows[@]}}
     for ((i = from; i < from + count && i < ${#rows[@]}; i++)); do
+      read -r name cat _ <<< "${rows[$i]}"
+      optimize_one "$name" "$cat"
+    done ;;
+  shard)
+    k=${2:?shard K N}; nsh=${3:?shard K N}
+    for ((i = k; i < ${#rows[@]}; i += nsh)); do
       read -r name cat _ <<< "${rows[$i]}"
       optimize_one "$name" "$cat"
     done ;;
