@@ -333,7 +333,7 @@ class Evaluator:
         args, kwargs = inp if inp is not None else ([], {})
         self._last_args = args
         master = (args, kwargs)
-        master_hash = compare.hash_tree(master)
+        master_copy = tasks_mod.clone_tree(master)  # the master's bits, to see the candidate reach it
         c_args, c_kwargs = tasks_mod.clone_tree(args), tasks_mod.clone_tree(kwargs)
         guards.FLAGS.reference_called = 0
         guards.FLAGS.streams_created = 0
@@ -358,7 +358,7 @@ class Evaluator:
             self.reasons.add("foreign_stream", "the candidate created or launched on a CUDA stream of its own")
         for code, n in guards.FLAGS.events.items():
             self.reasons.add(code, f"the candidate did {guards.FLAGS.event_detail.get(code, code)} while running")
-        if compare.hash_tree(master) != master_hash:
+        if compare.changed_paths(master, master_copy):
             self.runtime["inputs_mutated"] = True
             self.reasons.add("input_mutated", "the candidate modified the worker's master copy of the inputs")
 
@@ -369,12 +369,12 @@ class Evaluator:
         self.ref_ops.append((case, rec_r.calls, ref_launches))
 
         # inputs: the candidate may change them only where the reference does too
-        c_hash = compare.hash_tree((c_args, c_kwargs))
-        r_hash = compare.hash_tree((r_args, r_kwargs))
-        if c_hash != master_hash:
-            if r_hash == master_hash:
+        c_changed = compare.changed_paths((c_args, c_kwargs), master)
+        r_changed = compare.changed_paths((r_args, r_kwargs), master)
+        if c_changed:
+            if not r_changed:
                 self.runtime["inputs_mutated"] = True
-                changed = [p for (p, h), (_, h0) in zip(c_hash, master_hash) if h != h0]
+                changed = c_changed
                 zeroed = all(float(v.abs().sum()) == 0 for p, v in compare.flatten((c_args, c_kwargs))
                              if isinstance(v, torch.Tensor) and p in changed and v.numel() > 0)
                 if zeroed:

@@ -459,10 +459,41 @@ def poison_allocator(nbytes: int = 1 << 28):
         pass
 
 
+_nvml = {"lib": None, "handle": None, "failed": False}
+
+
+def _nvml_handle():
+    """NVML handle of the device we run on, found by its UUID (CUDA and NVML may number GPUs differently);
+    None when NVML is unavailable. Loaded with ctypes: reading a clock this way takes microseconds, where
+    starting nvidia-smi takes a large fraction of a second."""
+    if _nvml["handle"] is not None or _nvml["failed"]:
+        return _nvml["handle"]
+    try:
+        import ctypes
+        import torch
+        lib = ctypes.CDLL("libnvidia-ml.so.1")
+        if lib.nvmlInit_v2() != 0:
+            raise OSError("nvmlInit failed")
+        uuid = "GPU-" + str(torch.cuda.get_device_properties(DEVICE_INDEX).uuid)
+        h = ctypes.c_void_p()
+        if lib.nvmlDeviceGetHandleByUUID(uuid.encode(), ctypes.byref(h)) != 0:
+            raise OSError("no NVML device with " + uuid)
+        _nvml["lib"], _nvml["handle"] = lib, h
+    except Exception:
+        _nvml["failed"] = True
+    return _nvml["handle"]
+
+
 def sm_clock_mhz():
     """Current SM clock; never fails (None when unknown)."""
     if INTERPRET:
         return None
+    h = _nvml_handle()
+    if h is not None:
+        import ctypes
+        mhz = ctypes.c_uint()
+        if _nvml["lib"].nvmlDeviceGetClockInfo(h, 1, ctypes.byref(mhz)) == 0:  # 1: NVML_CLOCK_SM
+            return int(mhz.value)
     try:
         out = subprocess.run(["nvidia-smi", "--query-gpu=clocks.sm", "--format=csv,noheader,nounits",
                               "-i", str(_physical_index())], capture_output=True, text=True, timeout=5)
@@ -493,6 +524,15 @@ def versions() -> dict:
     v = {"python": _pf.python_version(), "torch": torch.__version__, "triton": triton.__version__,
          "cuda": torch.version.cuda, "driver": None}
     if not INTERPRET:
+        try:  # NVML alone (no CUDA context: the fork zygote calls this too)
+            import ctypes
+            lib = ctypes.CDLL("libnvidia-ml.so.1")
+            buf = ctypes.create_string_buffer(96)
+            if lib.nvmlInit_v2() == 0 and lib.nvmlSystemGetDriverVersion(buf, 96) == 0 and buf.value:
+                v["driver"] = buf.value.decode()
+                return v
+        except Exception:
+            pass
         try:
             out = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
                                  capture_output=True, text=True, timeout=5)
