@@ -30,6 +30,7 @@ struct Ctx {
   double t0 = 0;
   std::vector<std::string> search_cases;
   std::vector<std::string> all_cases;
+  std::vector<std::string> run_cases;  // --cases resolved to names by the baseline (empty: all)
   ProgressState ps;
 
   double Now() const {
@@ -67,6 +68,13 @@ exec::EvalRequest MakeRequest(const Ctx& c, const std::optional<std::string>& so
   if (mode == exec::Mode::kTime) r.timing = timing;
   r.timeout_s = c.o.timeout_s;
   return r;
+}
+
+// Median of one case (0 when it was not timed).
+double CaseMs(const std::vector<CaseTiming>& cases, const std::string& name) {
+  for (const auto& t : cases)
+    if (t.name == name && t.median_ms > 0) return t.median_ms;
+  return 0;
 }
 
 std::vector<CaseTiming> CaseTimes(const exec::EvalResult& r) {
@@ -361,13 +369,14 @@ Result<OptimizeResult> Optimize(const OptimizeInput& in, const OptimizeOptions& 
   double t_eval = c.Now();
   exec::EvalResult br = d.evaluator->Evaluate(
       MakeRequest(c, in.original_source, base_mode, next_seed(), o.dry_run ? o.verify_trials : o.search_trials,
-                  o.short_timing, {}));
+                  o.short_timing, o.cases));
   base.eval_s = c.Now() - t_eval;
   base.verdict = VerdictString(br.verdict);
   base.message = br.message;
   base.cases = CaseTimes(br);
   base.kernels = KernelsJson(br.kernels);
   for (const auto& cs : br.cases) c.all_cases.push_back(cs.name);
+  if (!o.cases.empty()) c.run_cases = c.all_cases;  // selectors such as @largest:K, as the worker resolved them
   c.Step("baseline", CandJson(base));
   if (br.verdict != exec::Verdict::kOk) {
     res.candidates.push_back(base);
@@ -388,6 +397,8 @@ Result<OptimizeResult> Optimize(const OptimizeInput& in, const OptimizeOptions& 
     c.search_cases = o.search_cases;
   } else if (o.largest_case_only && slowest) {
     c.search_cases = {slowest->name};
+  } else {
+    c.search_cases = c.run_cases;
   }
   base.score_ms = o.dry_run ? 0 : Score(br, c.search_cases);
   res.candidates.push_back(base);
@@ -478,7 +489,7 @@ Result<OptimizeResult> Optimize(const OptimizeInput& in, const OptimizeOptions& 
         cr.message = src.status().message();
       } else {
         cr.source_hash = HashHex(*src);
-        auto r = d.evaluator->Evaluate(MakeRequest(c, *src, exec::Mode::kCheck, next_seed(), o.verify_trials, {}, {}));
+        auto r = d.evaluator->Evaluate(MakeRequest(c, *src, exec::Mode::kCheck, next_seed(), o.verify_trials, {}, c.run_cases));
         cr.verdict = VerdictString(r.verdict);
         cr.message = r.message;
         if (r.verdict != exec::Verdict::kOk) ++res.failed;
@@ -507,6 +518,8 @@ Result<OptimizeResult> Optimize(const OptimizeInput& in, const OptimizeOptions& 
   c.ps.best_speedup = 1.0;
   c.ps.best_config = ConfigKey(in.baseline);
   std::set<std::string> seen_src{base.source_hash};
+  const double base_profile_case_ms = CaseMs(base.cases, profile_case);
+  double best_profile_case_ms = base_profile_case_ms;
   while (true) {
     if (over_budget()) { res.stop_reason = "budget"; break; }
     if (evals_left() <= 0) { res.stop_reason = "max-evals"; break; }
@@ -594,6 +607,7 @@ Result<OptimizeResult> Optimize(const OptimizeInput& in, const OptimizeOptions& 
       if (rec.score_ms < best_score) {
         best_score = rec.score_ms;
         best_cfg = rec.config;
+        best_profile_case_ms = CaseMs(rec.cases, profile_case);
         c.ps.best_speedup = base.score_ms / best_score;
         c.ps.best_config = ConfigKey(best_cfg);
       }
@@ -608,8 +622,10 @@ Result<OptimizeResult> Optimize(const OptimizeInput& in, const OptimizeOptions& 
       res.stop_reason = fmt::format("no gain of {:.0f}% in {} rounds", 100 * o.min_round_gain, o.patience);
       break;
     }
-    if (res.roofline_before > 0 && best_score > 0 &&
-        res.roofline_before * base.score_ms / best_score >= o.roofline_stop) {
+    // The roofline fraction is the profiled case's: scale it by that case's own speedup (other cases'
+    // gains say nothing about it); no estimate when the profiled case was not timed.
+    if (res.roofline_before > 0 && base_profile_case_ms > 0 && best_profile_case_ms > 0 &&
+        res.roofline_before * base_profile_case_ms / best_profile_case_ms >= o.roofline_stop) {
       res.stop_reason = "estimated at roofline";
       break;
     }
@@ -674,7 +690,7 @@ Result<OptimizeResult> Optimize(const OptimizeInput& in, const OptimizeOptions& 
   c.Show("verify");
   auto long_run = [&](const std::optional<std::string>& src) {
     return d.evaluator->Evaluate(
-        MakeRequest(c, src, exec::Mode::kTime, next_seed(), o.verify_trials, o.long_timing, {}));
+        MakeRequest(c, src, exec::Mode::kTime, next_seed(), o.verify_trials, o.long_timing, c.run_cases));
   };
   exec::EvalResult base_long = long_run(in.original_source);
   ++res.measured;
@@ -773,7 +789,7 @@ Result<OptimizeResult> Optimize(const OptimizeInput& in, const OptimizeOptions& 
       // Every config the autotuner may pick must be correct: check it on fresh inputs.
       auto src = d.renderer->Render(cfg);
       if (!src.ok()) return;
-      auto r = d.evaluator->Evaluate(MakeRequest(c, *src, exec::Mode::kCheck, next_seed(), o.verify_trials, {}, {}));
+      auto r = d.evaluator->Evaluate(MakeRequest(c, *src, exec::Mode::kCheck, next_seed(), o.verify_trials, {}, c.run_cases));
       if (r.verdict != exec::Verdict::kOk) {
         res.notes.push_back("--emit-autotune: dropped " + ConfigKey(cfg) + " (" + VerdictString(r.verdict) + ")");
         return;
@@ -793,7 +809,7 @@ Result<OptimizeResult> Optimize(const OptimizeInput& in, const OptimizeOptions& 
     for (size_t ci : order) add(res.candidates[ci].config);
     auto at = d.renderer->RenderAutotune(cfgs);
     if (at.ok()) {
-      auto r = d.evaluator->Evaluate(MakeRequest(c, *at, exec::Mode::kCheck, next_seed(), o.verify_trials, {}, {}));
+      auto r = d.evaluator->Evaluate(MakeRequest(c, *at, exec::Mode::kCheck, next_seed(), o.verify_trials, {}, c.run_cases));
       if (r.verdict == exec::Verdict::kOk) res.autotune_source = *at;
       else res.notes.push_back(std::string("--emit-autotune: the autotuned module failed its check (") +
                                VerdictString(r.verdict) + ": " + r.message + "); writing the plain winner");

@@ -59,6 +59,9 @@ struct OptimizeOptions {
   bool largest_case_only = false; // --search-cases largest: time only the slowest case while
                                   // searching (verification always covers all cases)
   std::vector<std::string> search_cases;  // explicit subset (empty: all)
+  std::vector<std::string> cases;         // --cases: the task's cases this run uses at all (baseline,
+                                          // search, verification; empty: all). "@largest:K" asks the
+                                          // worker for the K cases with the most input bytes.
   bool dry_run = false;           // --dry-run: interpreter correctness checks, no timing
   int dry_run_candidates = 4;
   bool emit_autotune = false;     // --emit-autotune

@@ -45,6 +45,7 @@ struct FakeCall {
   Config config;
   int trials;
   bool time_reference;
+  std::vector<std::string> cases;
 };
 
 class FakeEvaluator : public Evaluator {
@@ -84,7 +85,7 @@ class FakeEvaluator : public Evaluator {
     bool long_timing = r.timing.value("rounds", 1) > 1;
     {
       std::lock_guard<std::mutex> l(mu);
-      calls.push_back({r.mode, cfg, r.trials, r.timing.value("time_reference", false)});
+      calls.push_back({r.mode, cfg, r.trials, r.timing.value("time_reference", false), r.cases});
       if (clock && r.mode != exec::Mode::kCompile) *clock += cost_s;
     }
     exec::EvalResult res;

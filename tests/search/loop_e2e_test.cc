@@ -309,6 +309,19 @@ TEST(Loop, EmitAutotuneListsVerifiedConfigs) {
   EXPECT_EQ(r->autotune_source.rfind("# autotune\n" + RenderConfig(kBest), 0), 0u) << r->autotune_source;
 }
 
+TEST(Loop, CasesOptionLimitsEveryRequest) {
+  // --cases: the baseline, the search and the verification all use only the named cases.
+  Fixture f;
+  f.o.cases = {"large"};
+  auto r = f.Run(Input());
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->cases.size(), 1u);
+  EXPECT_EQ(r->cases[0].name, "large");
+  ASSERT_FALSE(f.ev.calls.empty());
+  for (const auto& c : f.ev.calls)
+    if (c.mode != exec::Mode::kCompile) EXPECT_EQ(c.cases, (std::vector<std::string>{"large"}));
+}
+
 class FakeProfiler : public Profiler {
  public:
   double fraction = 0.3;

@@ -53,3 +53,20 @@ def test_perf_case_on_the_harness_input(fork_worker):
                             timeout=200)
     assert r["verdict"] == "ok", (r.get("reasons"), r.get("stderr_tail", "")[-800:])
     assert [c["name"] for c in r["cases"]] == ["test", "perf_0"]
+
+
+def test_largest_cases_selector_picks_the_biggest_perf_inputs():
+    """kiln optimize --cases @largest:K: the worker resolves the selector to the K perf-harness cases with the
+    most input bytes (in sweep order). (Running them under the interpreter would take minutes.)"""
+    sys_path = os.path.join(os.path.dirname(__file__), "..", "..", "worker")
+    import sys
+    sys.path.insert(0, sys_path)
+    from kiln_worker import tasks
+    t = tasks.TritonBenchTask(_spec("dequantize_rowwise", perf=True))
+    t.load_reference()
+    t._ensure_perf()
+    sizes = [tasks.tree_bytes(x) for x in t.perf_inputs]
+    assert len(set(sizes)) > 2, sizes
+    want = sorted(sorted(range(len(sizes)), key=lambda i: (sizes[i], i))[-2:])
+    assert t.largest_cases(2) == [f"perf_{i}" for i in want]
+    assert max(sizes) == sizes[want[-1]] or max(sizes) == sizes[want[0]]

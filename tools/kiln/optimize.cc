@@ -28,6 +28,7 @@ struct OptFlags {
   std::string json_out, html_out, db, python, replay, record, ncu;
   std::string strategy = "auto";
   std::string search_cases = "all";
+  std::string cases;
   std::string isolation = "shared";
   double budget = 60;
   int max_evals = 0;
@@ -55,6 +56,9 @@ Command RegisterOptimize(CLI::App& app) {
   sub->add_option("--patience", f->patience, "Stop after this many rounds without a 1% gain");
   sub->add_option("--min-speedup", f->min_speedup, "A winner must be at least this much faster (geomean)");
   sub->add_option("--compile-jobs", f->compile_jobs, "Parallel CPU compile workers (-1: cores - 1, 0: none)");
+  sub->add_option("--cases", f->cases,
+                  "Cases used at all (baseline, search, verification): NAME,NAME or @largest:K (the K perf-harness "
+                  "cases with the most input bytes); default all");
   sub->add_option("--search-cases", f->search_cases, "Cases timed while searching: all | largest | NAME,NAME");
   sub->add_option("--seed", f->seed, "Seed of inputs and strategies");
   sub->add_option("--isolation", f->isolation,
@@ -152,6 +156,12 @@ Command RegisterOptimize(CLI::App& app) {
             o.seed = f->seed;
             o.emit_autotune = f->emit_autotune;
             o.dry_run = f->dry_run;
+            for (size_t a = 0; a < f->cases.size();) {
+              size_t b = f->cases.find(',', a);
+              if (b == std::string::npos) b = f->cases.size();
+              if (b > a) o.cases.push_back(f->cases.substr(a, b - a));
+              a = b + 1;
+            }
             if (f->search_cases == "largest") o.largest_case_only = true;
             else if (f->search_cases != "all" && !f->search_cases.empty()) {
               size_t p = 0;

@@ -232,7 +232,11 @@ class Evaluator:
             raise Stop()
         self._check_patches(baseline, "import")
 
-        cases = self.req.get("cases") or task.default_cases(self.mode)
+        cases = []
+        for c in self.req.get("cases") or task.default_cases(self.mode):
+            # "@largest:K": the K cases with the most input bytes (kiln optimize --cases @largest:K)
+            sel = task.largest_cases(int(c.split(":", 1)[1])) if c.startswith("@largest:") else [c]
+            cases += [x for x in sel if x not in cases]
         if hasattr(task, "all_case_names") and any(c.startswith("perf_") for c in cases):
             task.all_case_names()
         unknown = [c for c in cases if c not in task.case_names]

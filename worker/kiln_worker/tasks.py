@@ -124,6 +124,17 @@ def seed_all(seed):
         pass
 
 
+def tree_bytes(x) -> int:
+    """Bytes of every tensor in a nested structure."""
+    if isinstance(x, torch.Tensor):
+        return x.numel() * x.element_size()
+    if isinstance(x, (list, tuple)):
+        return sum(tree_bytes(v) for v in x)
+    if isinstance(x, dict):
+        return sum(tree_bytes(v) for v in x.values())
+    return 0
+
+
 class Task:
     format = "?"
 
@@ -136,6 +147,10 @@ class Task:
 
     def default_cases(self, mode="check"):
         return list(self.case_names)
+
+    def largest_cases(self, k):
+        """Cases for "@largest:K"; formats without a size sweep use all their cases."""
+        return self.default_cases("time")
 
     def trials_for(self, case, trials):
         return trials
@@ -296,6 +311,16 @@ class TritonBenchTask(Task):
 
     def trials_for(self, case, trials):
         return trials if case == "test" else 1
+
+    def largest_cases(self, k):
+        """The k perf-harness cases with the most input bytes, in sweep order (the `test` case when the
+        task has no perf harness)."""
+        if not self.perf_path:
+            return ["test"]
+        self._ensure_perf()
+        size = [tree_bytes(x) for x in self.perf_inputs]
+        top = sorted(range(len(size)), key=lambda i: (size[i], i))[-max(1, k):]
+        return [f"perf_{i}" for i in sorted(top)] or ["test"]
 
     def _load(self, top, role, name, candidate):
         top = top.rstrip("\n") + "\n"
