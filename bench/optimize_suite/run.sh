@@ -7,11 +7,13 @@
 #   bench/optimize_suite/run.sh suite [FROM] [COUNT]   optimize kernels FROM..FROM+COUNT-1 of kernels.txt
 #   bench/optimize_suite/run.sh shard K N               optimize kernels whose index % N == K (one GPU
 #                                                      per shard: run N shards at once, CUDA_VISIBLE_DEVICES)
+#   bench/optimize_suite/run.sh only NAME...            optimize the named kernels
 #   bench/optimize_suite/run.sh autotune [NAME...]     kiln vs exhaustive search of the same grid
 #   bench/optimize_suite/run.sh summary                print the tables (also printed after each run)
 #
 # Env: KILN_BIN (default: build/h6/kiln, else build/release/kiln), KILN_PYTHON (python3 with torch +
-# triton), BUDGET (per-kernel seconds, default 60), OUT (results folder; default $KILN_SUITE_DIR/out).
+# triton), BUDGET (per-kernel seconds, default 60), OUT (results folder; default $KILN_SUITE_DIR/out),
+# CASES (kiln optimize --cases; default @largest:3, the three largest sizes of the perf harness).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -39,7 +41,7 @@ optimize_one() {  # name category
   echo "== $name ($cat): budget ${BUDGET}s"
   local t0=$(date +%s.%N)
   timeout $((BUDGET + ${GRACE:-120})) "$kiln" optimize "$G/kernels/$name.py" --budget-seconds "$BUDGET" \
-      --search-cases largest --db "$db" --json "$res.tmp" --html "$state/logs/$name.html" \
+      --cases "${CASES:-@largest:3}" --search-cases largest --db "$db" --json "$res.tmp" --html "$state/logs/$name.html" \
       -o "$state/logs/$name.optimized.py" -q > "$log" 2>&1
   local rc=$? t1=$(date +%s.%N)
   if [ $rc -eq 0 ] && [ -s "$res.tmp" ]; then
@@ -85,6 +87,14 @@ case "$cmd" in
     k=${2:?shard K N}; nsh=${3:?shard K N}
     for ((i = k; i < ${#rows[@]}; i += nsh)); do
       read -r name cat _ <<< "${rows[$i]}"
+      optimize_one "$name" "$cat"
+    done ;;
+  only)
+    shift
+    for n in "$@"; do
+      row=$(printf '%s\n' "${rows[@]}" | awk -v n="$n" '$1 == n' | head -1)
+      [ -n "$row" ] || { echo "run.sh: $n is not in kernels.txt" >&2; continue; }
+      read -r name cat _ <<< "$row"
       optimize_one "$name" "$cat"
     done ;;
   autotune)
