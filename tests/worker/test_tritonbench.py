@@ -70,3 +70,28 @@ def test_largest_cases_selector_picks_the_biggest_perf_inputs():
     want = sorted(sorted(range(len(sizes)), key=lambda i: (sizes[i], i))[-2:])
     assert t.largest_cases(2) == [f"perf_{i}" for i in want]
     assert max(sizes) == sizes[want[-1]] or max(sizes) == sizes[want[0]]
+
+
+def test_perf_inputs_are_reused_only_for_trusted_requests():
+    """A warm worker keeps the generated perf sweep between trusted requests (kiln optimize) and regenerates
+    it for untrusted ones (inputs() hands out clones, never the cached tensors)."""
+    import sys
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "worker"))
+    from kiln_worker import tasks
+
+    def fresh(reuse):
+        t = tasks.TritonBenchTask(_spec("dequantize_rowwise", perf=True))
+        t.reuse_inputs = reuse
+        t.load_reference()
+        t._ensure_perf()
+        return t
+
+    tasks._PERF_CACHE.clear()
+    a, b = fresh(True), fresh(True)
+    assert b.perf_inputs is a.perf_inputs
+    assert b.case_names == a.case_names and len(b.case_names) > 1
+    c = fresh(False)
+    assert c.perf_inputs is not a.perf_inputs
+    assert not tasks._PERF_CACHE  # an untrusted request drops the cache
+    d = fresh(True)
+    assert d.perf_inputs is not a.perf_inputs

@@ -192,6 +192,10 @@ class Evaluator:
         if not isinstance(spec, dict):
             raise tasks_mod.TaskError("eval without task")
         self.task = task = tasks_mod.make_task(spec)
+        # Trusted code only (kiln optimize: the user's kernel and kiln's rewrites of it): a warm worker
+        # keeps the perf harness's generated inputs between requests. Untrusted code could reach and
+        # alter a cache that later evaluations read, so it never gets one.
+        task.reuse_inputs = self.policy == "trusted"
         for k, v in (task.tolerance or {}).items():
             self.tolerance.setdefault(k, v)
         plat.install_launch_instrumentation()

@@ -252,6 +252,22 @@ def split_tritonbench(text):
     return top, bottom
 
 
+# Generated perf-harness inputs of the last task, kept between trusted requests of a warm worker
+# (generating a sweep takes seconds: 2-6 s on a CPU core for matmul_triton2, add_example, rmsnorm_triton).
+_PERF_CACHE = {}
+
+
+def _perf_key(*paths):
+    key = []
+    for p in paths:
+        try:
+            st = os.stat(p)
+            key.append((os.path.abspath(p), st.st_mtime_ns, st.st_size))
+        except OSError:
+            key.append((p, None, None))
+    return tuple(key)
+
+
 class TritonBenchTask(Task):
     format = "tritonbench_g"
     _pkgs = ("TritonBench_v1", "TorchBench_v1")
@@ -292,10 +308,18 @@ class TritonBenchTask(Task):
     def _ensure_perf(self):
         if not self.perf_path or self.perf_inputs is not None:
             return
-        seed_all(4321)
-        inst = self._perf_instance("ref", self.ref_mod)
-        inst.get_input_tensors()
-        self.perf_inputs = list(inst.input_tensors)
+        key = _perf_key(self.path, self.perf_path)
+        if getattr(self, "reuse_inputs", False) and _PERF_CACHE.get("key") == key:
+            self.perf_inputs = _PERF_CACHE["inputs"]
+        else:
+            seed_all(4321)
+            inst = self._perf_instance("ref", self.ref_mod)
+            inst.get_input_tensors()
+            self.perf_inputs = list(inst.input_tensors)
+            _PERF_CACHE.clear()
+            if getattr(self, "reuse_inputs", False):
+                # one task at a time (the sweep can be gigabytes); every use clones (see inputs())
+                _PERF_CACHE.update(key=key, inputs=self.perf_inputs)
         self.case_names = ["test"] + [f"perf_{i}" for i in range(len(self.perf_inputs))]
 
     def all_case_names(self):
