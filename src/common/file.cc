@@ -5,6 +5,9 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <vector>
+
+#include <stdlib.h>
 
 namespace kiln {
 
@@ -32,6 +35,36 @@ Status WriteFile(const std::string& path, const std::string& content) {
   std::filesystem::rename(tmp, path, ec);
   if (ec) return IoError(path + ": error: cannot rename into place: " + ec.message());
   return Status::Ok();
+}
+
+Result<TempDir> TempDir::Make(const std::string& prefix) {
+  const char* tmp = std::getenv("TMPDIR");
+  std::string tmpl = std::string(tmp && *tmp ? tmp : "/tmp") + "/" + prefix + "XXXXXX";
+  std::vector<char> buf(tmpl.begin(), tmpl.end());
+  buf.push_back('\0');
+  if (!mkdtemp(buf.data())) return IoError(tmpl + ": cannot create a temporary directory: " + std::strerror(errno));
+  TempDir d;
+  d.path_ = buf.data();
+  return d;
+}
+
+TempDir& TempDir::operator=(TempDir&& o) noexcept {
+  if (this != &o) {
+    Remove();
+    path_ = std::move(o.path_);
+    o.path_.clear();
+  }
+  return *this;
+}
+
+void TempDir::Remove() {
+  if (path_.empty()) return;
+  const char* keep = std::getenv("KILN_KEEP_TMP");
+  if (!(keep && std::string(keep) == "1")) {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  path_.clear();
 }
 
 }  // namespace kiln

@@ -21,6 +21,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/file.h"
 #include "common/status.h"
 #include "common/subprocess.h"
 #include "exec/result.h"
@@ -91,6 +92,7 @@ class WorkerRunner : public Runner {
 
   WorkerOptions opts_;
   std::unique_ptr<Process> proc_;
+  TempDir tmp_;  // the worker's $TMPDIR (its candidate modules), removed with the process
   std::optional<HelloInfo> hello_;
   int starts_ = 0;
   uint64_t seq_ = 0;

@@ -173,6 +173,43 @@ TEST_F(WorkerRunnerTest, RestartRequestedByResponse) {
   EXPECT_EQ(w.starts(), 2);
 }
 
+TEST_F(WorkerRunnerTest, EachWorkerProcessGetsATmpdirRemovedWithIt) {
+  std::string first;
+  {
+    WorkerRunner w(opts_);
+    auto a = w.Evaluate(Req("tmpfile"));
+    ASSERT_TRUE(a.ok()) << a.status().message();
+    first = a->raw.value("tmpdir", "");
+    ASSERT_FALSE(first.empty());
+    EXPECT_TRUE(fs::exists(first + "/candidate.py"));
+    auto b = w.Evaluate(Req("crash"));  // the process dies: its directory goes, the next one gets a new one
+    ASSERT_TRUE(b.ok());
+    auto c = w.Evaluate(Req("tmpfile"));
+    ASSERT_TRUE(c.ok());
+    const std::string second = c->raw.value("tmpdir", "");
+    EXPECT_NE(second, first);
+    EXPECT_FALSE(fs::exists(first));
+    EXPECT_TRUE(fs::exists(second + "/candidate.py"));
+    first = second;
+  }
+  EXPECT_FALSE(fs::exists(first));  // shut down with the runner
+}
+
+TEST(TempDir, RemovedWithEverythingInIt) {
+  std::string p;
+  {
+    auto d = TempDir::Make("kiln-test-");
+    ASSERT_TRUE(d.ok()) << d.status().message();
+    p = d->path();
+    fs::create_directories(p + "/a/b");
+    ASSERT_TRUE(WriteFile(p + "/a/b/f.txt", "x").ok());
+    TempDir moved = std::move(*d);
+    EXPECT_TRUE(d->path().empty());
+    EXPECT_TRUE(fs::exists(p + "/a/b/f.txt"));
+  }
+  EXPECT_FALSE(fs::exists(p));
+}
+
 TEST_F(WorkerRunnerTest, StderrFloodDoesNotBlock) {
   WorkerRunner w(opts_);
   auto r = w.Evaluate(Req("stderr_flood", 20));

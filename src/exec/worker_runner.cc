@@ -227,6 +227,7 @@ void WorkerRunner::Kill() {
   proc_->Kill(SIGKILL);
   proc_->Wait(milliseconds(3000));
   proc_.reset();
+  tmp_.Remove();
 }
 
 void WorkerRunner::Shutdown() {
@@ -242,12 +243,14 @@ void WorkerRunner::Shutdown() {
     proc_->Wait(milliseconds(2000));
   }
   proc_.reset();
+  tmp_.Remove();
 }
 
 Status WorkerRunner::EnsureStarted() {
   if (proc_ && proc_->running()) return Status::Ok();
   if (proc_) UnregisterWorker(proc_->pid());
   proc_.reset();
+  tmp_.Remove();
   SpawnOptions so;
   if (opts_.command.empty()) {
     so.argv = {ResolvePython(opts_.python), "-m", "kiln_worker"};
@@ -270,6 +273,12 @@ Status WorkerRunner::EnsureStarted() {
     so.env_set["PYTHONPATH"] = pp && *pp ? wdir + ":" + pp : wdir;
   }
   so.env_set["PYTHONUNBUFFERED"] = "1";
+  // A temporary directory per worker process: the candidates' module files (and anything else they
+  // write to $TMPDIR) go there and are removed with the process, even after a kill.
+  if (auto td = TempDir::Make("kiln-worker-"); td.ok()) {
+    tmp_ = std::move(*td);
+    so.env_set["TMPDIR"] = tmp_.path();
+  }
   if (!opts_.cuda_visible_devices.empty()) so.env_set["CUDA_VISIBLE_DEVICES"] = opts_.cuda_visible_devices;
   for (const auto& [k, v] : opts_.env) so.env_set[k] = v;
   so.stderr_keep_bytes = 64 * 1024;

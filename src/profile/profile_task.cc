@@ -17,14 +17,11 @@ using nlohmann::json;
 
 namespace {
 
-Result<std::string> MakeWorkDir(const std::string& given) {
+// The run's files go to the given directory (kept) or a temporary one (removed when `owned` goes).
+Result<std::string> MakeWorkDir(const std::string& given, TempDir* owned) {
   if (!given.empty()) return given;
-  const char* tmp = std::getenv("TMPDIR");
-  std::string tmpl = std::string(tmp && *tmp ? tmp : "/tmp") + "/kiln-profile-XXXXXX";
-  std::vector<char> buf(tmpl.begin(), tmpl.end());
-  buf.push_back('\0');
-  if (!mkdtemp(buf.data())) return IoError("cannot create a temporary directory for the profile run");
-  return std::string(buf.data());
+  KILN_ASSIGN_OR_RETURN(*owned, TempDir::Make("kiln-profile-"));
+  return owned->path();
 }
 
 NcuOptions WithSelection(const ProfileOptions& o) {
@@ -84,7 +81,8 @@ std::vector<KernelFacts> MergeFacts(std::vector<KernelFacts> base, const std::ve
 
 Result<ProfileOutput> ProfileTask(const task::TaskSpec& spec, const std::optional<std::string>& candidate_source,
                                   const ProfileOptions& o, const std::optional<DeviceRecord>& device) {
-  KILN_ASSIGN_OR_RETURN(std::string dir, MakeWorkDir(o.work_dir));
+  TempDir owned;
+  KILN_ASSIGN_OR_RETURN(std::string dir, MakeWorkDir(o.work_dir, &owned));
   exec::EvalRequest req;
   req.task = spec;
   req.candidate_source = candidate_source;
@@ -103,6 +101,7 @@ Result<ProfileOutput> ProfileTask(const task::TaskSpec& spec, const std::optiona
     const char* pp = std::getenv("PYTHONPATH");
     n.env["PYTHONPATH"] = pp && *pp ? *wdir + ":" + pp : *wdir;
   }
+  n.env["KILN_WORKER_TMP"] = dir;  // the worker's module files, removed with the directory
   std::vector<std::string> target = {python, "-m", "kiln_worker", "--request", req_path, "--out", resp_path};
   auto out = RunAndBuild(n, target, {}, device, "task:" + spec.name + (o.case_name.empty() ? "" : " case " + o.case_name));
   // The worker's response explains failures better than ncu's exit status, and carries the facts.
@@ -133,7 +132,8 @@ Result<ProfileOutput> ProfileTask(const task::TaskSpec& spec, const std::optiona
 Result<ProfileOutput> ProfileScript(const std::string& script, const std::vector<std::string>& args,
                                     const ProfileOptions& o, const std::optional<DeviceRecord>& device) {
   if (access(script.c_str(), R_OK) != 0) return NotFound(fmt::format("{}: no such script", script));
-  KILN_ASSIGN_OR_RETURN(std::string dir, MakeWorkDir(o.work_dir));
+  TempDir owned;
+  KILN_ASSIGN_OR_RETURN(std::string dir, MakeWorkDir(o.work_dir, &owned));
   // The script writes its compile facts here; an outer KILN_FACTS_OUT (recording scripts) wins.
   const char* outer = std::getenv("KILN_FACTS_OUT");
   const std::string facts_path = outer && *outer ? std::string(outer) : dir + "/facts.json";

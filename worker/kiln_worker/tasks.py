@@ -42,7 +42,9 @@ class TaskError(Exception):
 def _tmpdir():
     global _TMP
     if _TMP is None:
-        _TMP = tempfile.mkdtemp(prefix="kiln_worker_")
+        # KILN_WORKER_TMP: a directory the caller removes afterwards (kiln profile under ncu); else
+        # $TMPDIR, which the C++ runner points at a directory of its own per worker process
+        _TMP = tempfile.mkdtemp(prefix="kiln_worker_", dir=os.environ.get("KILN_WORKER_TMP") or None)
     return _TMP
 
 

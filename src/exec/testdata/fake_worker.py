@@ -102,7 +102,11 @@ for line in sys.stdin:
             "aten_ops": {"aten::empty_like": 1}, "runtime_checks": {"triton_launches": 1},
             "clocks": {"sm_mhz_before": 1980, "sm_mhz_after": 1980},
             "versions": {"torch": "fake"}, "device": {"name": "Fake GPU", "uuid": "GPU-fake"},
-            "elapsed_s": 0.01, "mode_seen": req.get("mode"), "pid": os.getpid()}
+            "elapsed_s": 0.01, "mode_seen": req.get("mode"), "pid": os.getpid(),
+            "tmpdir": os.environ.get("TMPDIR")}
+    if behaviour == "tmpfile":  # a module file in $TMPDIR, as the real worker writes candidates
+        with open(os.path.join(os.environ["TMPDIR"], "candidate.py"), "w") as f:
+            f.write("x = 1\n")
     if behaviour == "restart":
         resp["verdict"] = "runtime_error"
         resp["fatal"] = True
