@@ -24,16 +24,7 @@ timeout 290 python3 bench/gpu/rewrite_equivalence.py --tool .device-carry/bin/ki
 wait
 echo "sweep+rewrites: $((SECONDS - t0)) s"
 cat "$w"/g_results_*.jsonl > "$w/tritonbench_g.jsonl"
-python3 - "$w/tritonbench_g.jsonl" <<'PY' | tee "$w/tritonbench_g_summary.txt"
-import collections, json, sys
-rows = [json.loads(l) for l in open(sys.argv[1])]
-c = collections.Counter(r.get("verdict") or ("error" if r.get("error") else "?") for r in rows)
-print("TritonBench-G self-eval:", len(rows), "modules;", dict(c))
-for r in rows:
-    if r.get("verdict") != "ok":
-        res = r.get("result") or {}
-        print("  ", r.get("id"), r.get("verdict"), (res.get("message") or r.get("error") or "")[:160])
-PY
+python3 bench/gpu/summarize_verdicts.py "$w/tritonbench_g.jsonl" "TritonBench-G self-eval" | tee "$w/tritonbench_g_summary.txt"
 tail -1 "$w/rewrite_equivalence.log"
 OUT=$w/ncu KILN_RECORD_BUDGET_S=${NCU_BUDGET:-200} timeout 260 bash bench/gpu/record_ncu.sh > "$w/record_ncu.log" 2>&1
 echo "record_ncu rc=$?"; cat "$w/ncu/summary.txt" 2>/dev/null | tail -14

@@ -11,16 +11,7 @@ t0=$SECONDS
 timeout ${SWEEP_S:-170} "$KILN_BIN" eval --batch "$w/tbg.jsonl" --mode check --check-workers 8 --timeout 90 --no-db \
   --out "$w/tbg_check.jsonl" > "$w/tbg_stdout.txt" 2> "$w/tbg_stderr.txt"
 echo "sweep rc=$? in $((SECONDS - t0)) s"
-python3 - "$w/tbg_check.jsonl" <<'PY' | tee "$w/tbg_summary.txt" | head -3
-import collections, json, sys
-rows = [json.loads(l) for l in open(sys.argv[1])]
-c = collections.Counter(r.get("verdict") or "error" for r in rows)
-print("TritonBench-G self-eval (check):", len(rows), "modules;", dict(c))
-for r in rows:
-    if r.get("verdict") != "ok":
-        res = r.get("result") or {}
-        print("  ", r.get("id"), r.get("verdict"), (res.get("message") or r.get("error") or "")[:200])
-PY
+python3 bench/gpu/summarize_verdicts.py "$w/tbg_check.jsonl" "TritonBench-G self-eval (check)" | tee "$w/tbg_summary.txt" | head -3
 OUT=$w/tp TP_BLOCKS=1024 timeout ${TP_S:-170} bash bench/eval_throughput/run.sh "$KILN_BIN" 1 > "$w/throughput.log" 2>&1
 echo "throughput rc=$?"; tail -3 "$w/throughput.log"
 t0=$SECONDS

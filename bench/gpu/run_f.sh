@@ -14,16 +14,7 @@ t0=$SECONDS
 timeout ${SWEEP_S:-210} "$KILN_BIN" eval --batch "$w/tbg.jsonl" --mode check --check-workers 8 --timeout 90 --no-db \
   --out "$w/tbg_check.jsonl" > "$w/tbg_stdout.txt" 2> "$w/tbg_stderr.txt"
 echo "sweep rc=$? in $((SECONDS - t0)) s"
-python3 - "$w/tbg_check.jsonl" <<'PY' > "$w/tbg_summary.txt"
-import collections, json, sys
-rows = [json.loads(l) for l in open(sys.argv[1])]
-c = collections.Counter(r.get("verdict") or "error" for r in rows)
-print("TritonBench-G self-eval (check):", len(rows), "modules;", dict(c))
-for r in rows:
-    if r.get("verdict") != "ok":
-        res = r.get("result") or {}
-        print("  ", r.get("id"), r.get("verdict"), (res.get("message") or r.get("error") or "")[:200])
-PY
+python3 bench/gpu/summarize_verdicts.py "$w/tbg_check.jsonl" "TritonBench-G self-eval (check)" > "$w/tbg_summary.txt"
 head -1 "$w/tbg_summary.txt"
 OUT=$w/tp TP_BLOCKS=256,512,1024,2048,4096 FRESH_EVERY=5 timeout ${TP_S:-290} bash bench/eval_throughput/run.sh "$KILN_BIN" 1 \
   > "$w/throughput.log" 2>&1
