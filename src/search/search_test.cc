@@ -261,6 +261,25 @@ TEST(Strategy, RulesFollowMovesThenPolish) {
   EXPECT_EQ(ConfigKey(best), "BLOCK_SIZE=128 num_stages=3 num_warps=4");
 }
 
+TEST(Strategy, RulesRoundTriesOneAndTwoSteps) {
+  StrategyContext ctx{Space1D()};
+  ctx.moves = {"bigger_tiles", "more_warps"};
+  auto s = MakeStrategy("rules", ctx);
+  ASSERT_TRUE(s.ok());
+  (*s)->Start({{"BLOCK_SIZE", 16}, {"num_warps", 1}, {"num_stages", 3}}, 1.0);
+  auto first = (*s)->Propose(8);
+  std::vector<std::string> keys;
+  for (const auto& c : first) keys.push_back(ConfigKey(c));
+  EXPECT_EQ(keys, (std::vector<std::string>{"BLOCK_SIZE=32 num_stages=3 num_warps=1",
+                                            "BLOCK_SIZE=16 num_stages=3 num_warps=2",
+                                            "BLOCK_SIZE=64 num_stages=3 num_warps=1",
+                                            "BLOCK_SIZE=16 num_stages=3 num_warps=4"}));
+  // With room for only two, the single steps come first.
+  auto s2 = MakeStrategy("rules", ctx);
+  (*s2)->Start({{"BLOCK_SIZE", 16}, {"num_warps", 1}, {"num_stages", 3}}, 1.0);
+  EXPECT_EQ((*s2)->Propose(2).size(), 2u);
+}
+
 TEST(Strategy, ApplyMove) {
   Space g = SpaceGemm();
   Config c{{"BLOCK_M", 64}, {"BLOCK_N", 64}, {"BLOCK_K", 32}, {"GROUP_M", 1}, {"num_warps", 4}, {"num_stages", 3}};

@@ -139,12 +139,23 @@ class Rules : public Base {
     round_best_score_ = kFailed;
     std::vector<Config> out;
     const auto& moves = ctx_.moves.empty() ? KnownMoves() : ctx_.moves;
+    // One step of every move, then two steps (x4 a tile, +2 stages): a round that only doubled would
+    // need a round per doubling to climb from a badly undersized block, and rounds cost wall time.
+    std::vector<Config> second;
     for (const auto& m : moves) {
       if (out.size() >= max_n) break;
       auto n = ApplyMove(ctx_.space, best_, m);
-      if (!n || !Usable(*n)) continue;
+      if (!n) continue;
+      if (auto n2 = ApplyMove(ctx_.space, *n, m)) second.push_back(*n2);
+      if (!Usable(*n)) continue;
       MarkProposed(*n);
       out.push_back(*n);
+    }
+    for (const auto& n2 : second) {
+      if (out.size() >= max_n) break;
+      if (!Usable(n2)) continue;
+      MarkProposed(n2);
+      out.push_back(n2);
     }
     if (out.empty()) return StartPolish(max_n);
     outstanding_ = static_cast<int>(out.size());
