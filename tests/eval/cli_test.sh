@@ -78,6 +78,23 @@ check batch 1 $rc "$tmp/o" '"id":"good".*"verdict":"ok"' '"error".*"line":2' 'no
 n=$(wc -l < "$tmp/results.jsonl")
 [ "$n" -eq 5 ] && echo "ok   batch-lines" || { echo "FAIL batch-lines: $n lines, want 5"; fails=$((fails + 1)); }
 
+# --resume: results already in --out (by pairs-file line) are kept, error lines and the rest run again.
+grep -v '"id":"good"' "$tmp/results.jsonl" > "$tmp/partial.jsonl"
+printf '{"line": 6, "torn' >> "$tmp/partial.jsonl"   # a line cut off by a kill
+cp "$tmp/partial.jsonl" "$tmp/resumed.jsonl"
+"$kiln" eval --batch "$tmp/pairs.jsonl" --out "$tmp/resumed.jsonl" --replay "$data/replay_relu.jsonl" --mode time \
+  --resume > "$tmp/o" 2>&1
+rc=$?
+cat "$tmp/resumed.jsonl" >> "$tmp/o"
+check resume 1 $rc "$tmp/o" "resuming: 1 pair(s) already have results" '"id":"good".*"verdict":"ok"' \
+  '"id":"static".*"verdict":"rejected"'
+n=$(wc -l < "$tmp/resumed.jsonl")
+[ "$n" -eq 5 ] && echo "ok   resume-lines" || { echo "FAIL resume-lines: $n lines, want 5"; cat "$tmp/resumed.jsonl"; fails=$((fails + 1)); }
+n=$(grep -c '"id":"static"' "$tmp/resumed.jsonl")
+[ "$n" -eq 1 ] && echo "ok   resume-not-repeated" || { echo "FAIL resume-not-repeated: $n static lines"; fails=$((fails + 1)); }
+"$kiln" eval --batch "$tmp/pairs.jsonl" --resume --replay "$data/replay_relu.jsonl" > "$tmp/o" 2>&1
+check resume-needs-out 2 $? "$tmp/o" "--resume needs --out"
+
 # Records: a static rejection is recorded in the database; a second run is answered the same way.
 "$kiln" eval --task "$relu" --candidate "$tmp/thread.py" --python /nonexistent/python3 --db "$tmp/kiln.db" > "$tmp/o" 2>&1
 check record-static 1 $? "$tmp/o" "verdict: rejected"

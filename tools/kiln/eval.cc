@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <thread>
 #include <tuple>
 
@@ -55,6 +56,7 @@ struct EvalFlags {
   int workers = 1;           // measuring workers when there is no GPU
   int gpus = -1;             // -1: all
   bool quiet = false;
+  bool resume = false;
 };
 
 Result<json> ParseSizes(const std::vector<std::string>& sizes) {
@@ -263,9 +265,39 @@ int RunBatch(const EvalFlags& f) {
     std::fprintf(stderr, "kiln eval: %s\n", st.status().message().c_str());
     return 2;
   }
+  // --resume: pairs (by line of the pairs file) that already have a result in --out are skipped and
+  // the new results are appended; error lines and a torn last line are evaluated again.
+  std::set<size_t> done_lines;
+  if (f.resume) {
+    if (f.out.empty() || f.out == "-") {
+      std::fprintf(stderr, "kiln eval: --resume needs --out FILE (the results so far)\n");
+      return 2;
+    }
+    if (auto prev = ReadFile(f.out); prev.ok()) {
+      std::string kept;
+      size_t p = 0;
+      while (p < prev->size()) {
+        size_t nl = prev->find('\n', p);
+        if (nl == std::string::npos) break;  // a torn last line: dropped
+        std::string l = prev->substr(p, nl - p);
+        p = nl + 1;
+        json j = json::parse(l, nullptr, false);
+        if (!j.is_object() || !j.contains("result") || !j["line"].is_number_unsigned()) continue;
+        done_lines.insert(j["line"].get<size_t>());
+        kept += l + "\n";
+      }
+      if (auto w = WriteFile(f.out, kept); !w.ok()) {
+        std::fprintf(stderr, "kiln eval: %s\n", w.message().c_str());
+        return 2;
+      }
+    }
+  }
+  if (f.resume && !f.quiet)
+    std::fprintf(stderr, "kiln eval: resuming: %zu pair(s) already have results in %s\n", done_lines.size(),
+                 f.out.c_str());
   std::FILE* out = stdout;
   if (!f.out.empty() && f.out != "-") {
-    out = std::fopen(f.out.c_str(), "w");
+    out = std::fopen(f.out.c_str(), f.resume ? "a" : "w");
     if (!out) {
       std::fprintf(stderr, "kiln eval: %s: cannot write: %s\n", f.out.c_str(), std::strerror(errno));
       return 2;
@@ -293,6 +325,7 @@ int RunBatch(const EvalFlags& f) {
       pos = nl + 1;
       ++line_no;
       if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+      if (done_lines.count(line_no)) continue;  // --resume: already has a result
       size_t index = total++;
       json in = json::parse(line, nullptr, false);
       json head = {{"index", index}, {"line", line_no}};
@@ -513,6 +546,8 @@ Command RegisterEval(CLI::App& app) {
   sub->add_option("--workers", f->workers, "Batch without a GPU: parallel interpreter workers")->check(CLI::Range(1, 256));
   sub->add_option("--gpus", f->gpus, "Batch: use at most this many GPUs");
   sub->add_flag("--quiet", f->quiet, "Batch: no progress on stderr");
+  sub->add_flag("--resume", f->resume,
+                "Batch: keep the results already in --out (by pairs-file line), evaluate the rest, append");
   return {sub, [f]() {
             // Usage errors exit 2 (CLI11's own parse errors keep its codes).
             for (auto [flag, value, allowed] :
