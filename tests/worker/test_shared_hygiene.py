@@ -42,8 +42,9 @@ def _leaves_behind(req, verdict, what):
 
 
 def test_leftover_daemon_thread_restarts_the_worker():
+    # a thread still running after the candidate returned is also `background_thread` (rejected)
     _leaves_behind(_req("threading, time", "threading.Thread(target=time.sleep, args=(600,), daemon=True).start()"),
-                   "ok", "thread")
+                   "rejected", "thread")
 
 
 def test_leftover_child_process_restarts_the_worker():
@@ -52,7 +53,14 @@ def test_leftover_child_process_restarts_the_worker():
 
 
 def test_fork_isolation_is_unaffected(fork_worker):
+    # the child is discarded (no restart), but the thread that outlived the candidate's call is rejected
     r = fork_worker.request(_req("threading, time",
                                  "threading.Thread(target=time.sleep, args=(600,), daemon=True).start()"))
-    assert r["verdict"] == "ok" and not r.get("restart_worker"), r
+    assert r["verdict"] == "rejected" and not r.get("restart_worker"), r
+    assert "background_thread" in [x["code"] for x in r["reasons"]], r
     assert fork_worker.request({"op": "hello"})["ok"]
+
+
+def test_thread_that_ends_before_returning_is_fine(fork_worker):
+    r = fork_worker.request(_req("threading", "t = threading.Thread(target=lambda: None); t.start(); t.join()"))
+    assert r["verdict"] == "ok", r

@@ -6,6 +6,7 @@ import contextlib
 import math
 import re
 import signal
+import threading
 import time
 import traceback
 
@@ -286,11 +287,18 @@ class Evaluator:
         rec = guards.OpRecorder(poison=poison)
         before = len(plat.LAUNCHES.launches)
         err_before = len(plat.LAUNCHES.errors)
+        threads_before = set(threading.enumerate())
         plat.poison_allocator()
         tasks_mod.seed_all(seed)
         with plat.cuda_shim(), guards.candidate_running(), guards.watch_streams(), rec:
             out = fn(*args, **kwargs)
         plat.synchronize()
+        # A thread the candidate left running would run on while the reference does (and could touch
+        # its outputs); the static checks reject `threading` imports, this catches the rest.
+        left = [t for t in threading.enumerate() if t not in threads_before and t.is_alive()]
+        if left:
+            self.reasons.add("background_thread", f"the candidate left {len(left)} thread(s) running after it "
+                                                  f"returned ({left[0].name!r})")
         launches = plat.LAUNCHES.launches[before:]
         own = sum(1 for l in launches if l["own"])
         errors = plat.LAUNCHES.errors[err_before:]

@@ -52,6 +52,7 @@ CODES = {
     "introspection": ("rejected", None),
     "file_write": ("rejected", None),
     "process_spawn": ("rejected", None),
+    "background_thread": ("rejected", None),
     "network": ("rejected", None),
     "ctypes": ("rejected", None),
     "protocol_injection": ("rejected", None),
