@@ -85,7 +85,9 @@ def eval_response(req):
             "versions": VERSIONS, "device": DEVICE, "elapsed_s": 0.01}
     if mode == "compile":
         return resp
-    wanted = req.get("cases") or CASES
+    wanted = []
+    for w in req.get("cases") or CASES:  # "@largest:K" as the real worker resolves it (here: the last K)
+        wanted += CASES[-int(w.split(":")[1]):] if w.startswith("@largest:") else [w]
     for name in CASES:
         if name not in wanted:
             continue
@@ -132,7 +134,7 @@ def serve():
         elif op == "device_peaks":
             out = dict(PEAKS, ok=True)
         else:
-            log("eval " + str(req.get("mode")))
+            log("eval " + str(req.get("mode")) + " cases=" + ",".join(req.get("cases") or []))
             pause(str(req.get("mode")))
             out = eval_response(req)
             if os.environ.get("FAKE_GPU_CHAOS") == "1":

@@ -70,6 +70,10 @@ if [ -f "$tb" ]; then
     [ "$(json "$tmp/T.json" "j['mode']")" = profiled ] || bad "tritonbench: mode is not profiled"
     [ "$(json "$tmp/T.json" "j['improved']")" = True ] || bad "tritonbench: no improvement found"
     [ "$(json "$tmp/T.json" "j['run_id'] > 0")" = True ] || bad "tritonbench: not recorded"
+    # default --cases for a perf harness: the 3 largest sizes (the fake resolves them to its last 3 cases)
+    [ "$(json "$tmp/T.json" "any('3 largest sizes' in n for n in j['notes'])")" = True ] ||
+      bad "tritonbench: no note about the default cases"
+    grep -q "eval time cases=@largest:3" "$tmp/gpu.log" || bad "tritonbench: the baseline did not ask for @largest:3"
   fi
 else
   say "no corpus at $corpus: TritonBench-G case skipped"

@@ -57,8 +57,9 @@ Command RegisterOptimize(CLI::App& app) {
   sub->add_option("--min-speedup", f->min_speedup, "A winner must be at least this much faster (geomean)");
   sub->add_option("--compile-jobs", f->compile_jobs, "Parallel CPU compile workers (-1: cores - 1, 0: none)");
   sub->add_option("--cases", f->cases,
-                  "Cases used at all (baseline, search, verification): NAME,NAME or @largest:K (the K perf-harness "
-                  "cases with the most input bytes); default all");
+                  "Cases used at all (baseline, search, verification): NAME,NAME, @largest:K (the K perf-harness "
+                  "cases with the most input bytes) or all; default @largest:3 for a TritonBench-G task with a "
+                  "perf harness, else all");
   sub->add_option("--search-cases", f->search_cases, "Cases timed while searching: all | largest | NAME,NAME");
   sub->add_option("--seed", f->seed, "Seed of inputs and strategies");
   sub->add_option("--isolation", f->isolation,
@@ -156,11 +157,18 @@ Command RegisterOptimize(CLI::App& app) {
             o.seed = f->seed;
             o.emit_autotune = f->emit_autotune;
             o.dry_run = f->dry_run;
-            for (size_t a = 0; a < f->cases.size();) {
+            for (size_t a = 0; a < f->cases.size() && f->cases != "all";) {
               size_t b = f->cases.find(',', a);
               if (b == std::string::npos) b = f->cases.size();
               if (b > a) o.cases.push_back(f->cases.substr(a, b - a));
               a = b + 1;
+            }
+            if (f->cases.empty() && !f->dry_run && spec->format == task::Format::kTritonBenchG &&
+                !spec->perf_path.empty()) {
+              // A perf harness sweeps 10-30 sizes; checking and timing all of them in every evaluation
+              // took most of a minute per kernel on an H200. Tune for the largest sizes by default.
+              o.cases = {"@largest:3"};
+              in->notes.push_back("cases: the 3 largest sizes of the perf harness (--cases all for every size)");
             }
             if (f->search_cases == "largest") o.largest_case_only = true;
             else if (f->search_cases != "all" && !f->search_cases.empty()) {
