@@ -120,6 +120,7 @@ class Evaluator:
         self.cand_ops = []
         self.ref_ops = []
         self.ref_launches = 0
+        self.ref_mutates_inputs = False   # seen in a trial: the timed-output check does not apply
         self.runtime = {"triton_launches": 0, "foreign_streams": False, "inputs_mutated": False,
                         "output_aliases_input": False, "reverified": False, "streams_created": 0,
                         "reference_called": False}
@@ -387,6 +388,7 @@ class Evaluator:
         # inputs: the candidate may change them only where the reference does too
         c_changed = compare.changed_paths((c_args, c_kwargs), master)
         r_changed = compare.changed_paths((r_args, r_kwargs), master)
+        self.ref_mutates_inputs = self.ref_mutates_inputs or bool(r_changed)
         if c_changed:
             if not r_changed:
                 self.runtime["inputs_mutated"] = True

@@ -14,6 +14,7 @@ import time
 
 import torch
 
+from . import compare
 from . import platform as plat
 from . import tasks as tasks_mod
 
@@ -168,22 +169,40 @@ class _Watched:
         self.fn = fn
         self.calls = 0
         self.without_launch = 0
+        self.last = None   # the latest output (checked after timing)
 
     def __call__(self):
         log = plat.LAUNCHES
         before = log.hook_launches
-        self.fn()
+        self.last = self.fn()
         self.calls += 1
         if log.hook_launches == before:
             self.without_launch += 1
+
+
+def check_timed_output(out, ref_fn, args, kwargs, tolerance, tf32):
+    """The output of the candidate's last timed call against the reference on fresh clones of the same
+    inputs (a candidate that counts its calls could be correct while checked and cut work once timed).
+    -> a description of the difference, or None. No verdict when the reference disagrees with itself
+    (atomics, races): that is not the candidate's doing."""
+    r1 = ref_fn(*tasks_mod.clone_tree(args), **tasks_mod.clone_tree(kwargs))
+    try:
+        compare.compare(out, r1, tolerance, tf32)
+        return None
+    except compare.Mismatch as m:
+        r2 = ref_fn(*tasks_mod.clone_tree(args), **tasks_mod.clone_tree(kwargs))
+        if not compare.close(r1, r2, tolerance, tf32):
+            return None
+        return str(m)
 
 
 def time_cases(ev, cases):
     """Times every case of an Evaluator `ev` (after its check passed); returns the speedups.
 
     Runtime checks while timing (the candidate could behave differently once it is timed): every Python
-    call of the candidate must launch a Triton kernel (`no_triton_launch`), and no launch may go to a stream
-    other than the current one (`foreign_stream`)."""
+    call of the candidate must launch a Triton kernel (`no_triton_launch`), no launch may go to a stream
+    other than the current one (`foreign_stream`), and the last timed call's output must match the
+    reference's (`timed_output_mismatch`)."""
     opts = ev.timing_opts
     task = ev.task
     speedups = []
@@ -212,6 +231,12 @@ def time_cases(ev, cases):
             ev.runtime["foreign_streams"] = True
             ev.reasons.add("foreign_stream", f"while timed, a kernel was launched on a stream other than the "
                                              f"current one (case {case!r})")
+        if not getattr(ev, "ref_mutates_inputs", True):
+            problem = check_timed_output(cand.last, rf, args, kwargs, ev.tolerance, ev.tf32)
+            if problem:
+                ev.reasons.add("timed_output_mismatch", f"while timed, the candidate's output was wrong "
+                                                        f"(case {case!r}): {problem}")
+        cand.last = None
         for st in ev.cases_out:
             if st["name"] == case:
                 st.update(res)
