@@ -59,18 +59,26 @@ PY
   tail -3 "$log" | sed 's/^/   /'
 }
 
-autotune_one() {  # name: exhaustive over kiln's space (patience off), then kiln's default search
+autotune_one() {  # name: exhaustive over the kernel's grid (grids/<name>.json, a larger grid than its own
+  # @triton.autotune list; patience off), then kiln's default search limited to 25% of those measurements
   local name=$1 ex=$state/results/autotune_$1.exhaustive.json kj=$state/results/autotune_$1.kiln.json
+  local grid=$here/grids/$name.json gridarg=() n=0
+  if [ -f "$grid" ]; then
+    gridarg=(--grid "$grid")
+    n=$("$KILN_PYTHON" -c "import json,math,sys; print(math.prod(len(v) for v in json.load(open(sys.argv[1])).values()))" "$grid")
+  fi
   if [ ! -s "$ex" ]; then
-    echo "== $name: exhaustive"
-    timeout 560 "$kiln" optimize "$G/kernels/$name.py" --strategy exhaustive --patience 1000000 \
+    echo "== $name: exhaustive (${n:-?} configs)"
+    timeout 560 "$kiln" optimize "$G/kernels/$name.py" --strategy exhaustive --patience 1000000 "${gridarg[@]}" \
         --budget-seconds 480 --search-cases largest --no-profile --db "$db" --json "$ex" -q \
         > "$state/logs/autotune_$name.exhaustive.log" 2>&1 || tail -5 "$state/logs/autotune_$name.exhaustive.log"
   fi
   if [ ! -s "$kj" ]; then
-    echo "== $name: kiln (default strategy)"
-    timeout 400 "$kiln" optimize "$G/kernels/$name.py" --budget-seconds "$BUDGET" --search-cases largest \
-        --no-profile --db "$db" --json "$kj" -q > "$state/logs/autotune_$name.kiln.log" 2>&1 ||
+    echo "== $name: kiln (default strategy, at most $((n / 4)) measurements)"
+    local cap=()
+    [ "$n" -gt 0 ] && cap=(--max-evals $((n / 4)))
+    timeout 400 "$kiln" optimize "$G/kernels/$name.py" --budget-seconds "$BUDGET" --search-cases largest "${gridarg[@]}" \
+        "${cap[@]}" --no-profile --db "$db" --json "$kj" -q > "$state/logs/autotune_$name.kiln.log" 2>&1 ||
         tail -5 "$state/logs/autotune_$name.kiln.log"
   fi
 }

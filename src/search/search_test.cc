@@ -280,6 +280,25 @@ TEST(Strategy, RulesRoundTriesOneAndTwoSteps) {
   EXPECT_EQ((*s2)->Propose(2).size(), 2u);
 }
 
+TEST(Space, RestrictToGrid) {
+  Space s = SpaceGemm();
+  Config base{{"BLOCK_M", 64}, {"BLOCK_N", 64}, {"BLOCK_K", 32}, {"GROUP_M", 1}, {"num_warps", 4}, {"num_stages", 3}};
+  auto grid = nlohmann::json::parse(R"({"BLOCK_M": [128, 64], "BLOCK_N": [128], "num_warps": [4, 8]})");
+  ASSERT_FALSE(Space::RestrictToGrid(grid, base, &s));
+  EXPECT_EQ(s.Find("BLOCK_M")->values, (std::vector<int64_t>{64, 128}));
+  EXPECT_EQ(s.Find("BLOCK_N")->values, (std::vector<int64_t>{64, 128}));  // the original's 64 kept
+  EXPECT_EQ(s.Find("BLOCK_K")->values, (std::vector<int64_t>{32}));       // unlisted: fixed
+  EXPECT_EQ(s.Find("num_stages")->values, (std::vector<int64_t>{3}));
+  EXPECT_DOUBLE_EQ(s.Size(), 2 * 2 * 2);
+  Space t = SpaceGemm();
+  auto bad = Space::RestrictToGrid(nlohmann::json::parse(R"({"BLOCK_Q": [1]})"), base, &t);
+  ASSERT_TRUE(bad);
+  EXPECT_NE(bad->find("'BLOCK_Q' is not a tunable"), std::string::npos) << *bad;
+  EXPECT_TRUE(Space::RestrictToGrid(nlohmann::json::parse(R"({"BLOCK_M": [1.5]})"), base, &t));
+  EXPECT_TRUE(Space::RestrictToGrid(nlohmann::json::parse(R"({"BLOCK_M": []})"), base, &t));
+  EXPECT_TRUE(Space::RestrictToGrid(nlohmann::json::parse(R"([1])"), base, &t));
+}
+
 TEST(Strategy, ApplyMove) {
   Space g = SpaceGemm();
   Config c{{"BLOCK_M", 64}, {"BLOCK_N", 64}, {"BLOCK_K", 32}, {"GROUP_M", 1}, {"num_warps", 4}, {"num_stages", 3}};

@@ -270,4 +270,31 @@ SpaceBuild SpaceFromTunables(const rewrite::Tunables& t, const SpaceOptions& opt
   return b;
 }
 
+std::optional<std::string> Space::RestrictToGrid(const nlohmann::json& grid, const Config& keep, Space* s) {
+  if (!grid.is_object()) return "a grid is a JSON object {\"PARAM\": [values...]}";
+  for (const auto& [name, vals] : grid.items()) {
+    if (!s->Find(name)) {
+      std::string known;
+      for (const auto& p : s->params()) known += (known.empty() ? "" : ", ") + p.name;
+      return "grid parameter '" + name + "' is not a tunable of this kernel (tunables: " + known + ")";
+    }
+    if (!vals.is_array() || vals.empty()) return "grid parameter '" + name + "': expected a non-empty list";
+    for (const auto& v : vals)
+      if (!v.is_number_integer()) return "grid parameter '" + name + "': " + v.dump() + " is not an integer";
+  }
+  std::vector<Param> ps = s->params();
+  for (auto& p : ps) {
+    std::vector<int64_t> v;
+    if (grid.contains(p.name))
+      for (const auto& x : grid[p.name]) v.push_back(x.get<int64_t>());
+    if (auto it = keep.find(p.name); it != keep.end()) v.push_back(it->second);
+    if (v.empty()) v = {p.values.front()};
+    std::sort(v.begin(), v.end());
+    v.erase(std::unique(v.begin(), v.end()), v.end());
+    p.values = v;
+  }
+  *s = Space(std::move(ps));
+  return std::nullopt;
+}
+
 }  // namespace kiln::search

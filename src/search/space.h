@@ -72,6 +72,10 @@ class Space {
   Config Complete(const Config& c, const Config& fallback) const;
 
   nlohmann::json ToJson() const;
+  // The space restricted to a grid {"PARAM": [values...]}: a listed parameter takes exactly those
+  // values (plus `keep`'s value, so the original stays representable), an unlisted one only `keep`'s.
+  // Errors name unknown parameters and non-integer values.
+  static std::optional<std::string> RestrictToGrid(const nlohmann::json& grid, const Config& keep, Space* s);
 
  private:
   std::vector<Param> params_;

@@ -79,5 +79,25 @@ else
   say "no corpus at $corpus: TritonBench-G case skipped"
 fi
 
+# 4. --grid: the search stays inside the given grid (unlisted tunables keep the original's value; the
+#    original's own values stay representable), e.g. for a comparison with Triton's autotuner.
+printf '{"BLOCK": [128, 256], "num_warps": [4]}\n' > "$tmp/grid.json"
+FAKE_NCU_CSV=$src/tests/profile/data/small_grid.csv "$kiln" optimize "$src/examples/softmax" \
+  --python "$py" --ncu "$ncu" --budget-seconds 60 --compile-jobs 2 --no-db --grid "$tmp/grid.json" \
+  --json "$tmp/G.json" -q >"$tmp/out4" 2>"$tmp/err4"
+rc=$?
+if [ $rc -ne 0 ]; then
+  bad "grid: exit $rc"; cat "$tmp/out4" "$tmp/err4"
+else
+  [ "$(json "$tmp/G.json" "all(c['config']['BLOCK'] in (64, 128, 256) and c['config']['num_warps'] in (1, 4) and c['config']['num_stages'] == 3 for c in j['candidates'])")" = True ] ||
+    bad "grid: a candidate outside the grid: $(json "$tmp/G.json" "[c['config'] for c in j['candidates']]")"
+  [ "$(json "$tmp/G.json" "len(j['candidates']) > 1")" = True ] || bad "grid: nothing searched"
+fi
+printf '{"BLOCK_Q": [1]}\n' > "$tmp/badgrid.json"
+"$kiln" optimize "$src/examples/softmax" --python "$py" --no-db --grid "$tmp/badgrid.json" -q >"$tmp/out5" 2>&1
+rc=$?
+{ [ $rc -eq 2 ] && grep -q "badgrid.json: error: grid parameter 'BLOCK_Q' is not a tunable" "$tmp/out5"; } ||
+  { bad "bad grid: exit $rc"; cat "$tmp/out5"; }
+
 [ $fail -eq 0 ] && say "ok"
 exit $fail

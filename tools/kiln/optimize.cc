@@ -29,6 +29,7 @@ struct OptFlags {
   std::string strategy = "auto";
   std::string search_cases = "all";
   std::string cases;
+  std::string grid;
   std::string isolation = "shared";
   double budget = 60;
   int max_evals = 0;
@@ -60,6 +61,9 @@ Command RegisterOptimize(CLI::App& app) {
                   "Cases used at all (baseline, search, verification): NAME,NAME, @largest:K (the K perf-harness "
                   "cases with the most input bytes) or all; default @largest:3 for a TritonBench-G task with a "
                   "perf harness, else all");
+  sub->add_option("--grid", f->grid,
+                  "JSON file {\"PARAM\": [values...]}: search exactly this grid (unlisted tunables stay as "
+                  "they are), e.g. to compare with Triton's autotuner on the same configs");
   sub->add_option("--search-cases", f->search_cases, "Cases timed while searching: all | largest | NAME,NAME");
   sub->add_option("--seed", f->seed, "Seed of inputs and strategies");
   sub->add_option("--isolation", f->isolation,
@@ -93,6 +97,22 @@ Command RegisterOptimize(CLI::App& app) {
             if (!in.ok()) {
               std::fprintf(stderr, "kiln optimize: error: %s\n", in.status().message().c_str());
               return 2;
+            }
+            if (!f->grid.empty()) {
+              auto text = ReadFile(f->grid);
+              if (!text.ok()) {
+                std::fprintf(stderr, "kiln optimize: error: %s\n", text.status().message().c_str());
+                return 2;
+              }
+              auto g = nlohmann::json::parse(*text, nullptr, false);
+              if (g.is_discarded()) {
+                std::fprintf(stderr, "%s: error: not valid JSON\n", f->grid.c_str());
+                return 2;
+              }
+              if (auto err = search::Space::RestrictToGrid(g, in->baseline, &in->space)) {
+                std::fprintf(stderr, "%s: error: %s\n", f->grid.c_str(), err->c_str());
+                return 2;
+              }
             }
             // Runners.
             std::unique_ptr<exec::Runner> measure, recording;
