@@ -273,6 +273,7 @@ class Evaluator:
             return
         from . import timing
         speedups = timing.time_cases(self, cases)
+        self._check_patches(baseline, "timing")
         if speedups and max(speedups) > 10.0:
             self.reasons.add("excessive_speedup", f"speedup {max(speedups):.1f}x > 10x: re-verified with "
                                                   f"{self.trials * 3} trials")
