@@ -290,6 +290,7 @@ class Evaluator:
         before = len(plat.LAUNCHES.launches)
         err_before = len(plat.LAUNCHES.errors)
         threads_before = set(threading.enumerate())
+        guards.FLAGS.host_elements = 0
         plat.poison_allocator()
         tasks_mod.seed_all(seed)
         with plat.cuda_shim(), guards.candidate_running(), guards.watch_streams(), rec:
@@ -297,6 +298,11 @@ class Evaluator:
         plat.synchronize()
         # A thread the candidate left running would run on while the reference does (and could touch
         # its outputs); the static checks reject `threading` imports, this catches the rest.
+        # Tensor data taken to numpy / Python lists: the result computed outside torch and Triton.
+        out_numel = sum(v.numel() for _, v in compare.flatten(out) if isinstance(v, torch.Tensor))
+        if guards.FLAGS.host_elements >= max(4096, out_numel // 8):
+            self.reasons.add("host_compute", f"the candidate converted {guards.FLAGS.host_elements} tensor elements "
+                                             "to numpy or Python lists while running (work done outside Triton)")
         left = [t for t in threading.enumerate() if t not in threads_before and t.is_alive()]
         if left:
             self.reasons.add("background_thread", f"the candidate left {len(left)} thread(s) running after it "

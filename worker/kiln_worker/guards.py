@@ -144,6 +144,7 @@ def reset_flags():
     FLAGS.events.clear()
     FLAGS.event_detail.clear()
     FLAGS.in_candidate = False
+    FLAGS.host_elements = 0
     HARNESS_CODE.clear()   # the next task registers its own
 
 
@@ -347,9 +348,37 @@ class Flags:
         self.event_detail = {}
         self.in_candidate = False
         self.candidate_files = set()
+        self.host_elements = 0                   # tensor elements the candidate turned into numpy/lists
 
 
 FLAGS = Flags()
+
+
+def _counting_host_copy(name, orig):
+    """Tensor.numpy / __array__ / tolist, counting the elements a running candidate takes out of torch:
+    numpy (or Python) computing the result is invisible to the dispatcher (torch_compute). Conversions
+    inside a Triton launch (the interpreter hands kernels numpy views) are not the candidate's."""
+    def wrapper(self, *a, **k):
+        # the task's harness (a TritonBench test returning `.cpu().numpy()`) is not the candidate
+        if FLAGS.in_candidate and not plat.LAUNCHES.in_launch and not _harness_caller():
+            try:
+                FLAGS.host_elements += int(self.numel())
+            except Exception:
+                pass
+        return orig(self, *a, **k)
+    wrapper.__name__ = name
+    wrapper.__qualname__ = "Tensor." + name
+    wrapper.__doc__ = getattr(orig, "__doc__", None)
+    return wrapper
+
+
+# Installed once, at import: part of the pristine state the patch checks compare against.
+for _name in ("numpy", "__array__", "tolist"):
+    _orig = getattr(torch.Tensor, _name, None)
+    if _orig is not None and not getattr(_orig, "_kiln_counting", False):
+        _w = _counting_host_copy(_name, _orig)
+        _w._kiln_counting = True
+        setattr(torch.Tensor, _name, _w)
 
 
 @contextlib.contextmanager

@@ -53,6 +53,7 @@ CODES = {
     "file_write": ("rejected", None),
     "process_spawn": ("rejected", None),
     "background_thread": ("rejected", None),
+    "host_compute": ("rejected", None),
     "timed_output_mismatch": ("rejected", "mismatch"),
     "network": ("rejected", None),
     "ctypes": ("rejected", None),
