@@ -136,6 +136,9 @@ def tol_for(dtype, tolerance, tf32):
     return float(atol), float(rtol)
 
 
+_PLAIN = (int, float, bool, complex, str, bytes, type(None))
+
+
 class Mismatch(Exception):
     def __init__(self, code, message):
         super().__init__(message)
@@ -174,9 +177,17 @@ def compare(cand, ref, tolerance=None, tf32=False):
     max_abs, num, den = 0.0, 0.0, 0.0
     shapes, dtypes = [], []
     for (p, c), (_, r) in zip(flatten(cand), flatten(ref)):
+        if isinstance(c, torch.Tensor) and type(c) not in (torch.Tensor, torch.nn.Parameter):
+            # a subclass's __torch_function__ could answer the comparison's own operations
+            raise Mismatch("tensor_subclass", f"{p}: a {type(c).__name__} (a torch.Tensor subclass) where "
+                                              "a plain tensor is expected")
         if not isinstance(r, torch.Tensor):
             if isinstance(c, torch.Tensor):
                 raise Mismatch("structure_mismatch", f"{p}: a tensor where the reference has {type(r).__name__}")
+            if type(c) not in _PLAIN and type(c).__qualname__ != type(r).__qualname__:
+                # an object of its own could define __eq__/__ne__ to agree with anything
+                raise Mismatch("structure_mismatch", f"{p}: a {type(c).__name__} where the reference has "
+                                                     f"{type(r).__name__}")
             if isinstance(r, float) and isinstance(c, (int, float)):
                 if not (math.isclose(c, r, rel_tol=1e-4, abs_tol=1e-4) or (math.isnan(c) and math.isnan(r))):
                     raise Mismatch("value_mismatch", f"{p}: {c!r} != {r!r}")

@@ -54,6 +54,7 @@ CODES = {
     "process_spawn": ("rejected", None),
     "background_thread": ("rejected", None),
     "host_compute": ("rejected", None),
+    "tensor_subclass": ("rejected", "mismatch"),
     "timed_output_mismatch": ("rejected", "mismatch"),
     "network": ("rejected", None),
     "ctypes": ("rejected", None),
