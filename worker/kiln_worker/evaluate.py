@@ -205,6 +205,7 @@ class Evaluator:
         with plat.cuda_shim():
             task.load_reference()
         baseline = guards.snapshot()
+        self._settings0 = guards.global_state()
 
         cand = self.req.get("candidate")
         source = cand.get("source") if isinstance(cand, dict) else None
@@ -284,6 +285,10 @@ class Evaluator:
     def _check_patches(self, baseline, when):
         for code, name in guards.compare_snapshots(baseline, guards.snapshot()):
             self.reasons.add(code, f"{name} was replaced by the candidate (at {when})")
+        # torch's process-wide settings (cuDNN, SDPA kernels, matmul precision, ...): put back at once, so
+        # the reference keeps running as it would alone, and reported
+        for name in guards.restore_global_state(getattr(self, "_settings0", {})):
+            self.reasons.add("global_state", f"the candidate changed {name} (at {when}); restored")
 
     def _call_candidate(self, fn, args, kwargs, seed, poison):
         rec = guards.OpRecorder(poison=poison)

@@ -93,6 +93,66 @@ def snapshot() -> dict:
     return snap
 
 
+def _global_settings():
+    """(name, getter, setter) of torch's process-wide settings that change how fast (or how precisely) the
+    reference runs: a candidate that turns off cuDNN or flash attention slows the reference it is compared
+    with. Missing ones (older torch, no CUDA) are skipped."""
+    b = torch.backends
+    out = []
+
+    def attr(name, obj, field):
+        if obj is not None and hasattr(obj, field):
+            out.append((name, lambda: getattr(obj, field), lambda v: setattr(obj, field, v)))
+
+    attr("torch.backends.cudnn.enabled", b.cudnn, "enabled")
+    attr("torch.backends.cudnn.benchmark", b.cudnn, "benchmark")
+    attr("torch.backends.cudnn.deterministic", b.cudnn, "deterministic")
+    attr("torch.backends.cudnn.allow_tf32", b.cudnn, "allow_tf32")
+    m = getattr(b.cuda, "matmul", None)
+    for f in ("allow_tf32", "allow_fp16_reduced_precision_reduction", "allow_bf16_reduced_precision_reduction"):
+        attr(f"torch.backends.cuda.matmul.{f}", m, f)
+    for kind in ("flash", "mem_efficient", "math", "cudnn"):
+        get, put = getattr(b.cuda, f"{kind}_sdp_enabled", None), getattr(b.cuda, f"enable_{kind}_sdp", None)
+        if get and put:
+            out.append((f"torch.backends.cuda.{kind}_sdp_enabled", get, put))
+    out.append(("torch.get_float32_matmul_precision", torch.get_float32_matmul_precision,
+                torch.set_float32_matmul_precision))
+    out.append(("torch.are_deterministic_algorithms_enabled", torch.are_deterministic_algorithms_enabled,
+                lambda v: torch.use_deterministic_algorithms(v)))
+    out.append(("torch.is_grad_enabled", torch.is_grad_enabled, torch.set_grad_enabled))
+    out.append(("torch.get_default_dtype", torch.get_default_dtype, torch.set_default_dtype))
+    out.append(("torch.get_num_threads", torch.get_num_threads, torch.set_num_threads))
+    return out
+
+
+_SETTINGS = _global_settings()   # bound at import, before any candidate
+
+
+def global_state() -> dict:
+    st = {}
+    for name, get, _ in _SETTINGS:
+        try:
+            st[name] = get()
+        except Exception:
+            pass
+    return st
+
+
+def restore_global_state(saved: dict) -> list:
+    """Puts back every setting that differs from `saved`; -> the names that had changed."""
+    changed = []
+    for name, get, put in _SETTINGS:
+        if name not in saved:
+            continue
+        try:
+            if get() != saved[name]:
+                changed.append(name)
+                put(saved[name])
+        except Exception:
+            pass
+    return changed
+
+
 _PRISTINE = {}
 
 

@@ -55,6 +55,7 @@ CODES = {
     "background_thread": ("rejected", None),
     "host_compute": ("rejected", None),
     "tensor_subclass": ("rejected", "mismatch"),
+    "global_state": ("rejected", None),
     "timed_output_mismatch": ("rejected", "mismatch"),
     "network": ("rejected", None),
     "ctypes": ("rejected", None),
