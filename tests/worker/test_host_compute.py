@@ -6,32 +6,15 @@ import os
 
 from workerproc import CANDIDATES, codes, eval_request
 
-TEMPLATE = '''import numpy as np
-import torch
-import torch.nn as nn
-import triton
-import triton.language as tl
-
-
-@triton.jit
-def copy_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < n
-    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask), mask=mask)
-
-
-class ModelNew(nn.Module):
-    def forward(self, A, B):
-        c = {expr}
-        out = torch.empty_like(c)
-        copy_kernel[(triton.cdiv(c.numel(), 1024),)](c, out, c.numel(), BLOCK=1024)
-        return out
-'''
+BASE = os.path.join(CANDIDATES, "adversarial", "torch_does_work.py")   # torch.matmul + a Triton copy
 
 
 def _req(expr):
-    req = eval_request(os.path.join(CANDIDATES, "adversarial", "torch_does_work.py"))
-    req["candidate"] = {"source": TEMPLATE.format(expr=expr), "name": "host.py"}
+    src = open(BASE).read()
+    assert "        c = torch.matmul(A, B)\n" in src
+    src = "import numpy as np\n" + src.replace("        c = torch.matmul(A, B)\n", f"        c = {expr}\n", 1)
+    req = eval_request(BASE)
+    req["candidate"] = {"source": src, "name": "host.py"}
     return req
 
 
