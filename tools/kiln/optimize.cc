@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <thread>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -40,6 +41,18 @@ struct OptFlags {
   bool emit_autotune = false, dry_run = false, no_profile = false, no_db = false, json = false, quiet = false;
   bool interpret = false;
 };
+
+// "a,b,,c" -> {a, b, c}
+std::vector<std::string> SplitComma(const std::string& s) {
+  std::vector<std::string> out;
+  for (size_t a = 0; a < s.size();) {
+    size_t b = s.find(',', a);
+    if (b == std::string::npos) b = s.size();
+    if (b > a) out.push_back(s.substr(a, b - a));
+    a = b + 1;
+  }
+  return out;
+}
 
 Command RegisterOptimize(CLI::App& app) {
   auto* sub = app.add_subcommand("optimize", "Find a faster verified variant of a Triton kernel (needs a GPU)");
@@ -177,12 +190,7 @@ Command RegisterOptimize(CLI::App& app) {
             o.seed = f->seed;
             o.emit_autotune = f->emit_autotune;
             o.dry_run = f->dry_run;
-            for (size_t a = 0; a < f->cases.size() && f->cases != "all";) {
-              size_t b = f->cases.find(',', a);
-              if (b == std::string::npos) b = f->cases.size();
-              if (b > a) o.cases.push_back(f->cases.substr(a, b - a));
-              a = b + 1;
-            }
+            if (f->cases != "all") o.cases = SplitComma(f->cases);
             if (f->cases.empty() && !f->dry_run && spec->format == task::Format::kTritonBenchG &&
                 !spec->perf_path.empty()) {
               // A perf harness sweeps 10-30 sizes; checking and timing all of them in every evaluation
@@ -191,14 +199,7 @@ Command RegisterOptimize(CLI::App& app) {
               in->notes.push_back("cases: the 3 largest sizes of the perf harness (--cases all for every size)");
             }
             if (f->search_cases == "largest") o.largest_case_only = true;
-            else if (f->search_cases != "all" && !f->search_cases.empty()) {
-              size_t p = 0;
-              std::string s = f->search_cases + ",";
-              while ((p = s.find(',')) != std::string::npos) {
-                if (p > 0) o.search_cases.push_back(s.substr(0, p));
-                s.erase(0, p + 1);
-              }
-            }
+            else if (f->search_cases != "all") o.search_cases = SplitComma(f->search_cases);
             search::StderrProgress progress;
             search::Deps deps{&ev, &renderer, prof.get(), rec.get(), f->quiet ? nullptr : &progress};
             auto res = search::Optimize(*in, o, deps);

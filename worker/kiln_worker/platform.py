@@ -459,26 +459,43 @@ def poison_allocator(nbytes: int = 1 << 28):
         pass
 
 
-_nvml = {"lib": None, "handle": None, "failed": False}
+_nvml = {"lib": None, "handle": None, "failed": False, "lib_failed": False}
+
+
+def _nvml_lib():
+    """libnvidia-ml, loaded and initialised once (no CUDA context: the fork zygote may call it); None when
+    unavailable."""
+    if _nvml.get("pid") != os.getpid():  # a forked child initialises NVML for itself
+        _nvml.update(lib=None, handle=None, failed=False, lib_failed=False, pid=os.getpid())
+    if _nvml["lib"] is None and not _nvml["lib_failed"]:
+        try:
+            import ctypes
+            lib = ctypes.CDLL("libnvidia-ml.so.1")
+            if lib.nvmlInit_v2() != 0:
+                raise OSError("nvmlInit failed")
+            _nvml["lib"] = lib
+        except Exception:
+            _nvml["lib_failed"] = True
+    return _nvml["lib"]
 
 
 def _nvml_handle():
     """NVML handle of the device we run on, found by its UUID (CUDA and NVML may number GPUs differently);
     None when NVML is unavailable. Loaded with ctypes: reading a clock this way takes microseconds, where
     starting nvidia-smi takes a large fraction of a second."""
+    lib = _nvml_lib()   # (re)initialised per process
     if _nvml["handle"] is not None or _nvml["failed"]:
         return _nvml["handle"]
     try:
         import ctypes
         import torch
-        lib = ctypes.CDLL("libnvidia-ml.so.1")
-        if lib.nvmlInit_v2() != 0:
-            raise OSError("nvmlInit failed")
+        if lib is None:
+            raise OSError("no NVML")
         uuid = "GPU-" + str(torch.cuda.get_device_properties(DEVICE_INDEX).uuid)
         h = ctypes.c_void_p()
         if lib.nvmlDeviceGetHandleByUUID(uuid.encode(), ctypes.byref(h)) != 0:
             raise OSError("no NVML device with " + uuid)
-        _nvml["lib"], _nvml["handle"] = lib, h
+        _nvml["handle"] = h
     except Exception:
         _nvml["failed"] = True
     return _nvml["handle"]
@@ -526,9 +543,9 @@ def versions() -> dict:
     if not INTERPRET:
         try:  # NVML alone (no CUDA context: the fork zygote calls this too)
             import ctypes
-            lib = ctypes.CDLL("libnvidia-ml.so.1")
+            lib = _nvml_lib()
             buf = ctypes.create_string_buffer(96)
-            if lib.nvmlInit_v2() == 0 and lib.nvmlSystemGetDriverVersion(buf, 96) == 0 and buf.value:
+            if lib is not None and lib.nvmlSystemGetDriverVersion(buf, 96) == 0 and buf.value:
                 v["driver"] = buf.value.decode()
                 return v
         except Exception:
