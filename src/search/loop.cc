@@ -135,6 +135,7 @@ nlohmann::json CandJson(const CandidateRecord& c) {
                       {"cases", cases},       {"at_s", c.at_s},
                       {"eval_s", c.eval_s},   {"finalist", c.finalist},
                       {"final_outcome", c.final_outcome}, {"kernels", c.kernels}};
+  if (!c.phases.empty()) j["phases_s"] = c.phases;
   j["score_ms"] = std::isfinite(c.score_ms) ? nlohmann::json(c.score_ms) : nlohmann::json(nullptr);
   j["rung1_ms"] = std::isfinite(c.rung1_ms) ? nlohmann::json(c.rung1_ms) : nlohmann::json(nullptr);
   return j;
@@ -371,6 +372,7 @@ Result<OptimizeResult> Optimize(const OptimizeInput& in, const OptimizeOptions& 
       MakeRequest(c, in.original_source, base_mode, next_seed(), o.dry_run ? o.verify_trials : o.search_trials,
                   o.short_timing, o.cases));
   base.eval_s = c.Now() - t_eval;
+  base.phases = br.raw.value("phases_s", nlohmann::json::object());
   base.verdict = VerdictString(br.verdict);
   base.message = br.message;
   base.cases = CaseTimes(br);
@@ -585,6 +587,7 @@ Result<OptimizeResult> Optimize(const OptimizeInput& in, const OptimizeOptions& 
         exec::EvalResult r = d.evaluator->Evaluate(
             MakeRequest(c, p.src, exec::Mode::kTime, next_seed(), o.search_trials, o.short_timing, c.search_cases));
         rec.eval_s = c.Now() - t1;
+        rec.phases = r.raw.value("phases_s", nlohmann::json::object());
         ++res.measured;
         ++measured_search;
         rec.verdict = VerdictString(r.verdict);

@@ -111,6 +111,7 @@ struct CandidateRecord {
   std::vector<CaseTiming> cases;
   double at_s = 0;           // seconds since the start
   double eval_s = 0;         // wall time of its evaluation(s)
+  nlohmann::json phases = nlohmann::json::object();  // the worker's seconds per phase (load, inputs, check, timing)
   bool finalist = false;
   std::string final_outcome;  // "won", "rejected: ...", ""
   nlohmann::json kernels = nlohmann::json::array();  // compile facts

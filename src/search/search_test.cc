@@ -100,6 +100,20 @@ TEST(Space, CandidateValuesIncludeCurrentAndClip) {
   EXPECT_EQ(k.back(), 64);
 }
 
+TEST(Space, CandidateValuesReachTheCanonicalRangeFromAnUntunedValue) {
+  // TritonBench's add_example launches BLOCK_SIZE=4: 8x around it (16..32) would never reach the
+  // block sizes an elementwise kernel needs; the canonical 1-D range is always in.
+  SpaceOptions o;
+  auto v = CandidateValues(Role::kBlock, 4, {}, 1, 0, o);
+  EXPECT_EQ(v.front(), 4);
+  EXPECT_NE(std::find(v.begin(), v.end(), 1024), v.end());
+  EXPECT_EQ(v.back(), 4096);
+  auto m = CandidateValues(Role::kBlockM, 16, {}, 1, 0, o);  // 2-D: up to 128 at least
+  EXPECT_EQ(m.back(), 128);
+  auto big = CandidateValues(Role::kBlock, 16384, {}, 1, 0, o);  // large current: down to the canonical floor
+  EXPECT_EQ(big.front(), 256);
+}
+
 TEST(Prune, SharedMemoryAgainstOptInLimit) {
   Space s = SpaceGemm();
   PruneContext p;  // 232448 B, 2-byte operands

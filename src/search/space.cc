@@ -206,8 +206,12 @@ std::vector<int64_t> CandidateValues(Role role, std::optional<int64_t> current,
       int64_t hi_cap = two_d ? o.block_max_2d : o.block_max_1d;
       int64_t cur = current.value_or(two_d ? 64 : 1024);
       if (cur <= 0) cur = 1;
-      int64_t lo = std::max<int64_t>(o.block_min, cur / o.block_span);
-      int64_t hi = std::min<int64_t>(hi_cap, std::max<int64_t>(cur, 1) * o.block_span);
+      // The span around the current value, widened to the range where tuned kernels usually sit
+      // (a kernel written with BLOCK_SIZE=4 is searched up to the 1-D canonical top, not only to 32).
+      const int64_t canon_lo = two_d ? o.canonical_2d_lo : o.canonical_1d_lo;
+      const int64_t canon_hi = two_d ? o.canonical_2d_hi : o.canonical_1d_hi;
+      int64_t lo = std::max<int64_t>(o.block_min, std::min<int64_t>(cur / o.block_span, canon_lo));
+      int64_t hi = std::min<int64_t>(hi_cap, std::max<int64_t>(std::max<int64_t>(cur, 1) * o.block_span, canon_hi));
       if (cur > hi_cap) hi = cur;  // never exclude the current value's neighbourhood
       int64_t p = 1;
       while (p < lo) p <<= 1;

@@ -87,6 +87,9 @@ struct SpaceOptions {
   int64_t block_min = 16;
   int64_t block_max_2d = 256;     // tile sizes of 2-D (dot) kernels
   int64_t block_max_1d = 16384;   // 1-D blocks (elementwise, row reductions)
+  // Always searched, whatever the current value: where tuned kernels' blocks usually sit.
+  int64_t canonical_1d_lo = 256, canonical_1d_hi = 4096;
+  int64_t canonical_2d_lo = 32, canonical_2d_hi = 128;
   std::vector<int64_t> warps = {1, 2, 4, 8, 16};
   std::vector<int64_t> warps_dot = {2, 4, 8};
   std::vector<int64_t> stages = {1, 2, 3, 4};

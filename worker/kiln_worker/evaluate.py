@@ -132,6 +132,10 @@ class Evaluator:
         self.notes = []
         self.fatal = False
         self.cand_calls_without_launch = []
+        self.phases = {}   # seconds spent per phase of the request (load, check, timing), for cost accounting
+
+    def _phase(self, name, t0):
+        self.phases[name] = round(self.phases.get(name, 0.0) + _perf_counter() - t0, 4)
 
     # ------------------------------------------------------------------------------------------
     def run(self) -> dict:
@@ -158,6 +162,8 @@ class Evaluator:
             self.reasons.add("protocol_injection", "the candidate printed a line that imitates a protocol response")
         resp.update(self._response(out_text))
         resp["elapsed_s"] = round(_perf_counter() - t0, 4)
+        if self.phases:
+            resp["phases_s"] = self.phases
         return resp
 
     def _response(self, out_text):
@@ -202,8 +208,10 @@ class Evaluator:
             self.tolerance.setdefault(k, v)
         plat.install_launch_instrumentation()
         guards.install_audit_hook()
+        t_ph = _perf_counter()
         with plat.cuda_shim():
             task.load_reference()
+        self._phase("load_reference", t_ph)
         baseline = guards.snapshot()
         self._settings0 = guards.global_state()
 
@@ -221,6 +229,7 @@ class Evaluator:
         # import the candidate as a fresh module
         plat.LAUNCHES.active = True
         plat.LAUNCHES.reset()
+        t_ph = _perf_counter()
         try:
             with plat.cuda_shim(), guards.candidate_running(), guards.watch_streams():
                 task.load_candidate(source, name)
@@ -237,8 +246,11 @@ class Evaluator:
                 code = "import_error"
             self.reasons.add(code, f"importing the candidate failed: {msg}")
             raise Stop()
+        finally:
+            self._phase("load_candidate", t_ph)
         self._check_patches(baseline, "import")
 
+        t_ph = _perf_counter()
         cases = []
         for c in self.req.get("cases") or task.default_cases(self.mode):
             # "@largest:K": the K cases with the most input bytes (kiln optimize --cases @largest:K)
@@ -249,6 +261,7 @@ class Evaluator:
         unknown = [c for c in cases if c not in task.case_names]
         if unknown:
             raise tasks_mod.TaskError(f"unknown case(s) {unknown}; the task has {task.case_names}")
+        self._phase("select_cases", t_ph)
 
         if self.mode == "compile":
             self._compile(cases)
@@ -263,9 +276,13 @@ class Evaluator:
             # worker; re-verify it here, in the process that times it, on fresh inputs (the trials after the
             # check's own: seeds seed + 1000 * (trials + t) + i), then time it.
             verify = max(1, int(self.req.get("verify_trials", 1) or 1))
+            t_ph = _perf_counter()
             self._check(cases, verify, baseline, seed_offset=1000 * self.trials)
+            self._phase("check", t_ph)
         else:
+            t_ph = _perf_counter()
             self._check(cases, self.trials, baseline)
+            self._phase("check", t_ph)
         if self.reasons.verdict() != "ok" or self.mode not in ("time", "time_only"):
             return
         if not plat.timing_available():
@@ -273,7 +290,9 @@ class Evaluator:
             self.notes.append("interpreter: timing skipped")
             return
         from . import timing
+        t_ph = _perf_counter()
         speedups = timing.time_cases(self, cases)
+        self._phase("timing", t_ph)
         self._check_patches(baseline, "timing")
         if speedups and max(speedups) > 10.0:
             self.reasons.add("excessive_speedup", f"speedup {max(speedups):.1f}x > 10x: re-verified with "
@@ -357,8 +376,10 @@ class Evaluator:
 
     def _trial(self, case, t, seed, cand_fn, ref_fn, stats):
         task = self.task
+        t_in = _perf_counter()
         with guards.OpRecorder(poison=True):   # harness allocations: ints zeroed, floats poisoned
             inp = task.inputs(case, seed)
+        self._phase("inputs", t_in)
         args, kwargs = inp if inp is not None else ([], {})
         self._last_args = args
         master = (args, kwargs)

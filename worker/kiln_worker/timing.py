@@ -214,7 +214,9 @@ def time_cases(ev, cases):
     log.active = False
     before = plat.sm_clock_mhz()
     for ci, case in enumerate(cases):
+        t_in = _perf_counter()
         inp = task.inputs(case, ev.seed + ci)
+        ev._phase("timing_inputs", t_in)
         args, kwargs = inp if inp is not None else ([], {})
         ca, ck = tasks_mod.clone_tree(args), tasks_mod.clone_tree(kwargs)
         ra, rk = tasks_mod.clone_tree(args), tasks_mod.clone_tree(kwargs)
