@@ -1,6 +1,7 @@
 """Are a TritonBench-G module's test outputs reproducible? (GPU diagnostic for the self-eval's mismatches)
 
-  python3 bench/gpu/nondeterminism_probe.py KERNEL.py [...]   -> one line per module and output leaf that
+  python3 bench/gpu/nondeterminism_probe.py KERNEL.py [...]   (one module per process: a module that faults
+  takes its CUDA context down)   -> one line per module and output leaf that
   differs between runs: how many elements differ from run 0, in each of N runs of the test function with
   the same seed (plain runs, then runs after the caching allocator was filled with NaN blocks)."""
 import importlib.util

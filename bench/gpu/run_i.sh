@@ -19,7 +19,7 @@ case "${1:-probe}" in
     KILN_SUITE_DIR=/tmp/suite_i OUT=$w/probe_suite BUDGET=${BUDGET:-45} GRACE=40 timeout 330 \
       bash bench/optimize_suite/run.sh only add_example matmul_leakyrelu softmax_flaggems swiglu_backward \
       > "$w/probe_suite.log" 2>&1
-    timeout 120 python3 bench/gpu/nondeterminism_probe.py $(for k in $nd; do echo "$G/$k.py"; done) \
+    for k in $nd; do timeout 60 python3 bench/gpu/nondeterminism_probe.py "$G/$k.py" 2>&1 | tail -4; done \
       > "$w/nondeterminism.txt" 2>&1
     : > /tmp/nd.jsonl
     for k in $nd chunk_retention_ops; do echo "{\"id\": \"$k\", \"task\": \"$G/$k.py\"}" >> /tmp/nd.jsonl; done

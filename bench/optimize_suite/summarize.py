@@ -47,7 +47,7 @@ if rows:
         if rb is None or rb < 0.6:
             low.append(sp)
         note = "" if j.get("improved") else "kept: " + j.get("kept_reason", "")[:50]
-        print(f"{name:<20} {j.get('category',''):<13} {sp:>7.3f}x {pct(rb):>11} {pct(ra if j.get('improved') else rb):>10} {verified:>8} {wall:>7.1f}  {note}")
+        print(f"{name:<20} {j.get('category',''):<13} {sp:>7.3f}x {pct(rb):>11} {pct(ra if j.get('improved') else rb) + ('~' if j.get('improved') and j.get('roofline_after_estimated') else ''):>10} {verified:>8} {wall:>7.1f}  {note}")
     g = math.exp(sum(math.log(x) for x in low) / len(low)) if low else float("nan")
     print(f"geomean speedup over {len(low)} kernels below 60% of roofline (or unprofiled): {g:.3f}x (target >= 1.5x)")
     print(f"kernels ending slower than the original: {slower} (target 0); "

@@ -591,6 +591,36 @@ Result<Tunables> ExtractTunables(const pyast::Tree& tree, const analysis::Module
 
 namespace internal {
 
+namespace {
+// An autotune list whose configs the request makes identical: a literal list of several plain configs
+// (no pre_hook), written one after another (only commas, spaces and comments between them), every
+// constexpr and launch option they set given a value by the request.
+bool CollapsibleAutotune(const Ctx& c, const SetParams& r) {
+  if (!c.kernel.autotune) return false;
+  const auto& at = *c.kernel.autotune;
+  if (!at.configs_resolved || at.configs_generated || at.configs.size() < 2) return false;
+  for (const auto& n : at.tuned_names) if (!r.values.count(n)) return false;
+  for (const auto& n : at.tuned_options) if (!r.values.count(n)) return false;
+  std::string_view text = c.text();
+  for (size_t i = 0; i < at.configs.size(); ++i) {
+    const auto& cfg = at.configs[i];
+    if (cfg.has_pre_hook) return false;
+    if (cfg.kwargs_span.size() == 0 && !at.tuned_names.empty()) return false;  // not a dict literal
+    for (const auto& kw : cfg.kwargs) if (!r.values.count(kw.name)) return false;
+    if (i == 0) continue;
+    uint32_t a = at.configs[i - 1].span.end.byte, b = cfg.span.begin.byte;
+    if (b < a || b > text.size()) return false;
+    bool comment = false;
+    for (char ch : text.substr(a, b - a)) {
+      if (comment) { comment = ch != '\n'; continue; }
+      if (ch == '#') comment = true;
+      else if (ch != ',' && ch != ' ' && ch != '\t' && ch != '\n' && ch != '\r') return false;
+    }
+  }
+  return true;
+}
+}  // namespace
+
 Result<Plan> PlanSetParams(const Ctx& c, const SetParams& r) {
   if (r.values.empty()) return Refuse("no values to set");
   KILN_ASSIGN_OR_RETURN(Tunables tun, ExtractTunables(c.tree, c.model, Target{c.kernel.name, c.launches}));
@@ -600,6 +630,16 @@ Result<Plan> PlanSetParams(const Ctx& c, const SetParams& r) {
     if (!done.insert({s.begin.byte, s.end.byte}).second) return Status::Ok();
     return plan.edits.Replace(s, text);
   };
+  // When the request sets everything an existing autotune list varies, every config would become the
+  // same one, and Triton would still benchmark each copy at the first call of every new key (seconds
+  // per candidate): keep the first config, set it, and drop the others.
+  const bool collapse = CollapsibleAutotune(c, r);
+  if (collapse) {
+    const auto& cfgs = c.kernel.autotune->configs;
+    KILN_RETURN_IF_ERROR(plan.edits.Replace(cfgs.front().span.end.byte, cfgs.back().span.end.byte, ""));
+    plan.notes.push_back(fmt::format("autotune list: {} configs -> 1 (the request sets every value they vary)",
+                                     cfgs.size()));
+  }
   for (const auto& [name, v] : r.values) {
     const Tunable* u = tun.Find(name);
     if (!u) return Refuse("'" + name + "' is not a constexpr parameter or launch option of " + c.kernel.name);
@@ -611,7 +651,8 @@ Result<Plan> PlanSetParams(const Ctx& c, const SetParams& r) {
     std::string text = ValueText(v, u->boolean);
     if (u->site == TunableSite::kAutotune) {
       const auto& at = *c.kernel.autotune;
-      for (const auto& cfg : at.configs) {
+      for (size_t ci = 0; ci < (collapse ? 1 : at.configs.size()); ++ci) {
+        const auto& cfg = at.configs[ci];
         if (u->launch_option) {
           const std::optional<analysis::KwArg>* o = name == "num_warps"    ? &cfg.num_warps
                                                     : name == "num_stages" ? &cfg.num_stages
@@ -629,8 +670,9 @@ Result<Plan> PlanSetParams(const Ctx& c, const SetParams& r) {
           if (!found) return Refuse("an autotune config does not set " + name);
         }
       }
-      plan.notes.push_back(fmt::format("autotune configs: {} = {} in all {} configs", name, text,
-                                       at.configs.size()));
+      plan.notes.push_back(collapse ? fmt::format("autotune config: {} = {}", name, text)
+                                    : fmt::format("autotune configs: {} = {} in all {} configs", name, text,
+                                                  at.configs.size()));
       continue;
     }
     for (int li : c.launches) {

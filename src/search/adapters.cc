@@ -24,6 +24,11 @@ RunnerEvaluator::RunnerEvaluator(exec::Runner* measure, store::Store* store, boo
 
 RunnerEvaluator::~RunnerEvaluator() {
   for (auto& t : warming_) t.join();
+  // Compile workers shut down at once, not one after another: each may take seconds to exit (a
+  // request still finishing, Python and CUDA teardown), which added up at the end of every run.
+  std::vector<std::thread> stopping;
+  for (auto& r : idle_) stopping.emplace_back([r = std::move(r)]() mutable { r.reset(); });
+  for (auto& t : stopping) t.join();
 }
 
 void RunnerEvaluator::Prewarm() {

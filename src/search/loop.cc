@@ -71,6 +71,14 @@ exec::EvalRequest MakeRequest(const Ctx& c, const std::optional<std::string>& so
 }
 
 // Median of one case (0 when it was not timed).
+// Seconds the worker reported for the named phases of a request (phases_s).
+double PhaseSum(const nlohmann::json& phases, std::initializer_list<const char*> names) {
+  double t = 0;
+  for (const char* n : names)
+    if (phases.is_object() && phases.contains(n) && phases[n].is_number()) t += phases[n].get<double>();
+  return t;
+}
+
 double CaseMs(const std::vector<CaseTiming>& cases, const std::string& name) {
   for (const auto& t : cases)
     if (t.name == name && t.median_ms > 0) return t.median_ms;
@@ -297,6 +305,8 @@ nlohmann::json OptimizeResult::ToJson() const {
   j["profile_after"] = profile_after ? profile_after->ToJson() : nlohmann::json(nullptr);
   j["roofline_before"] = roofline_before >= 0 ? nlohmann::json(roofline_before) : nlohmann::json(nullptr);
   j["roofline_after"] = roofline_after >= 0 ? nlohmann::json(roofline_after) : nlohmann::json(nullptr);
+  j["roofline_after_estimated"] = roofline_after_estimated;
+  j["reserve_s"] = reserve_s;
   return j;
 }
 
@@ -412,6 +422,7 @@ Result<OptimizeResult> Optimize(const OptimizeInput& in, const OptimizeOptions& 
   res.measured = 1;
 
   // Profile / diagnose -----------------------------------------------------------------------------
+  double profile_s = 0;  // what one ncu profile costs here (the winner's profile needs as much again)
   std::vector<std::string> moves;
   std::string why;
   if (o.dry_run) {
@@ -419,7 +430,9 @@ Result<OptimizeResult> Optimize(const OptimizeInput& in, const OptimizeOptions& 
     res.mode_note = "interpreter: correctness only, no timing, no profile";
   } else if (d.profiler && d.profiler->Available(&why)) {
     c.Show("profile");
+    const double t_prof0 = c.Now();
     auto p = d.profiler->Profile(in.task, in.original_source, profile_case);
+    profile_s = c.Now() - t_prof0;
     if (p.ok()) {
       res.mode = "profiled";
       res.profile_before = *p;
@@ -508,7 +521,16 @@ Result<OptimizeResult> Optimize(const OptimizeInput& in, const OptimizeOptions& 
   }
 
   // Search -----------------------------------------------------------------------------------------
-  const double search_end = o.budget_seconds * (1.0 - o.reserve_fraction);
+  // The search ends when what follows it still fits the budget: three long verification runs (the
+  // original, a finalist, its confirmation), each costed from the original's own measured run (its
+  // check and timing, without the one-off task loading and case selection), times long_cost_factor.
+  // The profile of the winner runs only when the budget still has room for it at that point.
+  const double t_measure = std::max(0.25, base.eval_s - PhaseSum(base.phases, {"select_cases", "load_reference",
+                                                                                "load_candidate"}));
+  res.reserve_s = o.dry_run ? 0.0 : std::max(o.budget_seconds * o.reserve_fraction, 3.0 * o.long_cost_factor * t_measure + 1.0);
+  // A budget spent before the search (a slow original, a slow profile) still leaves the search a
+  // minimal window.
+  const double search_end = std::max(o.budget_seconds - res.reserve_s, c.Elapsed() + o.min_search_fraction * o.budget_seconds);
   double best_score = base.score_ms;
   Config best_cfg = in.baseline;
   int rounds_without_gain = 0;
@@ -772,7 +794,17 @@ Result<OptimizeResult> Optimize(const OptimizeInput& in, const OptimizeOptions& 
   }
 
   // After: profile the winner, emit autotune ------------------------------------------------------
-  if (res.mode == "profiled") {
+  if (res.mode == "profiled" && c.Elapsed() + profile_s > o.budget_seconds && !o.profile_winner_always) {
+    res.notes.push_back(fmt::format("the winner was not profiled: the profile takes {:.0f} s and {:.0f} s of the "
+                                    "budget are left (roofline after is estimated from the profiled case's "
+                                    "speedup; --profile-winner to profile it anyway)",
+                                    profile_s, std::max(0.0, o.budget_seconds - c.Elapsed())));
+    for (const auto& x : res.cases)
+      if (x.name == profile_case && res.roofline_before > 0 && x.speedup > 0) {
+        res.roofline_after = res.roofline_before * x.speedup;
+        res.roofline_after_estimated = true;
+      }
+  } else if (res.mode == "profiled") {
     c.Show("profile");
     auto p = d.profiler->Profile(in.task, res.best_source, profile_case);
     if (p.ok()) {

@@ -55,7 +55,10 @@ struct OptimizeOptions {
   uint64_t seed = 1234;
   int search_trials = 1;
   int verify_trials = 3;
-  double reserve_fraction = 0.25; // of the budget, kept for finalists and verification
+  double reserve_fraction = 0.1;  // of the budget, kept at least for finalists and verification
+  double min_search_fraction = 0.15;  // of the budget: the search's least window, however late it starts
+  double long_cost_factor = 2.0;  // a long verification run against the original's first measured run
+  bool profile_winner_always = false;  // --profile-winner: profile the winner even past the budget
   bool largest_case_only = false; // --search-cases largest: time only the slowest case while
                                   // searching (verification always covers all cases)
   std::vector<std::string> search_cases;  // explicit subset (empty: all)
@@ -143,6 +146,8 @@ struct OptimizeResult {
   std::vector<CaseComparison> cases;
   std::optional<ProfileSummary> profile_before, profile_after;
   double roofline_before = -1, roofline_after = -1;
+  bool roofline_after_estimated = false;  // from the profiled case's speedup (the winner not profiled)
+  double reserve_s = 0;                   // seconds of the budget kept for verification after the search
   std::vector<CandidateRecord> candidates;
   int measured = 0, compiled = 0, pruned = 0, failed = 0;
   int pruned_static = 0;  // configs the strategy skipped: pruned before compiling (see notes)

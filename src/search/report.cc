@@ -64,7 +64,8 @@ std::string FormatReportText(const OptimizeResult& r, int max_rows) {
                        Ms(c.best_ms), c.speedup, c.spread_lo, c.spread_hi, c.passed ? "" : " FAILED");
   }
   if (r.roofline_before >= 0 || r.roofline_after >= 0)
-    s += fmt::format("roofline: {} before, {} after\n", Pct(r.roofline_before), Pct(r.roofline_after));
+    s += fmt::format("roofline: {} before, {} after{}\n", Pct(r.roofline_before), Pct(r.roofline_after),
+                     r.roofline_after_estimated ? " (estimated from the profiled case's speedup)" : "");
   Findings(&s, "findings before", r.profile_before);
   Findings(&s, "findings after", r.profile_after);
   auto v = Sorted(r);
@@ -117,7 +118,8 @@ code{background:#f4f4f4;padding:0 .2em}</style></head><body>)";
                      e(c.name), Ms(c.baseline_ms), Ms(c.best_ms), c.speedup, c.spread_lo, c.spread_hi,
                      c.passed ? "yes" : "no");
   h += "</table>";
-  h += "<h2>Roofline</h2><p>before: " + Pct(r.roofline_before) + ", after: " + Pct(r.roofline_after) + "</p>";
+  h += "<h2>Roofline</h2><p>before: " + Pct(r.roofline_before) + ", after: " + Pct(r.roofline_after) +
+       (r.roofline_after_estimated ? " (estimated from the profiled case's speedup)" : "") + "</p>";
   for (auto [title, p] : {std::pair{"Findings before", &r.profile_before}, std::pair{"Findings after", &r.profile_after}}) {
     if (!*p) continue;
     h += std::string("<h2>") + title + "</h2><ul>";

@@ -178,7 +178,8 @@ TEST(Loop, StopsAtTimeBudget) {
   auto r = f.Run(Input());
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->stop_reason, "budget");
-  // The search stops at 75% of the budget; verification follows (a few long runs).
+  // The search stops where three long verification runs (costed from the original's 10 s run) still
+  // fit, but gets at least 15% of the budget; verification follows.
   int search_timed = 0;
   for (const auto& c : r->candidates) search_timed += (c.verdict == "ok" || c.verdict == "mismatch") && c.id > 0;
   EXPECT_LE(search_timed, 5);
@@ -358,6 +359,56 @@ TEST(Loop, ProfiledRunUsesMovesAndReportsRoofline) {
   for (auto& n : r->notes) noted |= n.find("split_k") != std::string::npos;
   EXPECT_TRUE(noted);
   EXPECT_NE(FormatReportText(*r).find("roofline"), std::string::npos);
+}
+
+// A profile costs 15 s of the fake clock. The winner is profiled only while the budget has room;
+// otherwise its roofline position is estimated from the profiled case's verified speedup.
+class SlowProfiler : public FakeProfiler {
+ public:
+  double* clock = nullptr;
+  Result<ProfileSummary> Profile(const task::TaskSpec& t, const std::optional<std::string>& src,
+                                 const std::string& case_name) override {
+    *clock += 15;
+    return FakeProfiler::Profile(t, src, case_name);
+  }
+};
+
+TEST(Loop, WinnerProfiledOnlyWhenTheBudgetHasRoom) {
+  for (bool force : {false, true}) {
+    Fixture f;
+    SlowProfiler prof;
+    prof.clock = &f.clock;
+    f.o.budget_seconds = 30;
+    f.o.profile_winner_always = force;
+    auto r = Optimize(Input(), f.o, {&f.ev, &f.rr, &prof});
+    ASSERT_TRUE(r.ok());
+    ASSERT_TRUE(r->improved) << r->kept_reason;
+    EXPECT_EQ(prof.calls, force ? 2 : 1);
+    EXPECT_EQ(r->roofline_after_estimated, !force);
+    EXPECT_GT(r->roofline_after, r->roofline_before);
+    if (!force) {
+      EXPECT_LE(r->wall_s, 30.0);
+      double sp = 0;
+      for (const auto& c : r->cases) if (c.name == "large") sp = c.speedup;
+      EXPECT_NEAR(r->roofline_after, r->roofline_before * sp, 1e-9);
+      EXPECT_NE(FormatReportText(*r).find("estimated"), std::string::npos);
+    }
+  }
+}
+
+TEST(Loop, SearchLeavesRoomForVerification) {
+  // Each timed request costs 2 s: three long verification runs are costed at 3 x 2 x 2 s + 1 s = 13 s,
+  // so the search ends by 60 - 13 = 47 s and the whole run stays within the 60 s budget.
+  Fixture f;
+  f.ev.cost_s = 2;
+  f.o.budget_seconds = 60;
+  f.o.patience = 100;
+  auto r = f.Run(Input());
+  ASSERT_TRUE(r.ok());
+  EXPECT_NEAR(r->reserve_s, 13.0, 1e-9);
+  for (const auto& c : r->candidates)
+    if (!c.finalist && c.id > 0 && c.verdict == "ok") EXPECT_LE(c.at_s, 47.0);
+  EXPECT_LE(r->wall_s, 60.0 + 2.0);
 }
 
 TEST(Loop, StopsAtRoofline) {

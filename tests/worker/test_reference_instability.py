@@ -19,9 +19,9 @@ assert STORE in HONEST
 DIM = 64   # tests/candidates/tasks/relu_unstable.py: the last 4 of 64 columns are noise
 
 
-def _req(source, sizes=None):
-    path = os.path.join(CANDIDATES, "tasks", "relu_unstable.py")
-    task = {"format": "kernelbench", "name": "relu_unstable", "path": path}
+def _req(source, sizes=None, task_file="relu_unstable"):
+    path = os.path.join(CANDIDATES, "tasks", task_file + ".py")
+    task = {"format": "kernelbench", "name": task_file, "path": path}
     if sizes:
         task["sizes"] = sizes
     return {"op": "eval", "task": task, "candidate": {"source": source, "name": "cand.py"}, "mode": "check",
@@ -83,3 +83,21 @@ def test_unstable_mask_rules():
     assert compare.unstable_elements((torch.ones(2),), (torch.ones(3),)) is None
     assert compare.unstable_elements([torch.ones(2)], [torch.ones(2), 1]) is None
     assert compare.unstable_elements([torch.ones(2)], [torch.ones(2, dtype=torch.float64)]) is None
+
+
+def test_reference_reading_unwritten_memory(fork_worker):
+    # Two runs with unwritten memory as NaN agree (0 in the last 4 columns); the run with finite values
+    # there differs, so those columns are not compared. The other columns still are.
+    r = fork_worker.request(_req(HONEST, task_file="relu_reads_unwritten"))
+    assert r["verdict"] == "ok", r.get("reasons")
+    assert r["cases"][0]["unstable_elements"] == 8 * 4 and "finite values" in r["cases"][0]["note"]
+    leaky = HONEST.replace("tl.maximum(x, 0.0)", "tl.where(x > 0, x, 0.01 * x)")
+    r = fork_worker.request(_req(leaky, task_file="relu_reads_unwritten"))
+    assert r["verdict"] == "mismatch" and "value_mismatch" in codes(r), r.get("reasons")
+
+
+def test_union_of_masks():
+    a = [torch.tensor([True, False, False]), False, True]
+    b = [torch.tensor([False, False, True]), True, False]
+    u = compare.union_masks(a, b)
+    assert u[0].tolist() == [True, False, True] and u[1] is True and u[2] is True

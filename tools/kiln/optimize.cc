@@ -1,4 +1,5 @@
 // `kiln optimize TASK --out FILE`: the profile -> diagnose -> rewrite -> measure loop (src/search).
+#include <chrono>
 #include <unistd.h>
 
 #include <cstdio>
@@ -39,6 +40,7 @@ struct OptFlags {
   double min_speedup = 1.01;
   uint64_t seed = 1234;
   bool emit_autotune = false, dry_run = false, no_profile = false, no_db = false, json = false, quiet = false;
+  bool profile_winner = false;
   bool interpret = false;
 };
 
@@ -86,6 +88,9 @@ Command RegisterOptimize(CLI::App& app) {
   sub->add_flag("--emit-autotune", f->emit_autotune, "Write @triton.autotune with the best configs (portable)");
   sub->add_flag("--dry-run", f->dry_run, "No GPU: check candidates' correctness in the interpreter, time nothing");
   sub->add_flag("--no-profile", f->no_profile, "Skip ncu (measure only)");
+  sub->add_flag("--profile-winner", f->profile_winner,
+                "Profile the winner even when the budget has no room left for it (default: its roofline "
+                "position is then estimated from the profiled case's speedup)");
   sub->add_option("--ncu", f->ncu, "Nsight Compute executable (default: $KILN_NCU, PATH, the CUDA install)");
   sub->add_option("--json", f->json_out, "Write the JSON report here ('-' for stdout)");
   sub->add_option("--html", f->html_out, "Write the HTML report here");
@@ -168,8 +173,9 @@ Command RegisterOptimize(CLI::App& app) {
               else std::fprintf(stderr, "kiln optimize: warning: no records: %s\n", r.status().message().c_str());
             }
             exec::Runner* m = recording ? recording.get() : measure.get();
-            search::RunnerEvaluator ev(m, st.get(), false, make_compile, std::max(0, f->compile_jobs));
-            if (!f->dry_run) ev.Prewarm();  // compile workers start while the baseline runs
+            auto ev = std::make_unique<search::RunnerEvaluator>(m, st.get(), false, make_compile,
+                                                                std::max(0, f->compile_jobs));
+            if (!f->dry_run) ev->Prewarm();  // compile workers start while the baseline runs
             search::RewriteRenderer renderer(in->original_source, spec->path, in->kernel);
             // Profiler: ncu + device peaks when available.
             std::unique_ptr<search::NcuProfiler> prof;
@@ -189,6 +195,7 @@ Command RegisterOptimize(CLI::App& app) {
             o.compile_jobs = f->replay.empty() ? std::max(0, f->compile_jobs) : 0;
             o.seed = f->seed;
             o.emit_autotune = f->emit_autotune;
+            o.profile_winner_always = f->profile_winner;
             o.dry_run = f->dry_run;
             if (f->cases != "all") o.cases = SplitComma(f->cases);
             if (f->cases.empty() && !f->dry_run && spec->format == task::Format::kTritonBenchG &&
@@ -201,7 +208,7 @@ Command RegisterOptimize(CLI::App& app) {
             if (f->search_cases == "largest") o.largest_case_only = true;
             else if (f->search_cases != "all") o.search_cases = SplitComma(f->search_cases);
             search::StderrProgress progress;
-            search::Deps deps{&ev, &renderer, prof.get(), rec.get(), f->quiet ? nullptr : &progress};
+            search::Deps deps{ev.get(), &renderer, prof.get(), rec.get(), f->quiet ? nullptr : &progress};
             auto res = search::Optimize(*in, o, deps);
             if (!res.ok()) {
               std::fprintf(stderr, "kiln optimize: error: %s\n", res.status().message().c_str());
@@ -227,6 +234,15 @@ Command RegisterOptimize(CLI::App& app) {
             if (!f->html_out.empty())
               if (auto s = WriteFile(f->html_out, search::FormatReportHtml(*res)); !s.ok())
                 std::fprintf(stderr, "kiln optimize: %s\n", s.message().c_str());
+            // Workers: shut down now (in parallel), and say so when it is slow.
+            const auto t_down = std::chrono::steady_clock::now();
+            ev.reset();
+            recording.reset();
+            measure.reset();
+            const double down_s =
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - t_down).count();
+            if (down_s > 3.0)
+              std::fprintf(stderr, "kiln optimize: note: stopping the workers took %.1f s\n", down_s);
             return 0;
           }};
 }

@@ -303,6 +303,17 @@ def unstable_elements(r1, r2, tolerance=None, tf32=False):
     return masks
 
 
+def union_masks(a, b):
+    """Element-wise OR of two mask lists from unstable_elements (same structure)."""
+    out = []
+    for x, y in zip(a, b):
+        if isinstance(x, bool) or isinstance(y, bool):
+            out.append(bool(x) or bool(y) if isinstance(x, bool) and isinstance(y, bool) else (x | y))
+        else:
+            out.append(x | y)
+    return out
+
+
 def replace_unstable(cand, r1, masks):
     """-> (a copy of the candidate's output with the elements in `masks` taken from r1, number of such elements,
     number of elements in all). The candidate's structure must be r1's (it is, after a value-level mismatch)."""

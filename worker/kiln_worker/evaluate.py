@@ -482,28 +482,39 @@ class Evaluator:
         (the original mismatch stands) when the second run fails, differs in structure, or leaves no element
         stable. The candidate cannot reach this run: it happens after the candidate's code, the patch checks
         still follow, and elements the reference determines (uninitialised ones included) are still judged."""
-        try:
-            plat.poison_allocator()
-            out_r2, _, _ = self._call_reference(ref_fn, tasks_mod.clone_tree(args), tasks_mod.clone_tree(kwargs),
-                                                seed)
-        except Exception as e:  # noqa: BLE001 - the first mismatch is the outcome
-            if not plat.INTERPRET and plat.is_cuda_fatal(e):
-                self.fatal = True
-            return None
-        masks = compare.unstable_elements(out_r, out_r2, self.tolerance, self.tf32)
-        if masks is None:
-            return None
-        masked, n, total = compare.replace_unstable(out_c, out_r, masks)
-        if n == 0 or n >= total:
-            return None
-        try:
-            st = compare.compare(masked, out_r, self.tolerance, self.tf32)
-        except compare.Mismatch:
-            return None
-        stats["unstable_elements"] = max(stats.get("unstable_elements", 0), n)
-        stats["note"] = (f"{n} of {total} output elements differ between two runs of the reference; "
-                         "they were not compared")
-        return st
+        # Two more runs of the reference: as the first (memory it never writes holds NaN), then with that
+        # memory holding finite values instead, which exposes elements that depend on it (reads past the
+        # end of a buffer, of memory nobody wrote). Elements that differ in any run are the union masked.
+        union = None
+        for k, alt in enumerate((False, True)):
+            try:
+                guards.ALT_FILL["on"] = alt
+                plat.poison_allocator(value=guards.ALT_FLOAT if alt else float("nan"))
+                out_rk, _, _ = self._call_reference(ref_fn, tasks_mod.clone_tree(args),
+                                                    tasks_mod.clone_tree(kwargs), seed)
+            except Exception as e:  # noqa: BLE001 - the first mismatch is the outcome
+                if not plat.INTERPRET and plat.is_cuda_fatal(e):
+                    self.fatal = True
+                return None
+            finally:
+                guards.ALT_FILL["on"] = False
+            masks = compare.unstable_elements(out_r, out_rk, self.tolerance, self.tf32)
+            if masks is None:
+                return None
+            union = masks if union is None else compare.union_masks(union, masks)
+            masked, n, total = compare.replace_unstable(out_c, out_r, union)
+            if n == 0 or n >= total:
+                continue
+            try:
+                st = compare.compare(masked, out_r, self.tolerance, self.tf32)
+            except compare.Mismatch:
+                continue
+            stats["unstable_elements"] = max(stats.get("unstable_elements", 0), n)
+            stats["note"] = (f"{n} of {total} output elements differ between {k + 2} runs of the reference "
+                             f"({'with unwritten memory as NaN, then as finite values' if alt else 'same conditions'}); "
+                             "they were not compared")
+            return st
+        return None
 
     # ------------------------------------------------------------------------------------------
     def _runtime_verdicts(self):

@@ -441,7 +441,7 @@ def synchronize():
         torch.cuda.synchronize()
 
 
-def poison_allocator(nbytes: int = 1 << 28):
+def poison_allocator(nbytes: int = 1 << 28, value: float = float("nan")):
     """Compiled: fill a large block of the caching allocator with NaN and free it, so an output the
     candidate never writes reads as NaN. (Every fresh allocation during a candidate call is also filled
     with a poison pattern by the dispatch mode in guards.py; that is what works on the interpreter.)"""
@@ -453,7 +453,7 @@ def poison_allocator(nbytes: int = 1 << 28):
         n = min(nbytes, max(0, free // 4)) // 4
         if n > 0:
             buf = torch.empty(n, dtype=torch.float32, device=DEVICE)
-            buf.fill_(float("nan"))
+            buf.fill_(value)
             del buf
     except Exception:
         pass

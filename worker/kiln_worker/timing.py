@@ -70,21 +70,28 @@ class Timer:
     def warmup(self):
         self.fn()                          # compile + autotune happen here
         _synchronize()
-        budget = float(self.opts.get("warmup_ms", 25)) / 1e3
-        t0 = _perf_counter()
-        n = 0
-        while n < 2 or (_perf_counter() - t0 < budget and n < 1000):
-            self.fn()
-            n += 1
-        _synchronize()
-        # estimate
+        # The warmup is sized in GPU time from one timed call. (A loop on host time does not bound it:
+        # launches are asynchronous, so 25 ms of host time queued up to 1000 calls of a 20 ms kernel.)
         s, e = _Event(enable_timing=True), _Event(enable_timing=True)
         _record(s)
-        for _ in range(5):
+        self.fn()
+        _record(e)
+        _synchronize()
+        one = max(_elapsed(s, e), 1e-4)
+        n = max(1, min(1000, int(float(self.opts.get("warmup_ms", 25)) / one)))
+        for _ in range(n):
+            self.fn()
+        _synchronize()
+        # estimate
+        k = 5 if one < 10 else 2
+        s, e = _Event(enable_timing=True), _Event(enable_timing=True)
+        _record(s)
+        for _ in range(k):
             self.fn()
         _record(e)
         _synchronize()
-        self.est_ms = max(_elapsed(s, e) / 5, 1e-4)
+        self.est_ms = max(_elapsed(s, e) / k, 1e-4)
+        self.warmup_calls = 2 + n + k
         mode = self.opts.get("cuda_graph", "auto")
         want_graph = mode in (True, "always", "on") or (mode == "auto" and self.est_ms < GRAPH_THRESHOLD_MS)
         if want_graph:
