@@ -37,7 +37,7 @@ for f in sorted(glob.glob(sys.argv[1] + "/*.json")):
 PY
     cat "$w/nondeterminism.txt" >> "$w/summary.txt" ;;
   suite)
-    KILN_SUITE_DIR=/tmp/suite_i OUT=$w/suite BUDGET=${BUDGET:-45} GRACE=40 timeout ${SUITE_S:-570} \
+    KILN_SUITE_DIR=/tmp/suite_i OUT=$w/suite BUDGET=${BUDGET:-55} GRACE=40 timeout ${SUITE_S:-570} \
       bash bench/optimize_suite/run.sh shard "$2" "$3" > "$w/suite_$2.log" 2>&1
     KILN_SUITE_DIR=/tmp/suite_i OUT=$w/suite bash bench/optimize_suite/run.sh summary > "$w/summary.txt" 2>&1 ;;
   autotune)

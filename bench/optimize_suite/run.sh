@@ -42,7 +42,7 @@ optimize_one() {  # name category
   local t0=$(date +%s.%N)
   timeout $((BUDGET + ${GRACE:-120})) "$kiln" optimize "$G/kernels/$name.py" --budget-seconds "$BUDGET" \
       --cases "${CASES:-@largest:3}" --search-cases largest --db "$db" --json "$res.tmp" --html "$state/logs/$name.html" \
-      -o "$state/logs/$name.optimized.py" -q > "$log" 2>&1
+      -o "$state/logs/$name.optimized.py" > "$log" 2>&1
   local rc=$? t1=$(date +%s.%N)
   if [ $rc -eq 0 ] && [ -s "$res.tmp" ]; then
     "$KILN_PYTHON" - "$res.tmp" "$res" "$cat" "$t0" "$t1" <<'PY'

@@ -314,7 +314,7 @@ Result<OptimizeResult> Optimize(const OptimizeInput& in, const OptimizeOptions& 
   KILN_CHECK(d.evaluator && d.renderer, "Optimize needs an evaluator and a renderer");
   OptimizeResult res;
   Ctx c{in, o, d, res};
-  c.t0 = c.Now();
+  c.t0 = o.started_at >= 0 ? o.started_at : c.Now();
   res.task = in.task.name;
   res.kernel = in.kernel;
   res.space = in.space;
@@ -450,6 +450,26 @@ Result<OptimizeResult> Optimize(const OptimizeInput& in, const OptimizeOptions& 
     res.mode_note = d.profiler ? why : "no profiler configured";
   }
   if (!res.mode_note.empty()) c.Say("kiln: " + res.mode + ": " + res.mode_note);
+  // A 1-D block far below where elementwise and row kernels are tuned (TritonBench's add_example
+  // launches BLOCK_SIZE=4: 33 million programs of 4 elements, half of every 32-byte sector unused) is
+  // the first thing to grow, whatever the counters stressed; uncoalesced access in a 1-D kernel is
+  // served the same way (more contiguous elements per program).
+  for (const auto& p : in.space.params()) {
+    if (p.role != Role::kBlock) continue;
+    auto it = in.baseline.find(p.name);
+    if (it == in.baseline.end() || it->second >= o.small_block) continue;
+    for (const char* m : {"bigger_block", "typical_block"})
+      if (std::find(moves.begin(), moves.end(), m) == moves.end()) moves.insert(moves.begin(), m);
+    res.notes.push_back(fmt::format("{}={} is far below the block sizes 1-D kernels are tuned at (>= {}): "
+                                    "growing it is tried first", p.name, it->second, o.small_block));
+  }
+  if (std::find(moves.begin(), moves.end(), "coalesce_access") != moves.end() &&
+      std::find(moves.begin(), moves.end(), "bigger_block") == moves.end())
+    for (const auto& p : in.space.params())
+      if (p.role == Role::kBlock) {
+        moves.push_back("bigger_block");
+        break;
+      }
   for (const auto& m : moves) {
     const auto& km = KnownMoves();
     if (std::find(km.begin(), km.end(), m) == km.end())
@@ -522,15 +542,26 @@ Result<OptimizeResult> Optimize(const OptimizeInput& in, const OptimizeOptions& 
 
   // Search -----------------------------------------------------------------------------------------
   // The search ends when what follows it still fits the budget: three long verification runs (the
-  // original, a finalist, its confirmation), each costed from the original's own measured run (its
-  // check and timing, without the one-off task loading and case selection), times long_cost_factor.
-  // The profile of the winner runs only when the budget still has room for it at that point.
-  const double t_measure = std::max(0.25, base.eval_s - PhaseSum(base.phases, {"select_cases", "load_reference",
-                                                                                "load_candidate"}));
-  res.reserve_s = o.dry_run ? 0.0 : std::max(o.budget_seconds * o.reserve_fraction, 3.0 * o.long_cost_factor * t_measure + 1.0);
+  // original, a finalist, its confirmation), each costed at long_cost_factor x one measurement. A
+  // measurement is first costed from the original's run as the worker reported it (its inputs and
+  // timing: its check also paid the first compile), or its whole run when no phases came back; then
+  // from the median of the search's own measurements. The winner's profile runs only when the budget
+  // still has room for it at that point.
+  double t_measure = base.eval_s;
+  if (base.phases.is_object() && base.phases.contains("timing"))
+    t_measure = PhaseSum(base.phases, {"timing", "timing_inputs"}) +
+                o.verify_trials * PhaseSum(base.phases, {"inputs"}) + 0.5;
+  std::vector<double> cand_eval_s;
+  auto set_reserve = [&] {
+    res.reserve_s = o.dry_run ? 0.0
+                              : std::max(o.budget_seconds * o.reserve_fraction,
+                                         3.0 * o.long_cost_factor * std::max(0.1, t_measure) + 1.0);
+  };
+  set_reserve();
   // A budget spent before the search (a slow original, a slow profile) still leaves the search a
   // minimal window.
-  const double search_end = std::max(o.budget_seconds - res.reserve_s, c.Elapsed() + o.min_search_fraction * o.budget_seconds);
+  const double search_floor = c.Elapsed() + o.min_search_fraction * o.budget_seconds;
+  double search_end = std::max(o.budget_seconds - res.reserve_s, search_floor);
   double best_score = base.score_ms;
   Config best_cfg = in.baseline;
   int rounds_without_gain = 0;
@@ -612,6 +643,14 @@ Result<OptimizeResult> Optimize(const OptimizeInput& in, const OptimizeOptions& 
         rec.phases = r.raw.value("phases_s", nlohmann::json::object());
         ++res.measured;
         ++measured_search;
+        cand_eval_s.push_back(rec.eval_s);
+        if (cand_eval_s.size() >= 3) {
+          std::vector<double> v = cand_eval_s;
+          std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+          t_measure = v[v.size() / 2];
+          set_reserve();
+          search_end = std::max(o.budget_seconds - res.reserve_s, search_floor);
+        }
         rec.verdict = VerdictString(r.verdict);
         rec.message = r.message;
         rec.cases = CaseTimes(r);

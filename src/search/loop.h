@@ -56,8 +56,10 @@ struct OptimizeOptions {
   int search_trials = 1;
   int verify_trials = 3;
   double reserve_fraction = 0.1;  // of the budget, kept at least for finalists and verification
+  int64_t small_block = 64;        // a 1-D block below this is grown first (see Optimize)
   double min_search_fraction = 0.15;  // of the budget: the search's least window, however late it starts
-  double long_cost_factor = 2.0;  // a long verification run against the original's first measured run
+  double long_cost_factor = 3.0;  // a long verification run (all cases, verify trials, interleaved with the
+                                  // original) against one search measurement
   bool profile_winner_always = false;  // --profile-winner: profile the winner even past the budget
   bool largest_case_only = false; // --search-cases largest: time only the slowest case while
                                   // searching (verification always covers all cases)
@@ -76,6 +78,9 @@ struct OptimizeOptions {
   nlohmann::json medium_timing = {{"warmup_ms", 25}, {"rep_ms", 100}, {"rounds", 1}, {"time_reference", false}};
   nlohmann::json long_timing = {{"warmup_ms", 25}, {"rep_ms", 100}, {"rounds", 5}, {"time_reference", true}};
   std::function<double()> clock;  // seconds; null: steady clock (tests inject a fake)
+  // When the command started, on that clock (the budget and wall_s count from here: starting the
+  // workers and the device lookup are part of the user's wait); < 0: when Optimize is called.
+  double started_at = -1;
 };
 
 struct OptimizeInput {

@@ -315,7 +315,7 @@ const std::vector<std::string>& KnownMoves() {
   static const std::vector<std::string> m = {"bigger_tiles", "more_stages",  "more_warps",
                                              "group_m",      "bigger_block", "bigger_k",
                                              "fewer_warps",  "smaller_tiles", "fewer_stages",
-                                             "smaller_block", "smaller_k"};
+                                             "smaller_block", "smaller_k", "typical_block"};
   return m;
 }
 
@@ -338,6 +338,18 @@ std::optional<Config> ApplyMove(const Space& s, const Config& c0, const std::str
     step_role(Role::kNumWarps, move == "more_warps" ? 1 : -1);
   } else if (move == "more_stages" || move == "fewer_stages") {
     step_role(Role::kNumStages, move == "more_stages" ? 1 : -1);
+  } else if (move == "typical_block") {
+    // A 1-D block straight to the value nearest 1024 (log scale), where elementwise kernels usually
+    // sit: from a badly undersized block, doubling alone takes a round per step.
+    for (const auto& p : s.params()) {
+      if (p.role != Role::kBlock || p.values.empty()) continue;
+      int64_t best = p.values.front();
+      for (auto v : p.values)
+        if (std::abs(std::log2(static_cast<double>(std::max<int64_t>(v, 1))) - 10.0) <
+            std::abs(std::log2(static_cast<double>(std::max<int64_t>(best, 1))) - 10.0))
+          best = v;
+      n[p.name] = best;
+    }
   } else if (move == "group_m") {
     for (const auto& p : s.params()) {
       if (p.role != Role::kGroupM) continue;

@@ -102,6 +102,8 @@ Command RegisterOptimize(CLI::App& app) {
   sub->add_flag("--interpret", f->interpret, "Force Triton's interpreter in the worker");
   sub->add_flag("--quiet,-q", f->quiet, "No progress display");
   return {sub, [f]() -> int {
+            const double started_at =
+                std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
             task::LoadOptions lo;
             lo.format = f->format;
             lo.entry = f->entry;
@@ -189,6 +191,7 @@ Command RegisterOptimize(CLI::App& app) {
             search::OptimizeOptions o;
             o.strategy = f->strategy;
             o.budget_seconds = f->budget;
+            o.started_at = started_at;
             o.max_evals = f->max_evals;
             o.patience = f->patience;
             o.min_speedup = f->min_speedup;

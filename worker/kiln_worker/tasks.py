@@ -257,6 +257,24 @@ def split_tritonbench(text):
 # Generated perf-harness inputs of the last task, kept between trusted requests of a warm worker
 # (generating a sweep takes seconds: 2-6 s on a CPU core for matmul_triton2, add_example, rmsnorm_triton).
 _PERF_CACHE = {}
+_PERF_GPU_BYTES_MAX = 0.25   # of the GPU's memory: a perf sweep drawn on the GPU larger than this moves to the host
+
+
+def _device_bytes():
+    try:
+        return torch.cuda.get_device_properties(plat.DEVICE_INDEX).total_memory
+    except Exception:  # noqa: BLE001
+        return 0
+
+
+def _to_cpu(x):
+    if isinstance(x, torch.Tensor):
+        return x.cpu()
+    if isinstance(x, (list, tuple)):
+        return type(x)(_to_cpu(v) for v in x)
+    if isinstance(x, dict):
+        return {k: _to_cpu(v) for k, v in x.items()}
+    return x
 
 
 def _perf_key(*paths):
@@ -314,15 +332,37 @@ class TritonBenchTask(Task):
         if getattr(self, "reuse_inputs", False) and _PERF_CACHE.get("key") == key:
             self.perf_inputs = _PERF_CACHE["inputs"]
         else:
-            seed_all(4321)
             inst = self._perf_instance("ref", self.ref_mod)
-            inst.get_input_tensors()
-            self.perf_inputs = list(inst.input_tensors)
+            self.perf_inputs = self._generate_perf_inputs(inst)
             _PERF_CACHE.clear()
             if getattr(self, "reuse_inputs", False):
                 # one task at a time (the sweep can be gigabytes); every use clones (see inputs())
                 _PERF_CACHE.update(key=key, inputs=self.perf_inputs)
         self.case_names = ["test"] + [f"perf_{i}" for i in range(len(self.perf_inputs))]
+
+    @staticmethod
+    def _generate_perf_inputs(inst):
+        """The harness's whole input sweep. Harnesses draw it on the CPU (torch.rand of up to gigabytes:
+        4-12 s per process on an H100 host, paid again by every profile): on a GPU it is drawn there
+        instead, with CUDA as the default device of the harness's factory calls (explicit devices are
+        kept). A harness that needs its tensors on the CPU (numpy, an error) or a sweep that does not fit
+        gets the CPU draw. Either way the inputs are seeded and the same for candidate and reference."""
+        if not plat.INTERPRET:
+            try:
+                seed_all(4321)
+                with torch.device(plat.DEVICE):
+                    inst.get_input_tensors()
+                gen = list(inst.input_tensors)
+                if sum(tree_bytes(x) for x in gen) <= _PERF_GPU_BYTES_MAX * _device_bytes():
+                    return gen
+                return [_to_cpu(x) for x in gen]    # too large to keep on the GPU: kept on the host
+            except Exception:  # noqa: BLE001 - the CPU draw below is the harness as written
+                inst.input_tensors = []
+                if torch.cuda.is_available():
+                    torch.cuda.empty_cache()
+        seed_all(4321)
+        inst.get_input_tensors()
+        return list(inst.input_tensors)
 
     def all_case_names(self):
         self._ensure_perf()
