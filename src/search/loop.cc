@@ -307,6 +307,7 @@ nlohmann::json OptimizeResult::ToJson() const {
   j["roofline_after"] = roofline_after >= 0 ? nlohmann::json(roofline_after) : nlohmann::json(nullptr);
   j["roofline_after_estimated"] = roofline_after_estimated;
   j["reserve_s"] = reserve_s;
+  j["best_is_autotune"] = best_is_autotune;
   return j;
 }
 
@@ -777,6 +778,7 @@ Result<OptimizeResult> Optimize(const OptimizeInput& in, const OptimizeOptions& 
     if (!(g >= o.min_speedup)) return fmt::format("geometric-mean speedup {:.3f}x below {:.3f}x", g, o.min_speedup);
     return "";
   };
+  std::vector<size_t> lost_some;  // finalists that won some cases and lost others
   for (size_t ci : order) {
     auto& cr = res.candidates[ci];
     cr.finalist = true;
@@ -789,6 +791,15 @@ Result<OptimizeResult> Optimize(const OptimizeInput& in, const OptimizeOptions& 
     exec::EvalResult r1 = long_run(src);
     ++res.measured;
     std::string why1 = judge(r1, &cmp1);
+    if (!why1.empty() && r1.verdict == exec::Verdict::kOk) {
+      // Faster than the original in some case and slower in another: a per-shape candidate.
+      bool won = false, lost = false;
+      for (const auto& x : cmp1) {
+        won |= x.passed && x.speedup > 1.0 + o.case_slack;
+        lost |= x.speedup < 1.0 - o.case_slack;
+      }
+      if (won && lost) lost_some.push_back(ci);
+    }
     if (!why1.empty()) {
       cr.final_outcome = "rejected: " + why1;
       c.Step("verify", {{"id", cr.id}, {"outcome", cr.final_outcome}});
@@ -819,6 +830,57 @@ Result<OptimizeResult> Optimize(const OptimizeInput& in, const OptimizeOptions& 
     c.ps.best_speedup = res.geomean_speedup;
     c.Step("verify", {{"id", cr.id}, {"outcome", "won"}, {"geomean_speedup", res.geomean_speedup}});
     break;
+  }
+  // Per shape: a finalist that won some cases and lost others (typically faster on the large inputs,
+  // slower on the small ones) is combined with the original's config under @triton.autotune keyed on
+  // the kernel's size arguments, so each shape runs its faster config; verified like any finalist.
+  if (!res.improved && o.per_shape_fallback && !lost_some.empty()) {
+    const CandidateRecord& fin = res.candidates[lost_some.front()];
+    auto at = d.renderer->RenderAutotune({fin.config, in.baseline});
+    if (!at.ok()) {
+      res.notes.push_back("per-shape autotune of " + ConfigKey(fin.config) + " and the original: " +
+                          at.status().message());
+    } else {
+      CandidateRecord cr;
+      cr.id = next_id++;
+      cr.config = fin.config;
+      cr.origin = "per-shape autotune";
+      cr.source_hash = HashHex(*at);
+      cr.finalist = true;
+      cr.at_s = c.Elapsed();
+      std::vector<CaseComparison> cmp1, cmp2;
+      exec::EvalResult r1 = long_run(*at);
+      ++res.measured;
+      std::string why = judge(r1, &cmp1);
+      if (why.empty()) {
+        exec::EvalResult r2 = long_run(*at);
+        ++res.measured;
+        why = judge(r2, &cmp2);
+      }
+      cr.verdict = VerdictString(r1.verdict);
+      cr.cases = CaseTimes(r1);
+      cr.eval_s = c.Elapsed() - cr.at_s;
+      if (why.empty()) {
+        for (size_t k = 0; k < cmp2.size() && k < cmp1.size(); ++k)
+          if (cmp1[k].speedup < cmp2[k].speedup) cmp2[k] = cmp1[k];
+        cr.final_outcome = "won";
+        res.improved = true;
+        res.best_config = fin.config;
+        res.best_source = *at;
+        res.best_is_autotune = true;
+        res.cases = cmp2;
+        std::vector<double> sp;
+        for (const auto& x : cmp2) sp.push_back(x.speedup);
+        res.geomean_speedup = GeoMean(sp);
+        c.ps.best_speedup = res.geomean_speedup;
+        res.notes.push_back("the winner is @triton.autotune over " + ConfigKey(fin.config) +
+                            " and the original's config: each input shape runs the faster of the two");
+      } else {
+        cr.final_outcome = "rejected: " + why;
+      }
+      c.Step("verify", {{"id", cr.id}, {"outcome", cr.final_outcome}});
+      res.candidates.push_back(cr);
+    }
   }
   if (!res.improved) {
     res.kept_reason = "no finalist passed verification with a speedup (the original is kept)";

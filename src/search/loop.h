@@ -60,6 +60,7 @@ struct OptimizeOptions {
   double min_search_fraction = 0.15;  // of the budget: the search's least window, however late it starts
   double long_cost_factor = 3.0;  // a long verification run (all cases, verify trials, interleaved with the
                                   // original) against one search measurement
+  bool per_shape_fallback = true;      // --no-per-shape: no autotune of a split finalist and the original
   bool profile_winner_always = false;  // --profile-winner: profile the winner even past the budget
   bool largest_case_only = false; // --search-cases largest: time only the slowest case while
                                   // searching (verification always covers all cases)
@@ -151,7 +152,8 @@ struct OptimizeResult {
   std::vector<CaseComparison> cases;
   std::optional<ProfileSummary> profile_before, profile_after;
   double roofline_before = -1, roofline_after = -1;
-  bool roofline_after_estimated = false;  // from the profiled case's speedup (the winner not profiled)
+  bool roofline_after_estimated = false;
+  bool best_is_autotune = false;          // best_source is @triton.autotune over the winner and the original  // from the profiled case's speedup (the winner not profiled)
   double reserve_s = 0;                   // seconds of the budget kept for verification after the search
   std::vector<CandidateRecord> candidates;
   int measured = 0, compiled = 0, pruned = 0, failed = 0;

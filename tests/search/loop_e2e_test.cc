@@ -18,6 +18,7 @@ namespace {
 
 using testing::FakeEvaluator;
 using testing::FakeRenderer;
+using testing::ParseConfigs;
 using testing::RenderConfig;
 
 Space Space1D() {
@@ -427,6 +428,35 @@ TEST(Loop, UndersizedBlockIsGrownFirst) {
   for (const auto& n : r->notes) noted |= n.find("BLOCK_SIZE=16 is far below") != std::string::npos;
   EXPECT_TRUE(noted);
   EXPECT_TRUE(r->improved);
+}
+
+TEST(Loop, SplitFinalistBecomesAPerShapeAutotune) {
+  // The optimum is 2x faster on "large" but 1.5x slower on "small": no finalist passes alone; the
+  // autotune over it and the original wins both cases (each runs its faster config).
+  for (bool enabled : {true, false}) {
+    Fixture f;
+    f.o.patience = 100;
+    f.o.per_shape_fallback = enabled;
+    // "large": 4 x (Time relative to the original's)^3 (kBest 10.6x faster); "small": the original 1.0,
+    // every other config 3 x Time (kBest 1.5, 1.5x slower).
+    auto rel = [](const Config& c) { return std::pow(Time(c) / Time(kBase), 3.0); };
+    f.ev.case_ms = [rel](const Config& c, const std::string& name) {
+      if (name == "large") return 4.0 * rel(c);
+      return c == kBase ? 1.0 : 3.0 * Time(c);
+    };
+    auto r = f.Run(Input());
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(r->improved, enabled) << r->kept_reason;
+    if (!enabled) continue;
+    EXPECT_TRUE(r->best_is_autotune);
+    EXPECT_EQ(ParseConfigs(r->best_source).size(), 2u);
+    ASSERT_EQ(r->cases.size(), 2u);
+    for (const auto& c : r->cases) {
+      if (c.name == "large") EXPECT_NEAR(c.speedup, 1.0 / rel(kBest), 1e-6);
+      else EXPECT_NEAR(c.speedup, 1.0, 1e-6);
+    }
+    EXPECT_TRUE(r->ToJson().at("best_is_autotune").get<bool>());
+  }
 }
 
 TEST(Loop, StopsAtRoofline) {

@@ -40,7 +40,7 @@ struct OptFlags {
   double min_speedup = 1.01;
   uint64_t seed = 1234;
   bool emit_autotune = false, dry_run = false, no_profile = false, no_db = false, json = false, quiet = false;
-  bool profile_winner = false;
+  bool profile_winner = false, no_per_shape = false;
   bool interpret = false;
 };
 
@@ -88,6 +88,9 @@ Command RegisterOptimize(CLI::App& app) {
   sub->add_flag("--emit-autotune", f->emit_autotune, "Write @triton.autotune with the best configs (portable)");
   sub->add_flag("--dry-run", f->dry_run, "No GPU: check candidates' correctness in the interpreter, time nothing");
   sub->add_flag("--no-profile", f->no_profile, "Skip ncu (measure only)");
+  sub->add_flag("--no-per-shape", f->no_per_shape,
+                "Do not try @triton.autotune over a finalist and the original when the finalist is faster "
+                "on some input cases and slower on others");
   sub->add_flag("--profile-winner", f->profile_winner,
                 "Profile the winner even when the budget has no room left for it (default: its roofline "
                 "position is then estimated from the profiled case's speedup)");
@@ -199,6 +202,7 @@ Command RegisterOptimize(CLI::App& app) {
             o.seed = f->seed;
             o.emit_autotune = f->emit_autotune;
             o.profile_winner_always = f->profile_winner;
+            o.per_shape_fallback = !f->no_per_shape;
             o.dry_run = f->dry_run;
             if (f->cases != "all") o.cases = SplitComma(f->cases);
             if (f->cases.empty() && !f->dry_run && spec->format == task::Format::kTritonBenchG &&
