@@ -41,7 +41,7 @@ PY
       bash bench/optimize_suite/run.sh shard "$2" "$3" > "$w/suite_$2.log" 2>&1
     KILN_SUITE_DIR=/tmp/suite_i OUT=$w/suite bash bench/optimize_suite/run.sh summary > "$w/summary.txt" 2>&1 ;;
   autotune)
-    KILN_SUITE_DIR=/tmp/suite_iat OUT=$w/autotune BUDGET=${BUDGET:-45} timeout ${AT_S:-570} \
+    KILN_SUITE_DIR=/tmp/suite_iat OUT=$w/autotune BUDGET=${BUDGET:-45} EX_BUDGET=${EX_BUDGET:-170} timeout ${AT_S:-570} \
       bash bench/optimize_suite/run.sh autotune > "$w/autotune.log" 2>&1
     KILN_SUITE_DIR=/tmp/suite_iat OUT=$w/autotune bash bench/optimize_suite/run.sh summary > "$w/summary.txt" 2>&1 ;;
   check)

@@ -70,7 +70,7 @@ autotune_one() {  # name: exhaustive over the kernel's grid (grids/<name>.json, 
   if [ ! -s "$ex" ]; then
     echo "== $name: exhaustive (${n:-?} configs)"
     timeout 560 "$kiln" optimize "$G/kernels/$name.py" --strategy exhaustive --patience 1000000 "${gridarg[@]}" \
-        --budget-seconds 480 --search-cases largest --no-profile --db "$db" --json "$ex" -q \
+        --budget-seconds ${EX_BUDGET:-480} --search-cases largest --no-profile --db "$db" --json "$ex" -q \
         > "$state/logs/autotune_$name.exhaustive.log" 2>&1 || tail -5 "$state/logs/autotune_$name.exhaustive.log"
   fi
   if [ ! -s "$kj" ]; then
