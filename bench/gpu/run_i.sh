@@ -45,13 +45,18 @@ PY
       bash bench/optimize_suite/run.sh autotune > "$w/autotune.log" 2>&1
     KILN_SUITE_DIR=/tmp/suite_iat OUT=$w/autotune bash bench/optimize_suite/run.sh summary > "$w/summary.txt" 2>&1 ;;
   check)
-    OUT=$w/gpu_check timeout 300 bash bench/gpu/worker_gpu_check.sh --quick > "$w/gpu_check.log" 2>&1
-    grep -c PASS "$w/gpu_check/worker_gpu_check.txt" > "$w/summary.txt"; grep FAIL "$w/gpu_check/worker_gpu_check.txt" >> "$w/summary.txt"
+    : > "$w/summary.txt"
+    if [ -z "${NO_GPU_CHECK:-}" ]; then
+      OUT=$w/gpu_check timeout 300 bash bench/gpu/worker_gpu_check.sh --quick > "$w/gpu_check.log" 2>&1
+      grep -c PASS "$w/gpu_check/worker_gpu_check.txt" > "$w/summary.txt"; grep FAIL "$w/gpu_check/worker_gpu_check.txt" >> "$w/summary.txt"
+    fi
     ls "$G"/*.py | python3 -c 'import sys,json,os; [print(json.dumps({"id": os.path.basename(p.strip())[:-3], "task": os.path.abspath(p.strip())})) for p in sys.stdin]' > /tmp/tbg.jsonl
     timeout ${SWEEP_S:-270} "$KILN_BIN" eval --batch /tmp/tbg.jsonl --mode check --check-workers 10 --timeout 240 --no-db \
       --out /tmp/tbg_check.jsonl --resume > "$w/sweep_stdout.txt" 2> "$w/sweep_stderr.txt"
     cp /tmp/tbg_check.jsonl "$w/"
-    python3 bench/gpu/summarize_verdicts.py "$w/tbg_check.jsonl" "TritonBench-G self-eval (check)" >> "$w/summary.txt" ;;
+    python3 bench/gpu/summarize_verdicts.py "$w/tbg_check.jsonl" "TritonBench-G self-eval (check)" >> "$w/summary.txt"
+    for k in $nd; do timeout 20 python3 bench/gpu/nondeterminism_probe.py "$G/$k.py" 2>&1 | tail -4; done \
+      > "$w/nondeterminism.txt" 2>&1 ;;
 esac
 echo "phase ${1:-probe} in $((SECONDS - t0)) s"
 tar -czf "$OUT/session_i.tar.gz" -C "$OUT" i
