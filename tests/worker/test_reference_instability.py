@@ -101,3 +101,13 @@ def test_union_of_masks():
     b = [torch.tensor([False, False, True]), True, False]
     u = compare.union_masks(a, b)
     assert u[0].tolist() == [True, False, True] and u[1] is True and u[2] is True
+
+
+def test_racing_reference_needs_more_than_two_runs(fork_worker):
+    # Each racing element shows its variation in one run of four: the runs go on while the mask grows.
+    r = fork_worker.request(_req(HONEST, task_file="relu_racy"))
+    assert r["verdict"] == "ok", r.get("reasons")
+    assert r["cases"][0]["unstable_elements"] == 8 * 4, r["cases"][0]
+    leaky = HONEST.replace("tl.maximum(x, 0.0)", "tl.where(x > 0, x, 0.01 * x)")
+    r = fork_worker.request(_req(leaky, task_file="relu_racy"))
+    assert r["verdict"] == "mismatch" and "value_mismatch" in codes(r), r.get("reasons")
