@@ -163,6 +163,8 @@ Result<Request> ParseRequest(std::string_view text) {
     for (auto& [k, v] : kv) {
       if (k == "key") {
         r.key = SplitOn(v, ',');
+      } else if (k == "extend") {
+        r.keep_existing = v == "1" || v == "true";
       } else if (k == "configs") {
         for (const auto& cs : SplitOn(v, ';')) {
           TuneConfig c;
@@ -773,7 +775,10 @@ Result<Plan> PlanInsertAutotune(const Ctx& c, const InsertAutotune& r) {
                     std::to_string(j.span.begin.line) + ")");
   // Key.
   std::vector<std::string> key = r.key;
-  if (key.empty()) {
+  const bool extend = r.keep_existing && k.autotune.has_value();
+  if (extend && !k.autotune->configs_expr.present())
+    return Refuse("existing @triton.autotune has no configs argument to extend");
+  if (key.empty() && !extend) {
     // Scalars that bound the work: used in masks, loop bounds or comparisons.
     std::set<std::string> used;
     for (const auto& m : k.memops)
@@ -819,7 +824,17 @@ Result<Plan> PlanInsertAutotune(const Ctx& c, const InsertAutotune& r) {
   for (const auto& cfg : r.configs) configs += ind + "        " + ConfigText(cfg, triton) + ",\n";
   configs += ind + "    ]";
   Plan plan;
-  if (k.autotune) {
+  if (extend) {
+    const auto& at = *k.autotune;
+    std::string added = "[";
+    for (size_t i = 0; i < r.configs.size(); ++i) added += (i ? ", " : "") + ConfigText(r.configs[i], triton);
+    added += "] + (" + std::string(c.text().substr(at.configs_expr.span.begin.byte, at.configs_expr.span.size())) + ")";
+    KILN_RETURN_IF_ERROR(plan.edits.Replace(at.configs_expr.span, added));
+    if (!restore.empty() && !at.restore_value.present() && !at.reset_to_zero.present())
+      KILN_RETURN_IF_ERROR(AppendArg(plan.edits, c.text(), at.args_span,
+                                     "restore_value=" + ListText({restore.begin(), restore.end()})));
+    plan.notes.push_back(fmt::format("added {} config(s) in front of the existing autotune configs", r.configs.size()));
+  } else if (k.autotune) {
     const auto& at = *k.autotune;
     if (!at.configs_expr.present()) return Refuse("existing @triton.autotune has no configs argument to replace");
     KILN_RETURN_IF_ERROR(plan.edits.Replace(at.configs_expr.span, configs));

@@ -138,6 +138,9 @@ struct InsertAutotune {
   // Autotune key (kernel parameter names). Empty: the scalar (non-constexpr) parameters the kernel
   // uses in masks, loop bounds or the grid.
   std::vector<std::string> key;
+  // An existing @triton.autotune keeps its configs and key: the new configs go in front of them
+  // (`[new...] + (configs as written)`), so the autotuner still has every original choice per shape.
+  bool keep_existing = false;
 };
 
 struct GroupMSwizzle {

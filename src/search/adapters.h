@@ -60,6 +60,7 @@ class RewriteRenderer : public Renderer {
       : source_(std::move(source)), path_(std::move(path)), kernel_(std::move(kernel)) {}
   Result<std::string> Render(const Config& c) override;
   Result<std::string> RenderAutotune(const std::vector<Config>& configs) override;
+  Result<std::string> RenderPerShape(const Config& winner, const Config& baseline) override;
 
  private:
   std::string source_, path_, kernel_;

@@ -43,6 +43,11 @@ class Renderer {
   virtual Result<std::string> RenderAutotune(const std::vector<Config>& configs) {
     return Unavailable("this renderer cannot write @triton.autotune");
   }
+  // A module whose every input shape runs the faster of `winner` and the original: @triton.autotune
+  // over the two, or, when the original is itself autotuned, its own configs with `winner` added.
+  virtual Result<std::string> RenderPerShape(const Config& winner, const Config& baseline) {
+    return RenderAutotune({winner, baseline});
+  }
 };
 
 struct Finding {

@@ -836,7 +836,7 @@ Result<OptimizeResult> Optimize(const OptimizeInput& in, const OptimizeOptions& 
   // the kernel's size arguments, so each shape runs its faster config; verified like any finalist.
   if (!res.improved && o.per_shape_fallback && !lost_some.empty()) {
     const CandidateRecord& fin = res.candidates[lost_some.front()];
-    auto at = d.renderer->RenderAutotune({fin.config, in.baseline});
+    auto at = d.renderer->RenderPerShape(fin.config, in.baseline);
     if (!at.ok()) {
       res.notes.push_back("per-shape autotune of " + ConfigKey(fin.config) + " and the original: " +
                           at.status().message());
@@ -874,7 +874,7 @@ Result<OptimizeResult> Optimize(const OptimizeInput& in, const OptimizeOptions& 
         res.geomean_speedup = GeoMean(sp);
         c.ps.best_speedup = res.geomean_speedup;
         res.notes.push_back("the winner is @triton.autotune over " + ConfigKey(fin.config) +
-                            " and the original's config: each input shape runs the faster of the two");
+                            " and the original's config(s): each input shape runs the fastest");
       } else {
         cr.final_outcome = "rejected: " + why;
       }
