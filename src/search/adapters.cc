@@ -123,17 +123,7 @@ Result<std::string> RewriteRenderer::RenderPerShape(const Config& winner, const 
 
 Result<std::string> RewriteRenderer::RenderAutotune(const std::vector<Config>& configs) {
   rewrite::InsertAutotune at;
-  for (const auto& c : configs) {
-    rewrite::TuneConfig tc;
-    for (const auto& [k, v] : c) {
-      if (k == "num_warps") tc.num_warps = static_cast<int>(v);
-      else if (k == "num_stages") tc.num_stages = static_cast<int>(v);
-      else if (k == "num_ctas") tc.num_ctas = static_cast<int>(v);
-      else if (k == "maxnreg") tc.maxnreg = static_cast<int>(v);
-      else tc.params[k] = v;
-    }
-    at.configs.push_back(tc);
-  }
+  for (const auto& c : configs) at.configs.push_back(ToTuneConfig(c));
   rewrite::Target t{kernel_, {}};
   auto r = rewrite::ApplySequence(source_, path_, t, {rewrite::Request(at)});
   if (!r.ok()) return r.status();

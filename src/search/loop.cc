@@ -778,6 +778,20 @@ Result<OptimizeResult> Optimize(const OptimizeInput& in, const OptimizeOptions& 
     if (!(g >= o.min_speedup)) return fmt::format("geometric-mean speedup {:.3f}x below {:.3f}x", g, o.min_speedup);
     return "";
   };
+  // A verified winner: reported with the more conservative of its two runs per case.
+  auto declare_winner = [&](const Config& cfg, const std::string& src, const std::vector<CaseComparison>& cmp1,
+                            std::vector<CaseComparison> cmp2) {
+    for (size_t k = 0; k < cmp2.size() && k < cmp1.size(); ++k)
+      if (cmp1[k].speedup < cmp2[k].speedup) cmp2[k] = cmp1[k];
+    res.improved = true;
+    res.best_config = cfg;
+    res.best_source = src;
+    res.cases = cmp2;
+    std::vector<double> sp;
+    for (const auto& x : cmp2) sp.push_back(x.speedup);
+    res.geomean_speedup = GeoMean(sp);
+    c.ps.best_speedup = res.geomean_speedup;
+  };
   std::vector<size_t> lost_some;  // finalists that won some cases and lost others
   for (size_t ci : order) {
     auto& cr = res.candidates[ci];
@@ -816,18 +830,8 @@ Result<OptimizeResult> Optimize(const OptimizeInput& in, const OptimizeOptions& 
       c.Say(fmt::format("kiln: finalist {} rejected on re-measurement: {}", ConfigKey(cr.config), why2));
       continue;
     }
-    // Winner: report the more conservative of the two runs per case.
-    for (size_t k = 0; k < cmp2.size() && k < cmp1.size(); ++k)
-      if (cmp1[k].speedup < cmp2[k].speedup) cmp2[k] = cmp1[k];
     cr.final_outcome = "won";
-    res.improved = true;
-    res.best_config = cr.config;
-    res.best_source = src;
-    res.cases = cmp2;
-    std::vector<double> sp;
-    for (const auto& x : cmp2) sp.push_back(x.speedup);
-    res.geomean_speedup = GeoMean(sp);
-    c.ps.best_speedup = res.geomean_speedup;
+    declare_winner(cr.config, src, cmp1, cmp2);
     c.Step("verify", {{"id", cr.id}, {"outcome", "won"}, {"geomean_speedup", res.geomean_speedup}});
     break;
   }
@@ -861,18 +865,9 @@ Result<OptimizeResult> Optimize(const OptimizeInput& in, const OptimizeOptions& 
       cr.cases = CaseTimes(r1);
       cr.eval_s = c.Elapsed() - cr.at_s;
       if (why.empty()) {
-        for (size_t k = 0; k < cmp2.size() && k < cmp1.size(); ++k)
-          if (cmp1[k].speedup < cmp2[k].speedup) cmp2[k] = cmp1[k];
         cr.final_outcome = "won";
-        res.improved = true;
-        res.best_config = fin.config;
-        res.best_source = *at;
+        declare_winner(fin.config, *at, cmp1, cmp2);
         res.best_is_autotune = true;
-        res.cases = cmp2;
-        std::vector<double> sp;
-        for (const auto& x : cmp2) sp.push_back(x.speedup);
-        res.geomean_speedup = GeoMean(sp);
-        c.ps.best_speedup = res.geomean_speedup;
         res.notes.push_back("the winner is @triton.autotune over " + ConfigKey(fin.config) +
                             " and the original's config(s): each input shape runs the fastest");
       } else {
