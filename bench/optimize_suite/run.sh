@@ -13,7 +13,9 @@
 #
 # Env: KILN_BIN (default: build/h6/kiln, else build/release/kiln), KILN_PYTHON (python3 with torch +
 # triton), BUDGET (per-kernel seconds, default 60), OUT (results folder; default $KILN_SUITE_DIR/out),
-# CASES (kiln optimize --cases; default @largest:3, the three largest sizes of the perf harness).
+# CASES (kiln optimize --cases; default @largest:3, the three largest sizes of the perf harness),
+# AT_BUDGET (autotune: kiln's budget, default 120 s: the comparison caps kiln by measurements, 25% of
+# the grid, and a 45 s budget let it use only 14 of its 32 on matmul_triton2), EX_BUDGET (the exhaustive run's).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -77,7 +79,7 @@ autotune_one() {  # name: exhaustive over the kernel's grid (grids/<name>.json, 
     echo "== $name: kiln (default strategy, at most $((n / 4)) measurements)"
     local cap=()
     [ "$n" -gt 0 ] && cap=(--max-evals $((n / 4)))
-    timeout 400 "$kiln" optimize "$G/kernels/$name.py" --budget-seconds "$BUDGET" --search-cases largest "${gridarg[@]}" \
+    timeout 400 "$kiln" optimize "$G/kernels/$name.py" --budget-seconds "${AT_BUDGET:-120}" --search-cases largest "${gridarg[@]}" \
         "${cap[@]}" --no-profile --db "$db" --json "$kj" -q > "$state/logs/autotune_$name.kiln.log" 2>&1 ||
         tail -5 "$state/logs/autotune_$name.kiln.log"
   fi
