@@ -35,8 +35,24 @@ def test_drawn_under_the_device_context(monkeypatch):
     _gpu_like(monkeypatch)
     monkeypatch.setattr(tasks, "_device_bytes", lambda: 1 << 40)
     h = Harness()
-    out = _gen()(h)
+    out = _gen()(h, keep_on_device=True)
     assert h.devices == ["cpu"] and len(out) == 1 and out[0][0].numel() == 16
+
+
+def test_moved_to_the_host_unless_kept(monkeypatch):
+    # 'meta' as the stand-in device (the draw lands off the host): moved to the host by default, and when
+    # the sweep is larger than a quarter of the device; kept only for the measuring worker when it fits
+    _gpu_like(monkeypatch, device="meta")
+    moved = []
+    monkeypatch.setattr(tasks, "_to_cpu", lambda x: moved.append(x) or x)
+    monkeypatch.setattr(tasks, "_device_bytes", lambda: 1 << 40)
+    _gen()(Harness())
+    assert len(moved) == 1
+    _gen()(Harness(), keep_on_device=True)
+    assert len(moved) == 1
+    monkeypatch.setattr(tasks, "_device_bytes", lambda: 64)
+    _gen()(Harness(), keep_on_device=True)
+    assert len(moved) == 2
 
 
 def _gen():
@@ -57,7 +73,7 @@ def test_harness_needing_cpu_falls_back(monkeypatch):
 def test_seeded(monkeypatch):
     _gpu_like(monkeypatch)
     monkeypatch.setattr(tasks, "_device_bytes", lambda: 1 << 40)
-    a, b = _gen()(Harness()), _gen()(Harness())
+    a, b = _gen()(Harness(), keep_on_device=True), _gen()(Harness(), keep_on_device=True)
     assert torch.equal(a[0][0], b[0][0])
 
 

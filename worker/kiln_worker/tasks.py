@@ -333,7 +333,7 @@ class TritonBenchTask(Task):
             self.perf_inputs = _PERF_CACHE["inputs"]
         else:
             inst = self._perf_instance("ref", self.ref_mod)
-            self.perf_inputs = self._generate_perf_inputs(inst)
+            self.perf_inputs = self._generate_perf_inputs(inst, keep_on_device=getattr(self, "reuse_inputs", False))
             _PERF_CACHE.clear()
             if getattr(self, "reuse_inputs", False):
                 # one task at a time (the sweep can be gigabytes); every use clones (see inputs())
@@ -341,21 +341,24 @@ class TritonBenchTask(Task):
         self.case_names = ["test"] + [f"perf_{i}" for i in range(len(self.perf_inputs))]
 
     @staticmethod
-    def _generate_perf_inputs(inst):
+    def _generate_perf_inputs(inst, keep_on_device=False):
         """The harness's whole input sweep. Harnesses draw it on the CPU (torch.rand of up to gigabytes:
         4-12 s per process on an H100 host, paid again by every profile): on a GPU it is drawn there
         instead, with CUDA as the default device of the harness's factory calls (explicit devices are
-        kept). A harness that needs its tensors on the CPU (numpy, an error) or a sweep that does not fit
-        gets the CPU draw. Either way the inputs are seeded and the same for candidate and reference."""
+        kept), then kept in host memory as the harness would have it, so that several check workers
+        sharing a GPU do not each hold a sweep there. Only the one measuring worker of kiln optimize
+        (`keep_on_device`, trusted requests) keeps it on the GPU, up to a quarter of its memory. A harness
+        that needs its tensors on the CPU (numpy, an error) gets the CPU draw. Either way the inputs are
+        seeded and the same for candidate and reference."""
         if not plat.INTERPRET:
             try:
                 seed_all(4321)
                 with torch.device(plat.DEVICE):
                     inst.get_input_tensors()
                 gen = list(inst.input_tensors)
-                if sum(tree_bytes(x) for x in gen) <= _PERF_GPU_BYTES_MAX * _device_bytes():
+                if keep_on_device and sum(tree_bytes(x) for x in gen) <= _PERF_GPU_BYTES_MAX * _device_bytes():
                     return gen
-                return [_to_cpu(x) for x in gen]    # too large to keep on the GPU: kept on the host
+                return [_to_cpu(x) for x in gen]
             except Exception:  # noqa: BLE001 - the CPU draw below is the harness as written
                 inst.input_tensors = []
                 if torch.cuda.is_available():
