@@ -307,6 +307,7 @@ nlohmann::json OptimizeResult::ToJson() const {
   j["roofline_after"] = roofline_after >= 0 ? nlohmann::json(roofline_after) : nlohmann::json(nullptr);
   j["roofline_after_estimated"] = roofline_after_estimated;
   j["reserve_s"] = reserve_s;
+  j["startup_s"] = startup;
   j["best_is_autotune"] = best_is_autotune;
   return j;
 }
@@ -317,6 +318,7 @@ Result<OptimizeResult> Optimize(const OptimizeInput& in, const OptimizeOptions& 
   Ctx c{in, o, d, res};
   c.t0 = o.started_at >= 0 ? o.started_at : c.Now();
   res.task = in.task.name;
+  res.startup = o.startup;
   res.kernel = in.kernel;
   res.space = in.space;
   res.baseline_config = in.baseline;
@@ -327,8 +329,11 @@ Result<OptimizeResult> Optimize(const OptimizeInput& in, const OptimizeOptions& 
   auto next_seed = [&seed] { return seed = seed * 6364136223846793005ULL + 1442695040888963407ULL, seed >> 17; };
 
   // Device.
+  const double t_hello = c.Now();
   auto hello = d.evaluator->Hello();
   if (!hello.ok()) return hello.status();
+  res.startup["hello_s"] = c.Now() - t_hello;
+  res.startup["baseline_starts_at_s"] = c.Elapsed();
   res.versions = hello->versions;
   if (!hello->devices.empty()) {
     res.device = hello->devices[0].name;

@@ -82,6 +82,7 @@ struct OptimizeOptions {
   // When the command started, on that clock (the budget and wall_s count from here: starting the
   // workers and the device lookup are part of the user's wait); < 0: when Optimize is called.
   double started_at = -1;
+  nlohmann::json startup = nlohmann::json::object();  // the command's own steps before Optimize (reported)
 };
 
 struct OptimizeInput {
@@ -155,6 +156,7 @@ struct OptimizeResult {
   bool roofline_after_estimated = false;
   bool best_is_autotune = false;          // best_source is @triton.autotune over the winner and the original  // from the profiled case's speedup (the winner not profiled)
   double reserve_s = 0;                   // seconds of the budget kept for verification after the search
+  nlohmann::json startup = nlohmann::json::object();  // seconds before the loop, by step (worker start, ...)
   std::vector<CandidateRecord> candidates;
   int measured = 0, compiled = 0, pruned = 0, failed = 0;
   int pruned_static = 0;  // configs the strategy skipped: pruned before compiling (see notes)

@@ -39,6 +39,10 @@ else
   [ "$(json "$tmp/J.json" "j['profile_before']['bound']")" = small_grid ] || bad "softmax: diagnosis not joined"
   [ "$(json "$tmp/J.json" "j['profile_after'] is not None")" = True ] || bad "softmax: winner not profiled"
   [ "$(json "$tmp/J.json" "j['compiled'] > 0")" = True ] || bad "softmax: the compile pool did not run"
+  [ "$(json "$tmp/J.json" "sorted(j['startup_s'])")" = "['baseline_starts_at_s', 'before_search_loop_s', 'device_and_worker_start_s', 'hello_s']" ] ||
+    bad "softmax: startup_s is $(json "$tmp/J.json" "j.get('startup_s')")"
+  [ "$(json "$tmp/J.json" "0 < j['startup_s']['before_search_loop_s'] <= j['startup_s']['baseline_starts_at_s'] <= j['wall_s']")" = True ] ||
+    bad "softmax: startup times out of order $(json "$tmp/J.json" "j.get('startup_s')")"
   grep -q "BLOCK=1024" "$tmp/X.py" || bad "softmax: --out is not the winner"
   grep -q "<html" "$tmp/H.html" || bad "softmax: no HTML report"
   grep -q "eval compile" "$tmp/gpu.log" || bad "softmax: no compile request reached a worker"

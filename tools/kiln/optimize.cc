@@ -25,6 +25,10 @@ namespace kiln::cli {
 
 namespace {
 
+double NowS() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
 struct OptFlags {
   std::string task, out, entry, bench, format, kernel;
   std::string json_out, html_out, db, python, replay, record, ncu;
@@ -105,8 +109,8 @@ Command RegisterOptimize(CLI::App& app) {
   sub->add_flag("--interpret", f->interpret, "Force Triton's interpreter in the worker");
   sub->add_flag("--quiet,-q", f->quiet, "No progress display");
   return {sub, [f]() -> int {
-            const double started_at =
-                std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+            const double started_at = NowS();
+            nlohmann::json startup = nlohmann::json::object();  // seconds spent before the loop, by step
             task::LoadOptions lo;
             lo.format = f->format;
             lo.entry = f->entry;
@@ -187,7 +191,9 @@ Command RegisterOptimize(CLI::App& app) {
             if (!f->no_profile && !f->dry_run && f->replay.empty()) {
               std::optional<profile::DeviceRecord> dev;
               profile::JsonDeviceStore ds;
+              const double t_dev = NowS();
               auto d = profile::CharacterizeDevice(*measure, {}, ds);
+              startup["device_and_worker_start_s"] = NowS() - t_dev;
               if (d.ok()) dev = *d;
               prof = std::make_unique<search::NcuProfiler>(in->kernel, dev, exec::ResolvePython(f->python), f->ncu);
             }
@@ -216,6 +222,8 @@ Command RegisterOptimize(CLI::App& app) {
             else if (f->search_cases != "all") o.search_cases = SplitComma(f->search_cases);
             search::StderrProgress progress;
             search::Deps deps{ev.get(), &renderer, prof.get(), rec.get(), f->quiet ? nullptr : &progress};
+            startup["before_search_loop_s"] = NowS() - started_at;
+            o.startup = startup;
             auto res = search::Optimize(*in, o, deps);
             if (!res.ok()) {
               std::fprintf(stderr, "kiln optimize: error: %s\n", res.status().message().c_str());
