@@ -72,7 +72,8 @@ autotune_one() {  # name: exhaustive over the kernel's grid (grids/<name>.json, 
   if [ ! -s "$ex" ]; then
     echo "== $name: exhaustive (${n:-?} configs)"
     timeout 560 "$kiln" optimize "$G/kernels/$name.py" --strategy exhaustive --patience 1000000 "${gridarg[@]}" \
-        --budget-seconds ${EX_BUDGET:-480} --search-cases largest --no-profile --db "$db" --json "$ex" -q \
+        --budget-seconds ${EX_BUDGET:-480} --search-cases largest --no-profile --db "$db" --json "$ex" \
+        -o "$state/logs/autotune_$name.exhaustive.py" -q \
         > "$state/logs/autotune_$name.exhaustive.log" 2>&1 || tail -5 "$state/logs/autotune_$name.exhaustive.log"
   fi
   if [ ! -s "$kj" ]; then
@@ -80,8 +81,26 @@ autotune_one() {  # name: exhaustive over the kernel's grid (grids/<name>.json, 
     local cap=()
     [ "$n" -gt 0 ] && cap=(--max-evals $((n / 4)))
     timeout 400 "$kiln" optimize "$G/kernels/$name.py" --budget-seconds "${AT_BUDGET:-120}" --search-cases largest "${gridarg[@]}" \
-        "${cap[@]}" --no-profile --db "$db" --json "$kj" -q > "$state/logs/autotune_$name.kiln.log" 2>&1 ||
-        tail -5 "$state/logs/autotune_$name.kiln.log"
+        "${cap[@]}" --no-profile --db "$db" --json "$kj" -o "$state/logs/autotune_$name.kiln.py" -q \
+        > "$state/logs/autotune_$name.kiln.log" 2>&1 || tail -5 "$state/logs/autotune_$name.kiln.log"
+  fi
+  # Side by side: the two picks timed against the original in one session, alternating, 3 rounds each
+  # (kiln eval --mode time: interleaved with the original, on the largest size). The search tables alone
+  # are single short measurements, which disagreed by 2x for a 45-110 us kernel.
+  local sbs=$state/results/autotune_$name.sidebyside.json
+  if [ ! -s "$sbs" ] && [ -s "$state/logs/autotune_$name.exhaustive.py" ] && [ -s "$state/logs/autotune_$name.kiln.py" ]; then
+    local case
+    case=$("$KILN_PYTHON" -c "import json,sys; j=json.load(open(sys.argv[1])); print(next(c['cases'][0]['name'] for c in j['candidates'] if c.get('cases')))" "$ex")
+    echo "== $name: side by side on $case"
+    : > "$sbs.tmp"
+    for r in 1 2 3; do
+      for side in exhaustive kiln; do
+        timeout 120 "$kiln" eval --task "$G/kernels/$name.py" --candidate "$state/logs/autotune_$name.$side.py" \
+            --mode time --case "$case" --policy trusted --no-db --json 2>/dev/null |
+          "$KILN_PYTHON" -c "import json,sys; j=json.load(sys.stdin); c=j['cases'][0]; print(json.dumps({'side': sys.argv[1], 'round': int(sys.argv[2]), 'verdict': j['verdict'], 'speedup': c.get('speedup'), 'candidate_ms': (c.get('candidate_ms') or {}).get('median')}))" "$side" "$r" >> "$sbs.tmp"
+      done
+    done
+    "$KILN_PYTHON" -c "import json,sys; print(json.dumps([json.loads(l) for l in open(sys.argv[1]) if l.strip()]))" "$sbs.tmp" > "$sbs" && rm -f "$sbs.tmp"
   fi
 }
 

@@ -5,7 +5,9 @@ interleaved timing), fraction of roofline before/after (ncu; '-' when not profil
 wall time; then the targets: geomean speedup over kernels starting below 60% of roofline, no
 kernel slower, median wall time.
 Autotune: kiln's pick looked up in the exhaustive run's table (same timing conditions) against the
-exhaustive best; kiln's measurements against the exhaustive count.
+exhaustive best; kiln's measurements against the exhaustive count. When run.sh's side-by-side step ran
+(autotune_<name>.sidebyside.json: both picks timed against the original in one session, alternating),
+the gap is the ratio of their median speedups over the original, and that decides "ok".
 """
 import glob, json, math, os, statistics, sys
 
@@ -20,6 +22,8 @@ for p in sorted(glob.glob(os.path.join(d, "*.json"))):
     if b.startswith("autotune_"):
         name, kind = b[len("autotune_"):-len(".json")].rsplit(".", 1)
         at.setdefault(name, {})[kind] = j
+    elif isinstance(j, list):
+        continue
     else:
         rows.append(j)
 
@@ -55,7 +59,7 @@ if rows:
 
 if at:
     print()
-    print(f"{'autotune kernel':<20} {'exh. evals':>10} {'exh. best ms':>12} {'kiln evals':>10} {'kiln pick ms':>12} {'gap':>7} {'evals %':>8}  ok")
+    print(f"{'autotune kernel':<20} {'exh. evals':>10} {'exh. best ms':>12} {'kiln evals':>10} {'kiln pick ms':>12} {'gap':>7} {'evals %':>8}  {'side by side':>16}  ok")
     for name, v in sorted(at.items()):
         ex, kj = v.get("exhaustive"), v.get("kiln")
         if not ex or not kj:
@@ -68,5 +72,13 @@ if at:
         n_k = sum(1 for c in kj["candidates"] if c["verdict"] not in ("pruned", "skipped"))
         gap = pick_ms / best - 1 if best == best and pick_ms == pick_ms else float("nan")
         frac = n_k / n_ex if n_ex else float("nan")
+        sbs, side = v.get("sidebyside"), "-"
+        if isinstance(sbs, list):
+            sp = {s: [r["speedup"] for r in sbs if r.get("side") == s and r.get("verdict") == "ok" and r.get("speedup")]
+                  for s in ("exhaustive", "kiln")}
+            if sp["exhaustive"] and sp["kiln"]:
+                e, k = statistics.median(sp["exhaustive"]), statistics.median(sp["kiln"])
+                gap = e / k - 1
+                side = f"{e:.3f}x / {k:.3f}x"
         ok = "yes" if gap <= 0.03 and frac <= 0.25 else "no"
-        print(f"{name:<20} {n_ex:>10} {best:>12.5f} {n_k:>10} {pick_ms:>12.5f} {100*gap:>6.1f}% {100*frac:>7.0f}%  {ok}")
+        print(f"{name:<20} {n_ex:>10} {best:>12.5f} {n_k:>10} {pick_ms:>12.5f} {100*gap:>6.1f}% {100*frac:>7.0f}%  {side:>16}  {ok}")
