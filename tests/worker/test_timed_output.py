@@ -51,3 +51,118 @@ def test_inputs_are_not_touched():
         return t.add_(1)
     timing.check_timed_output(before + 1, inplace, [x], {}, {}, False)
     assert torch.equal(x, before)
+
+
+class _Graph:
+    """Stands in for a captured CUDA graph: replay() runs what the capture recorded."""
+
+    def __init__(self, work):
+        self.work = work
+
+    def replay(self):
+        self.work()
+
+
+def test_graph_that_writes_the_output_passes(monkeypatch):
+    monkeypatch.setattr(timing, "_synchronize", lambda: None)
+    x = torch.randn(64, 32)
+    out = torch.relu(x)
+    timing.rewrite_by_graph(out, _Graph(lambda: out.copy_(torch.relu(x))))
+    assert timing.check_timed_output(out, ref, [x], {}, {}, False) is None
+
+
+def test_graph_that_leaves_the_output_alone_is_caught(monkeypatch):
+    # Saw the capture, launched a token kernel, returned a result computed before: right in Python, not in
+    # the timed graph.
+    monkeypatch.setattr(timing, "_synchronize", lambda: None)
+    x = torch.randn(64, 32)
+    cached = torch.relu(x)
+    timing.rewrite_by_graph(cached, _Graph(lambda: None))
+    msg = timing.check_timed_output(cached, ref, [x], {}, {}, False)
+    assert msg and "NaN" in msg, msg
+
+
+def test_poison_covers_dtypes():
+    t = {"f": torch.zeros(3), "i": torch.zeros(3, dtype=torch.int8), "b": torch.zeros(3, dtype=torch.bool),
+         "v": torch.zeros(4, 4)[:, 1]}
+    timing._poison_output(t)
+    assert torch.isnan(t["f"]).all() and (t["i"] == -121).all() and t["b"].all() and torch.isnan(t["v"]).all()
+
+
+class _Reasons:
+    def __init__(self):
+        self.codes = []
+
+    def add(self, code, msg):
+        self.codes.append((code, msg))
+
+
+class _Task:
+    def __init__(self, cand):
+        self.cand = cand
+
+    def inputs(self, case, seed):
+        torch.manual_seed(seed)
+        return [torch.randn(64, 32)], {}
+
+    def candidate(self, case):
+        return self.cand
+
+    def reference(self, case):
+        return ref
+
+
+def _time_cases_with_graph(monkeypatch, cand_fn, graph_work):
+    """timing.time_cases with measure_pair standing in for a CUDA-graph timing: the candidate's Python
+    runs once (the capture) and the 'graph' replays `graph_work(out, args)`."""
+    class _Timer:
+        method = "cuda_graph"
+
+    def fake_measure(cand, refw, opts):
+        cand()                                     # the captured call
+        t = _Timer()
+        t.graph = _Graph(lambda: graph_work(cand.last))
+        cand.timer = t
+        return {"candidate_ms": {"median": 1.0}, "timing_method": "cuda_graph"}
+
+    monkeypatch.setattr(timing, "measure_pair", fake_measure)
+    monkeypatch.setattr(timing, "_synchronize", lambda: None)
+
+    class _Ev:
+        timing_opts = {"time_reference": False}
+        seed = 7
+        runtime = {}
+        reasons = _Reasons()
+        ref_mutates_inputs = False
+        tolerance = {}
+        tf32 = False
+        cases_out = []
+
+        def _phase(self, name, t0):
+            pass
+
+    ev = _Ev()
+    ev.reasons = _Reasons()
+    ev.task = _Task(cand_fn)
+    timing.time_cases(ev, ["c0"])
+    return [c for c, _ in ev.reasons.codes]
+
+
+def test_time_cases_checks_the_replayed_graph(monkeypatch):
+    state = {}
+
+    def honest(x):
+        state["x"] = x
+        return torch.relu(x)
+
+    codes = _time_cases_with_graph(monkeypatch, honest, lambda out: out.copy_(torch.relu(state["x"])))
+    assert "timed_output_mismatch" not in codes, codes
+    cache = {}
+
+    def sees_the_capture(x):   # returns what it computed before; the graph it leaves does nothing useful
+        if "r" not in cache:
+            cache["r"] = torch.relu(x)
+        return cache["r"]
+
+    codes = _time_cases_with_graph(monkeypatch, sees_the_capture, lambda out: None)
+    assert "timed_output_mismatch" in codes, codes
