@@ -118,7 +118,7 @@ def _time_cases_with_graph(monkeypatch, cand_fn, graph_work):
     class _Timer:
         method = "cuda_graph"
 
-    def fake_measure(cand, refw, opts):
+    def fake_measure(cand, refw, opts, between_rounds=None):
         cand()                                     # the captured call
         t = _Timer()
         t.graph = _Graph(lambda: graph_work(cand.last))
@@ -129,7 +129,7 @@ def _time_cases_with_graph(monkeypatch, cand_fn, graph_work):
     monkeypatch.setattr(timing, "_synchronize", lambda: None)
 
     class _Ev:
-        timing_opts = {"time_reference": False}
+        timing_opts = {"time_reference": False, "rounds": 1}
         seed = 7
         runtime = {}
         reasons = _Reasons()
@@ -166,3 +166,63 @@ def test_time_cases_checks_the_replayed_graph(monkeypatch):
 
     codes = _time_cases_with_graph(monkeypatch, sees_the_capture, lambda out: None)
     assert "timed_output_mismatch" in codes, codes
+
+
+
+def _time_cases_with_events(monkeypatch, cand_fn, rounds=5):
+    """timing.time_cases with measure_pair standing in for event timing: `rounds` rounds of 3 calls, the
+    inputs refreshed in place between rounds as the real measure_pair does."""
+    def fake_measure(cand, refw, opts, between_rounds=None):
+        for k in range(opts.get("rounds", 5)):
+            if k > 0 and between_rounds is not None:
+                between_rounds(k - 1)
+            for _ in range(3):
+                cand()
+        return {"candidate_ms": {"median": 1.0}, "timing_method": "events_cold_l2"}
+
+    monkeypatch.setattr(timing, "measure_pair", fake_measure)
+    monkeypatch.setattr(timing, "_synchronize", lambda: None)
+
+    class _Ev:
+        timing_opts = {"time_reference": False, "rounds": rounds}
+        seed = 7
+        runtime = {}
+        ref_mutates_inputs = False
+        tolerance = {}
+        tf32 = False
+        cases_out = []
+
+        def _phase(self, name, t0):
+            pass
+
+    ev = _Ev()
+    ev.reasons = _Reasons()
+    ev.task = _Task(cand_fn)
+    timing.time_cases(ev, ["c0"])
+    return [c for c, _ in ev.reasons.codes]
+
+
+def test_output_cached_by_input_address_is_caught(monkeypatch):
+    # Computes once per input address and returns a copy afterwards (fresh memory, so not `cached_output`):
+    # the timed inputs take new values between rounds, so the last output is stale.
+    cache = {}
+
+    def by_address(x):
+        if x.data_ptr() not in cache:
+            cache[x.data_ptr()] = torch.relu(x)
+        return cache[x.data_ptr()].clone()
+
+    for rounds in (2, 3, 4, 5):   # whatever the number of rounds, the last one runs on other values
+        cache.clear()
+        assert "timed_output_mismatch" in _time_cases_with_events(monkeypatch, by_address, rounds=rounds), rounds
+        assert "timed_output_mismatch" not in _time_cases_with_events(monkeypatch, lambda x: torch.relu(x), rounds)
+    # one round (kiln optimize's short timing): nothing to refresh between, nothing flagged
+    cache.clear()
+    assert "timed_output_mismatch" not in _time_cases_with_events(monkeypatch, by_address, rounds=1)
+
+
+def test_copy_values():
+    a, b = [torch.zeros(3), {"k": torch.zeros(2, dtype=torch.int64)}], [torch.ones(3), {"k": torch.tensor([4, 5])}]
+    assert timing.copy_values(a, b) and a[0].tolist() == [1.0, 1.0, 1.0] and a[1]["k"].tolist() == [4, 5]
+    assert not timing.copy_values([torch.zeros(3)], [torch.zeros(4)])
+    assert not timing.copy_values([torch.zeros(1).expand(3)], [torch.ones(3)])   # stride 0: left alone

@@ -139,7 +139,9 @@ class Timer:
         return [_elapsed(s, e) for s, e in evs]
 
 
-def measure_pair(cand, ref, opts):
+def measure_pair(cand, ref, opts, between_rounds=None):
+    """Times `cand` against `ref` in interleaved rounds; `between_rounds(k)` runs after round k (all but the
+    last), outside the timed regions."""
     rounds = max(1, int(opts.get("rounds", 5)))
     tc = Timer(cand, opts)
     tc.warmup()
@@ -157,7 +159,9 @@ def measure_pair(cand, ref, opts):
     n_total = max(int(opts.get("min_reps", 10)), min(int(opts.get("max_reps", 1000)), n_total))
     per_round = max(2, n_total // rounds)
     cs, rs, ratios = [], [], []
-    for _ in range(rounds):
+    for k in range(rounds):
+        if k > 0 and between_rounds is not None:
+            between_rounds(k - 1)
         a = tc.samples(per_round)
         cs += a
         if tr is not None:
@@ -220,6 +224,26 @@ def rewrite_by_graph(out, graph):
     _synchronize()
 
 
+def copy_values(dst, src) -> bool:
+    """Copies the tensor values of `src` into the tensors of `dst` in place (same structure, shapes and
+    dtypes); -> whether every tensor was copied (False: left as far as it got, nothing raised)."""
+    try:
+        d, s_ = compare.flatten(dst), compare.flatten(src)
+        if len(d) != len(s_):
+            return False
+        with torch.no_grad():
+            for (p, a), (_, b) in zip(d, s_):
+                if isinstance(a, torch.Tensor) != isinstance(b, torch.Tensor):
+                    return False
+                if isinstance(a, torch.Tensor):
+                    if a.shape != b.shape or a.dtype != b.dtype:
+                        return False
+                    a.copy_(b)
+        return True
+    except Exception:  # noqa: BLE001 - e.g. an expanded (stride-0) input: no refresh
+        return False
+
+
 def check_timed_output(out, ref_fn, args, kwargs, tolerance, tf32):
     """The output of the candidate's last timed call against the reference on fresh clones of the same
     inputs (a candidate that counts its calls could be correct while checked and cut work once timed).
@@ -259,10 +283,32 @@ def time_cases(ev, cases):
         cf, rf = task.candidate(case), task.reference(case)
         cand = _Watched(lambda: cf(*ca, **ck))
         ref = _Watched(lambda: rf(*ra, **rk)) if opts.get("time_reference", True) else None
+        # Between rounds the timed inputs take other values in place, alternating between a second draw of
+        # the case and the first so that the last round runs on the second: same memory, new contents. An
+        # output cached by input address (computed once, returned around a token kernel) is then stale,
+        # and the timed-output check below sees it.
+        draws = [(args, kwargs)]
+        if inp is not None and int(opts.get("rounds", 5)) > 1:
+            alt = task.inputs(case, ev.seed + ci + 104729)
+            if alt is not None:
+                draws.append(tuple(alt))
+
+        n_rounds = max(1, int(opts.get("rounds", 5)))
+
+        def refresh(k):  # after round k of n_rounds; the last refresh (k = n_rounds - 2) copies the second draw
+            if len(draws) < 2:
+                return
+            src = draws[(n_rounds - 1 - k) % 2]
+            for dst in ((ca, ck), (ra, rk)):
+                if not copy_values(dst, src):
+                    draws[1:] = []   # inputs that cannot be refreshed: keep them as they are
+                    return
+            _synchronize()
+
         fs_before = log.foreign_stream_launches
         log.timing_watch = True
         try:
-            res = measure_pair(cand, ref, opts)
+            res = measure_pair(cand, ref, opts, between_rounds=refresh)
         finally:
             log.timing_watch = False
         ev.runtime["timing_calls"] = ev.runtime.get("timing_calls", 0) + cand.calls
@@ -280,7 +326,8 @@ def time_cases(ev, cases):
                 compare.storages(cand.last), compare.storages((ca, ck)))
             if by_graph:
                 rewrite_by_graph(cand.last, cand.timer.graph)
-            problem = check_timed_output(cand.last, rf, args, kwargs, ev.tolerance, ev.tf32)
+            # against the reference on the values the timed inputs hold now
+            problem = check_timed_output(cand.last, rf, ca, ck, ev.tolerance, ev.tf32)
             if problem:
                 ev.reasons.add("timed_output_mismatch", f"while timed, the candidate's output was wrong "
                                                         f"(case {case!r}"
