@@ -226,3 +226,30 @@ def test_copy_values():
     assert timing.copy_values(a, b) and a[0].tolist() == [1.0, 1.0, 1.0] and a[1]["k"].tolist() == [4, 5]
     assert not timing.copy_values([torch.zeros(3)], [torch.zeros(4)])
     assert not timing.copy_values([torch.zeros(1).expand(3)], [torch.ones(3)])   # stride 0: left alone
+
+
+def test_no_second_draw_no_refresh(monkeypatch):
+    # a task whose second draw fails (no memory for it) is timed on its first draw, without a verdict
+    class _Failing(_Task):
+        def inputs(self, case, seed):
+            if seed != 7:
+                raise MemoryError("no room for a second set")
+            return super().inputs(case, seed)
+
+    monkeypatch.setattr(timing, "measure_pair", lambda cand, refw, opts, between_rounds=None:
+                        ([between_rounds(k) for k in range(4)], cand(), {"candidate_ms": {"median": 1.0}})[2])
+    monkeypatch.setattr(timing, "_synchronize", lambda: None)
+
+    class _Ev:
+        timing_opts = {"time_reference": False, "rounds": 5}
+        seed, runtime, ref_mutates_inputs, tolerance, tf32, cases_out = 7, {}, False, {}, False, []
+
+        def _phase(self, name, t0):
+            pass
+
+    ev = _Ev()
+    ev.reasons = _Reasons()
+    ev.task = _Failing(lambda x: torch.relu(x))
+    timing.time_cases(ev, ["c0"])
+    # (no Triton under the stand-in: no_triton_launch is expected; nothing else)
+    assert [c for c, _ in ev.reasons.codes] == ["no_triton_launch"], ev.reasons.codes
