@@ -112,6 +112,22 @@ class _Task:
         return ref
 
 
+def _run_time_cases(task, opts):
+    """timing.time_cases on a stand-in Evaluator; -> the reason codes it added."""
+    class _Ev:
+        seed, runtime, ref_mutates_inputs, tolerance, tf32, cases_out = 7, {}, False, {}, False, []
+
+        def _phase(self, name, t0):
+            pass
+
+    ev = _Ev()
+    ev.timing_opts = opts
+    ev.reasons = _Reasons()
+    ev.task = task
+    timing.time_cases(ev, ["c0"])
+    return [c for c, _ in ev.reasons.codes]
+
+
 def _time_cases_with_graph(monkeypatch, cand_fn, graph_work):
     """timing.time_cases with measure_pair standing in for a CUDA-graph timing: the candidate's Python
     runs once (the capture) and the 'graph' replays `graph_work(out, args)`."""
@@ -127,25 +143,7 @@ def _time_cases_with_graph(monkeypatch, cand_fn, graph_work):
 
     monkeypatch.setattr(timing, "measure_pair", fake_measure)
     monkeypatch.setattr(timing, "_synchronize", lambda: None)
-
-    class _Ev:
-        timing_opts = {"time_reference": False, "rounds": 1}
-        seed = 7
-        runtime = {}
-        reasons = _Reasons()
-        ref_mutates_inputs = False
-        tolerance = {}
-        tf32 = False
-        cases_out = []
-
-        def _phase(self, name, t0):
-            pass
-
-    ev = _Ev()
-    ev.reasons = _Reasons()
-    ev.task = _Task(cand_fn)
-    timing.time_cases(ev, ["c0"])
-    return [c for c, _ in ev.reasons.codes]
+    return _run_time_cases(_Task(cand_fn), {"time_reference": False, "rounds": 1})
 
 
 def test_time_cases_checks_the_replayed_graph(monkeypatch):
@@ -182,24 +180,7 @@ def _time_cases_with_events(monkeypatch, cand_fn, rounds=5):
 
     monkeypatch.setattr(timing, "measure_pair", fake_measure)
     monkeypatch.setattr(timing, "_synchronize", lambda: None)
-
-    class _Ev:
-        timing_opts = {"time_reference": False, "rounds": rounds}
-        seed = 7
-        runtime = {}
-        ref_mutates_inputs = False
-        tolerance = {}
-        tf32 = False
-        cases_out = []
-
-        def _phase(self, name, t0):
-            pass
-
-    ev = _Ev()
-    ev.reasons = _Reasons()
-    ev.task = _Task(cand_fn)
-    timing.time_cases(ev, ["c0"])
-    return [c for c, _ in ev.reasons.codes]
+    return _run_time_cases(_Task(cand_fn), {"time_reference": False, "rounds": rounds})
 
 
 def test_output_cached_by_input_address_is_caught(monkeypatch):
@@ -240,16 +221,6 @@ def test_no_second_draw_no_refresh(monkeypatch):
                         ([between_rounds(k) for k in range(4)], cand(), {"candidate_ms": {"median": 1.0}})[2])
     monkeypatch.setattr(timing, "_synchronize", lambda: None)
 
-    class _Ev:
-        timing_opts = {"time_reference": False, "rounds": 5}
-        seed, runtime, ref_mutates_inputs, tolerance, tf32, cases_out = 7, {}, False, {}, False, []
-
-        def _phase(self, name, t0):
-            pass
-
-    ev = _Ev()
-    ev.reasons = _Reasons()
-    ev.task = _Failing(lambda x: torch.relu(x))
-    timing.time_cases(ev, ["c0"])
+    codes = _run_time_cases(_Failing(lambda x: torch.relu(x)), {"time_reference": False, "rounds": 5})
     # (no Triton under the stand-in: no_triton_launch is expected; nothing else)
-    assert [c for c, _ in ev.reasons.codes] == ["no_triton_launch"], ev.reasons.codes
+    assert codes == ["no_triton_launch"], codes
