@@ -20,9 +20,6 @@ std::string NowIso() {
   return buf;
 }
 
-double Seconds() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 
 exec::EvalRequest Req(const CiTask& t, const CiOptions& o, uint64_t seed, const nlohmann::json& timing) {
   exec::EvalRequest r;
@@ -93,7 +90,7 @@ Status Baseline::Save(const std::string& path) const { return WriteFile(path, To
 
 Result<CiReport> RunCi(const std::vector<CiTask>& tasks, Evaluator& ev, const Baseline* baseline,
                        const CiOptions& o) {
-  const double t0 = Seconds();
+  const double t0 = SteadySeconds();
   CiReport rep;
   auto hello = ev.Hello();
   if (!hello.ok()) return hello.status();
@@ -115,7 +112,7 @@ Result<CiReport> RunCi(const std::vector<CiTask>& tasks, Evaluator& ev, const Ba
         rep.warnings.push_back(m + ": refusing to compare (use --allow-different-gpu to compare anyway, or "
                                    "--update-baseline to replace it)");
         rep.exit_code = 2;
-        rep.wall_s = Seconds() - t0;
+        rep.wall_s = SteadySeconds() - t0;
         return rep;
       }
       rep.warnings.push_back(m + (o.update_baseline ? ": it will be replaced" : ": comparing anyway"));
@@ -123,7 +120,7 @@ Result<CiReport> RunCi(const std::vector<CiTask>& tasks, Evaluator& ev, const Ba
   }
   uint64_t seed = o.seed;
   for (const auto& t : tasks) {
-    const double ts = Seconds();
+    const double ts = SteadySeconds();
     auto r = ev.Evaluate(Req(t, o, seed++, o.timing));
     const BaselineTask* bt = nullptr;
     if (baseline && !rep.gpu_mismatch) {
@@ -139,7 +136,7 @@ Result<CiReport> RunCi(const std::vector<CiTask>& tasks, Evaluator& ev, const Ba
       row.case_name = "*";
       row.status = "failed";
       row.message = std::string(VerdictString(r.verdict)) + ": " + r.message;
-      row.time_s = Seconds() - ts;
+      row.time_s = SteadySeconds() - ts;
       rep.rows.push_back(row);
       ++rep.failures;
       if (bt) rep.updated.tasks[t.spec.name] = *bt;  // keep the old numbers of a broken task
@@ -216,7 +213,7 @@ Result<CiReport> RunCi(const std::vector<CiTask>& tasks, Evaluator& ev, const Ba
         }
       }
     }
-    const double dt = Seconds() - ts;
+    const double dt = SteadySeconds() - ts;
     for (auto& row : rows) {
       row.time_s = dt / std::max<size_t>(1, rows.size());
       if (row.status == "regression") ++rep.regressions;
@@ -230,7 +227,7 @@ Result<CiReport> RunCi(const std::vector<CiTask>& tasks, Evaluator& ev, const Ba
     for (const auto& [name, bt] : baseline->tasks)
       if (!rep.updated.tasks.count(name)) rep.updated.tasks[name] = bt;
   rep.exit_code = (rep.regressions > 0 || rep.failures > 0) ? 1 : 0;
-  rep.wall_s = Seconds() - t0;
+  rep.wall_s = SteadySeconds() - t0;
   return rep;
 }
 

@@ -34,8 +34,7 @@ struct Ctx {
   ProgressState ps;
 
   double Now() const {
-    if (o.clock) return o.clock();
-    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+    return o.clock ? o.clock() : SteadySeconds();
   }
   double Elapsed() const { return Now() - t0; }
   void Step(const std::string& kind, const nlohmann::json& j) {
@@ -70,7 +69,6 @@ exec::EvalRequest MakeRequest(const Ctx& c, const std::optional<std::string>& so
   return r;
 }
 
-// Median of one case (0 when it was not timed).
 // Seconds the worker reported for the named phases of a request (phases_s).
 double PhaseSum(const nlohmann::json& phases, std::initializer_list<const char*> names) {
   double t = 0;
@@ -79,6 +77,7 @@ double PhaseSum(const nlohmann::json& phases, std::initializer_list<const char*>
   return t;
 }
 
+// Median of one case (0 when it was not timed).
 double CaseMs(const std::vector<CaseTiming>& cases, const std::string& name) {
   for (const auto& t : cases)
     if (t.name == name && t.median_ms > 0) return t.median_ms;
@@ -231,6 +230,10 @@ class CompilePool {
 };
 
 }  // namespace
+
+double SteadySeconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
 
 const char* VerdictString(exec::Verdict v) {
   switch (v) {
@@ -783,6 +786,14 @@ Result<OptimizeResult> Optimize(const OptimizeInput& in, const OptimizeOptions& 
     if (!(g >= o.min_speedup)) return fmt::format("geometric-mean speedup {:.3f}x below {:.3f}x", g, o.min_speedup);
     return "";
   };
+  // One long run of `src`, judged against the original's: -> why it fails ("" when it passes).
+  auto run_and_judge = [&](const std::string& src, std::vector<CaseComparison>* cmp, exec::EvalResult* r = nullptr) {
+    exec::EvalResult rr = long_run(src);
+    ++res.measured;
+    std::string why = judge(rr, cmp);
+    if (r) *r = std::move(rr);
+    return why;
+  };
   // A verified winner: reported with the more conservative of its two runs per case.
   auto declare_winner = [&](const Config& cfg, const std::string& src, const std::vector<CaseComparison>& cmp1,
                             std::vector<CaseComparison> cmp2) {
@@ -807,9 +818,8 @@ Result<OptimizeResult> Optimize(const OptimizeInput& in, const OptimizeOptions& 
       continue;
     }
     std::vector<CaseComparison> cmp1, cmp2;
-    exec::EvalResult r1 = long_run(src);
-    ++res.measured;
-    std::string why1 = judge(r1, &cmp1);
+    exec::EvalResult r1;
+    std::string why1 = run_and_judge(src, &cmp1, &r1);
     if (!why1.empty() && r1.verdict == exec::Verdict::kOk) {
       // Faster than the original in some case and slower in another: a per-shape candidate.
       bool won = false, lost = false;
@@ -826,9 +836,7 @@ Result<OptimizeResult> Optimize(const OptimizeInput& in, const OptimizeOptions& 
       continue;
     }
     // Confirm on other fresh inputs.
-    exec::EvalResult r2 = long_run(src);
-    ++res.measured;
-    std::string why2 = judge(r2, &cmp2);
+    std::string why2 = run_and_judge(src, &cmp2);
     if (!why2.empty()) {
       cr.final_outcome = "rejected on re-measurement: " + why2;
       c.Step("verify", {{"id", cr.id}, {"outcome", cr.final_outcome}});
@@ -858,14 +866,9 @@ Result<OptimizeResult> Optimize(const OptimizeInput& in, const OptimizeOptions& 
       cr.finalist = true;
       cr.at_s = c.Elapsed();
       std::vector<CaseComparison> cmp1, cmp2;
-      exec::EvalResult r1 = long_run(*at);
-      ++res.measured;
-      std::string why = judge(r1, &cmp1);
-      if (why.empty()) {
-        exec::EvalResult r2 = long_run(*at);
-        ++res.measured;
-        why = judge(r2, &cmp2);
-      }
+      exec::EvalResult r1;
+      std::string why = run_and_judge(*at, &cmp1, &r1);
+      if (why.empty()) why = run_and_judge(*at, &cmp2);
       cr.verdict = VerdictString(r1.verdict);
       cr.cases = CaseTimes(r1);
       cr.eval_s = c.Elapsed() - cr.at_s;

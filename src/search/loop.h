@@ -38,6 +38,9 @@
 
 namespace kiln::search {
 
+// Seconds on the steady clock: the loop's clock when OptimizeOptions::clock is not set.
+double SteadySeconds();
+
 struct OptimizeOptions {
   std::string strategy = "auto";  // --strategy rules|coordinate|bayes|auto
   double budget_seconds = 60;     // --budget-seconds (KILN_BUDGET_SECONDS)
@@ -79,7 +82,7 @@ struct OptimizeOptions {
   nlohmann::json medium_timing = {{"warmup_ms", 25}, {"rep_ms", 100}, {"rounds", 1}, {"time_reference", false}};
   nlohmann::json long_timing = {{"warmup_ms", 25}, {"rep_ms", 100}, {"rounds", 5}, {"time_reference", true}};
   std::function<double()> clock;  // seconds; null: steady clock (tests inject a fake)
-  // When the command started, on that clock (the budget and wall_s count from here: starting the
+  // When the command started, on that clock (SteadySeconds() unless `clock` is set) (the budget and wall_s count from here: starting the
   // workers and the device lookup are part of the user's wait); < 0: when Optimize is called.
   double started_at = -1;
   nlohmann::json startup = nlohmann::json::object();  // the command's own steps before Optimize (reported)

@@ -25,10 +25,6 @@ namespace kiln::cli {
 
 namespace {
 
-double NowS() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
 struct OptFlags {
   std::string task, out, entry, bench, format, kernel;
   std::string json_out, html_out, db, python, replay, record, ncu;
@@ -109,7 +105,7 @@ Command RegisterOptimize(CLI::App& app) {
   sub->add_flag("--interpret", f->interpret, "Force Triton's interpreter in the worker");
   sub->add_flag("--quiet,-q", f->quiet, "No progress display");
   return {sub, [f]() -> int {
-            const double started_at = NowS();
+            const double started_at = search::SteadySeconds();
             nlohmann::json startup = nlohmann::json::object();  // seconds spent before the loop, by step
             task::LoadOptions lo;
             lo.format = f->format;
@@ -191,9 +187,9 @@ Command RegisterOptimize(CLI::App& app) {
             if (!f->no_profile && !f->dry_run && f->replay.empty()) {
               std::optional<profile::DeviceRecord> dev;
               profile::JsonDeviceStore ds;
-              const double t_dev = NowS();
+              const double t_dev = search::SteadySeconds();
               auto d = profile::CharacterizeDevice(*measure, {}, ds);
-              startup["device_and_worker_start_s"] = NowS() - t_dev;
+              startup["device_and_worker_start_s"] = search::SteadySeconds() - t_dev;
               if (d.ok()) dev = *d;
               prof = std::make_unique<search::NcuProfiler>(in->kernel, dev, exec::ResolvePython(f->python), f->ncu);
             }
@@ -222,7 +218,7 @@ Command RegisterOptimize(CLI::App& app) {
             else if (f->search_cases != "all") o.search_cases = SplitComma(f->search_cases);
             search::StderrProgress progress;
             search::Deps deps{ev.get(), &renderer, prof.get(), rec.get(), f->quiet ? nullptr : &progress};
-            startup["before_search_loop_s"] = NowS() - started_at;
+            startup["before_search_loop_s"] = search::SteadySeconds() - started_at;
             o.startup = startup;
             auto res = search::Optimize(*in, o, deps);
             if (!res.ok()) {

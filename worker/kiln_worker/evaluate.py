@@ -493,8 +493,8 @@ class Evaluator:
         # elements per run): runs go on while each adds unstable elements, up to UNSTABLE_RUNS; a
         # deterministic reference stops after two.
         union, n_prev, quiet = None, -1, 0
-        alt_cycle = [k % 2 == 1 for k in range(UNSTABLE_RUNS)]
-        for k, alt in enumerate(alt_cycle):
+        for k in range(UNSTABLE_RUNS):
+            alt = k % 2 == 1
             try:
                 guards.ALT_FILL["on"] = alt
                 plat.poison_allocator(value=guards.ALT_FLOAT if alt else float("nan"))

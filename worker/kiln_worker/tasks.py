@@ -103,15 +103,16 @@ def clone_tree(x):
     return x
 
 
-def to_device(x):
+def to_device(x, device=None):
+    """Every tensor of a nested structure on `device` (default: the worker's)."""
     if isinstance(x, torch.Tensor):
-        return x.to(plat.DEVICE)
+        return x.to(device or plat.DEVICE)
     if isinstance(x, tuple):
-        return tuple(to_device(v) for v in x)
+        return tuple(to_device(v, device) for v in x)
     if isinstance(x, list):
-        return [to_device(v) for v in x]
+        return [to_device(v, device) for v in x]
     if isinstance(x, dict):
-        return {k: to_device(v) for k, v in x.items()}
+        return {k: to_device(v, device) for k, v in x.items()}
     return x
 
 
@@ -268,13 +269,7 @@ def _device_bytes():
 
 
 def _to_cpu(x):
-    if isinstance(x, torch.Tensor):
-        return x.cpu()
-    if isinstance(x, (list, tuple)):
-        return type(x)(_to_cpu(v) for v in x)
-    if isinstance(x, dict):
-        return {k: _to_cpu(v) for k, v in x.items()}
-    return x
+    return to_device(x, "cpu")
 
 
 def _perf_key(*paths):
