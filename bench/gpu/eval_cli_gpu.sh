@@ -23,8 +23,8 @@ export KILN_CORPUS_DIR=$corpus
 db="$OUT/kiln.db"
 nvidia-smi --query-gpu=name,uuid,driver_version,clocks.sm --format=csv > "$OUT/nvidia_smi.csv" 2>&1 || true
 
-# 1. CTest's gpu label for the eval tests.
-(ctest --test-dir build/release -L gpu -R '^eval_' --output-on-failure 2>&1 || true) | tee "$OUT/ctest_gpu.txt"
+# 1. CTest's gpu label for the eval tests (NO_CTEST=1 skips it: a carried binary has no build tree).
+[ -n "${NO_CTEST:-}" ] || (ctest --test-dir build/release -L gpu -R '^eval_' --output-on-failure 2>&1 || true) | tee "$OUT/ctest_gpu.txt"
 
 # 2. Record a batch for replay tests: paths relative to tests/eval/data/gpu/ (where the files will live).
 rel() { python3 -c 'import os,sys; print(os.path.relpath(sys.argv[1], sys.argv[2]))' "$1" "$root/tests/eval/data/gpu"; }
@@ -79,8 +79,9 @@ if ms:
     print("spread of medians: %.2f%% ((max-min)/min)" % ((max(ms) - min(ms)) / min(ms) * 100))
 PY
 
-# 4. Throughput: the same batch (honest + faulty candidates, mode check) under fork vs fresh isolation.
-for iso in fork fresh; do
+# 4. Throughput: the same batch (honest + faulty candidates, mode check) under fork vs fresh isolation
+# (NO_ISOLATION=1 skips it).
+[ -n "${NO_ISOLATION:-}" ] || for iso in fork fresh; do
   s=$(date +%s.%N)
   "$kiln" eval --batch "$OUT/pairs.jsonl" --out "$OUT/iso_$iso.jsonl" --mode check --no-db --isolation $iso \
     --quiet 2>/dev/null

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# GPU session J (session 4). Each phase fits one 10-minute command; results under $OUT/j, tarred to
+# $OUT/session_j.tar.gz.
+#   bench/gpu/run_j.sh check            every TritonBench-G module against itself (10 check workers), then
+#                                       chunk_retention_ops alone with a longer limit when the sweep did not
+#                                       give it a verdict of its own
+#   bench/gpu/run_j.sh eval             bench/gpu/eval_cli_gpu.sh: the committed candidates recorded in mode
+#                                       time (the replay test's data), timing repeatability; then the
+#                                       throughput benchmark (kiln batch vs one fresh process per candidate)
+#   bench/gpu/run_j.sh autotune NAME..  kiln vs exhaustive on the same grid, with the side-by-side step
+#   bench/gpu/run_j.sh suite NAME..     the optimize suite on the named kernels (BUDGET s, default 55)
+source "$(dirname "$0")/session_env.sh"
+cd "$root"
+w=$OUT/j; mkdir -p "$w"
+nvidia-smi --query-gpu=index,name,uuid,driver_version,clocks.sm,clocks.max.sm --format=csv > "$w/nvidia_smi.csv" 2>&1
+G=$KILN_CORPUS_DIR/tritonbench/G/kernels
+t0=$SECONDS
+phase=${1:-check}; shift || true
+case "$phase" in
+  check)
+    ls "$G"/*.py | python3 -c 'import sys,json,os; [print(json.dumps({"id": os.path.basename(p.strip())[:-3], "task": os.path.abspath(p.strip())})) for p in sys.stdin]' > /tmp/tbg.jsonl
+    timeout ${SWEEP_S:-330} "$KILN_BIN" eval --batch /tmp/tbg.jsonl --mode check --check-workers 10 --timeout 240 --no-db \
+      --out /tmp/tbg_check.jsonl --resume > "$w/sweep_stdout.txt" 2> "$w/sweep_stderr.txt"
+    echo "sweep rc=$? in $((SECONDS - t0)) s" | tee -a "$w/times.txt"
+    # A module still running when the sweep's limit ended it has no verdict of its own: alone, longer.
+    python3 - /tmp/tbg_check.jsonl /tmp/tbg.jsonl > /tmp/tbg_again.jsonl <<'PY'
+import json, sys
+done = {}
+for l in open(sys.argv[1]):
+    j = json.loads(l); done[j["id"]] = j
+for l in open(sys.argv[2]):
+    j = json.loads(l); r = done.get(j["id"])
+    msg = ((r or {}).get("result") or {}).get("message", "")
+    if r is None or (r["verdict"] == "crash" and "signal 9" in msg):
+        print(l.strip())
+PY
+    if [ -s /tmp/tbg_again.jsonl ]; then
+      left=$(( ${CHECK_S:-560} - (SECONDS - t0) ))
+      [ $left -gt 60 ] && timeout $left "$KILN_BIN" eval --batch /tmp/tbg_again.jsonl --mode check --check-workers 2 \
+        --timeout $((left - 20)) --no-db --out "$w/tbg_again.jsonl" > /dev/null 2>> "$w/sweep_stderr.txt"
+      echo "again ($(wc -l < /tmp/tbg_again.jsonl)) rc=$? in $((SECONDS - t0)) s" | tee -a "$w/times.txt"
+    fi
+    python3 - /tmp/tbg_check.jsonl "$w/tbg_again.jsonl" > "$w/tbg_check.jsonl" <<'PY'
+import json, os, sys
+rows = {}
+for f in sys.argv[1:]:
+    if os.path.exists(f):
+        for l in open(f):
+            j = json.loads(l); rows[j["id"]] = j
+for k in sorted(rows):
+    print(json.dumps(rows[k], sort_keys=True))
+PY
+    python3 bench/gpu/summarize_verdicts.py "$w/tbg_check.jsonl" "TritonBench-G self-eval (check)" > "$w/summary.txt" ;;
+  eval)
+    OUT=$w/eval NO_CTEST=1 NO_ISOLATION=1 timeout ${EVAL_S:-300} bash bench/gpu/eval_cli_gpu.sh > "$w/eval.log" 2>&1
+    echo "eval_cli_gpu rc=$? in $((SECONDS - t0)) s" | tee -a "$w/times.txt"
+    OUT=$w/tp TP_BLOCKS=512,1024,2048,4096 FRESH_EVERY=6 timeout $(( ${TOTAL_S:-565} - (SECONDS - t0) )) \
+      bash bench/eval_throughput/run.sh "$KILN_BIN" 1 > "$w/throughput.log" 2>&1
+    echo "throughput rc=$? in $((SECONDS - t0)) s" | tee -a "$w/times.txt"
+    { cat "$w/eval/repeat.txt" 2>/dev/null; tail -5 "$w/throughput.log"
+      python3 - "$w/eval/expected.jsonl" <<'PY'
+import json, sys
+try:
+    for l in open(sys.argv[1]):
+        j = json.loads(l); r = j.get("result") or {}
+        print("%-45s %-14s %s" % (j.get("id"), j.get("verdict"), " ".join(x.get("code", "") for x in r.get("reasons", []))))
+except OSError as e:
+    print("no recording:", e)
+PY
+    } > "$w/summary.txt" ;;
+  autotune)
+    KILN_SUITE_DIR=/tmp/suite_jat OUT=$w/autotune BUDGET=${BUDGET:-45} EX_BUDGET=${EX_BUDGET:-170} timeout ${AT_S:-565} \
+      bash bench/optimize_suite/run.sh autotune "$@" > "$w/autotune.log" 2>&1
+    KILN_SUITE_DIR=/tmp/suite_jat OUT=$w/autotune bash bench/optimize_suite/run.sh summary > "$w/summary.txt" 2>&1 ;;
+  suite)
+    KILN_SUITE_DIR=/tmp/suite_j OUT=$w/suite BUDGET=${BUDGET:-55} GRACE=40 timeout ${SUITE_S:-565} \
+      bash bench/optimize_suite/run.sh only "$@" > "$w/suite.log" 2>&1
+    KILN_SUITE_DIR=/tmp/suite_j OUT=$w/suite bash bench/optimize_suite/run.sh summary > "$w/summary.txt" 2>&1 ;;
+esac
+echo "phase $phase in $((SECONDS - t0)) s"
+tar -czf "$OUT/session_j.tar.gz" -C "$OUT" j
+cat "$w/summary.txt"
