@@ -4,7 +4,10 @@
 #   bench/gpu/run_j.sh check            every TritonBench-G module against itself (10 check workers), then
 #                                       chunk_retention_ops alone with a longer limit when the sweep did not
 #                                       give it a verdict of its own
-#   bench/gpu/run_j.sh eval             bench/gpu/eval_cli_gpu.sh: the committed candidates recorded in mode
+#   bench/gpu/run_j.sh check2 [G NAME..] correctness only, at once: compiled-path rewrite equivalence
+#                                       (every 2nd variant), the named G modules re-checked,
+#                                       chunk_retention_ops alone with a 520 s limit
+#   bench/gpu/run_j.sh eval [G NAME..]  the named G modules re-checked; bench/gpu/eval_cli_gpu.sh: the committed candidates recorded in mode
 #                                       time (the replay test's data), timing repeatability; then the
 #                                       throughput benchmark (kiln batch vs one fresh process per candidate)
 #   bench/gpu/run_j.sh autotune NAME..  kiln vs exhaustive on the same grid, with the side-by-side step
@@ -51,13 +54,43 @@ for k in sorted(rows):
     print(json.dumps(rows[k], sort_keys=True))
 PY
     python3 bench/gpu/summarize_verdicts.py "$w/tbg_check.jsonl" "TritonBench-G self-eval (check)" > "$w/summary.txt" ;;
+  check2)
+    # Correctness only (no timing), all at once: the rewrites on the compiled path (every 2nd variant of
+    # the corpus sweep + the golden cases), the named G modules re-checked, chunk_retention_ops alone.
+    timeout ${CRO_S:-540} "$KILN_BIN" eval --task "$G/chunk_retention_ops.py" --mode check --timeout 520 --no-db --json \
+      > "$w/chunk_retention_ops.json" 2> "$w/chunk_retention_ops.stderr" &
+    cro=$!
+    if [ $# -gt 0 ]; then
+      for k in "$@"; do echo "{\"id\": \"$k\", \"task\": \"$G/$k.py\"}"; done > /tmp/recheck.jsonl
+      timeout ${RECHECK_S:-200} "$KILN_BIN" eval --batch /tmp/recheck.jsonl --mode check --check-workers 6 --timeout 150 \
+        --no-db --out "$w/recheck.jsonl" > /dev/null 2> "$w/recheck_stderr.txt" &
+      rc_pid=$!
+    fi
+    timeout ${REQ_S:-520} python3 bench/gpu/rewrite_equivalence.py --tool .device-carry/bin/kiln_rewrite_apply \
+      --every ${EVERY:-2} --jobs ${JOBS:-10} --timeout 120 --json "$w/rewrite_equivalence.json" > "$w/rewrite_equivalence.log" 2>&1
+    echo "rewrite_equivalence rc=$? in $((SECONDS - t0)) s" | tee -a "$w/times.txt"
+    [ -n "${rc_pid:-}" ] && wait $rc_pid
+    python3 bench/gpu/summarize_verdicts.py "$w/recheck.jsonl" "G modules re-checked" > "$w/summary.txt" 2>&1
+    wait $cro
+    echo "chunk_retention_ops rc=$? in $((SECONDS - t0)) s" | tee -a "$w/times.txt"
+    python3 -c "import json,sys; j=json.load(open(sys.argv[1])); print('chunk_retention_ops', j.get('verdict'), j.get('elapsed_s'), [r['code'] for r in j.get('reasons', [])], j.get('message', '')[:200])" \
+      "$w/chunk_retention_ops.json" >> "$w/summary.txt" 2>&1
+    { grep -E "^(mismatch|variant_error) " "$w/rewrite_equivalence.log"; grep -E "^[0-9]+ variants|^summary" "$w/rewrite_equivalence.log"; } >> "$w/summary.txt" ;;
   eval)
+    # The named G modules (those the sweep left not ok) again, after changes to the check
+    if [ $# -gt 0 ]; then
+      for k in "$@"; do echo "{\"id\": \"$k\", \"task\": \"$G/$k.py\"}"; done > /tmp/recheck.jsonl
+      timeout ${RECHECK_S:-150} "$KILN_BIN" eval --batch /tmp/recheck.jsonl --mode check --check-workers 8 --timeout 120 \
+        --no-db --out "$w/recheck.jsonl" > /dev/null 2> "$w/recheck_stderr.txt"
+      echo "recheck rc=$? in $((SECONDS - t0)) s" | tee -a "$w/times.txt"
+      python3 bench/gpu/summarize_verdicts.py "$w/recheck.jsonl" "G modules re-checked" > "$w/recheck.txt"
+    fi
     OUT=$w/eval NO_CTEST=1 NO_ISOLATION=1 timeout ${EVAL_S:-300} bash bench/gpu/eval_cli_gpu.sh > "$w/eval.log" 2>&1
     echo "eval_cli_gpu rc=$? in $((SECONDS - t0)) s" | tee -a "$w/times.txt"
     OUT=$w/tp TP_BLOCKS=512,1024,2048,4096 FRESH_EVERY=6 timeout $(( ${TOTAL_S:-565} - (SECONDS - t0) )) \
       bash bench/eval_throughput/run.sh "$KILN_BIN" 1 > "$w/throughput.log" 2>&1
     echo "throughput rc=$? in $((SECONDS - t0)) s" | tee -a "$w/times.txt"
-    { cat "$w/eval/repeat.txt" 2>/dev/null; tail -5 "$w/throughput.log"
+    { cat "$w/recheck.txt" "$w/eval/repeat.txt" 2>/dev/null; tail -5 "$w/throughput.log"
       python3 - "$w/eval/expected.jsonl" <<'PY'
 import json, sys
 try:

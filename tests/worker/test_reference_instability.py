@@ -111,3 +111,46 @@ def test_racing_reference_needs_more_than_two_runs(fork_worker):
     leaky = HONEST.replace("tl.maximum(x, 0.0)", "tl.where(x > 0, x, 0.01 * x)")
     r = fork_worker.request(_req(leaky, task_file="relu_racy"))
     assert r["verdict"] == "mismatch" and "value_mismatch" in codes(r), r.get("reasons")
+
+
+def _scripted_probe(cand_diff, runs, size=100):
+    """evaluate.Evaluator._compare_stable with the reference's probe runs scripted: the first run is zeros,
+    probe run k is 1 at the indexes runs[k]; the candidate is 1 at cand_diff. -> (stats or None, stats dict)."""
+    from kiln_worker import evaluate
+    ev = evaluate.Evaluator.__new__(evaluate.Evaluator)
+    ev.tolerance, ev.tf32, ev.fatal = None, False, False
+    it = iter(runs)
+
+    def call_reference(fn, args, kwargs, seed):
+        out = torch.zeros(size)
+        out[list(next(it))] = 1.0
+        return out, None, 0
+
+    ev._call_reference = call_reference
+    cand = torch.zeros(size)
+    cand[list(cand_diff)] = 1.0
+    stats = {}
+    return ev._compare_stable(None, [], {}, 0, cand, torch.zeros(size), stats), stats
+
+
+# A race with a tail: each probe run adds fewer new unstable elements (16, then 8, 4, 2, 1, 1).
+TAIL_RUNS = [range(0, 16), range(8, 24), range(16, 28), range(24, 30), range(29, 31), range(30, 32)]
+
+
+def test_racing_tail_within_the_references_own_growth_passes():
+    # 6 differences inside the mask and 1 that no run shows (index 40), after the third run, which added 4
+    st, stats = _scripted_probe(list(range(6)) + [40], TAIL_RUNS)
+    assert st is not None, stats
+    assert stats["unstable_elements"] == 28 + 1 and "no more than the 4" in stats["note"], stats
+
+
+def test_wrong_on_stable_elements_beyond_the_growth_fails():
+    # 10 wrong elements the reference never varies on: more than any run added after the first two
+    st, stats = _scripted_probe(list(range(6)) + list(range(50, 60)), TAIL_RUNS)
+    assert st is None, stats
+
+
+def test_deterministic_reference_gives_no_slack():
+    # every probe run equal to the first: one wrong element is a mismatch
+    st, _ = _scripted_probe([5], [[]] * 6)
+    assert st is None

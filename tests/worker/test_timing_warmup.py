@@ -46,3 +46,81 @@ def test_short_kernel_gets_its_warmup_budget(monkeypatch):
     t.warmup()
     assert 250 <= gpu.calls <= 260, gpu.calls      # 25 ms of 0.1 ms calls, plus the timed ones
     assert abs(t.est_ms - 0.1) < 1e-9
+
+
+class LaunchBoundGPU(FakeGPU):
+    """Each Python call costs `host_ms` to issue (event timing sees max(host, GPU) per call); a captured
+    graph replays the kernels alone (GPU time only)."""
+
+    def __init__(self, ms, host_ms):
+        super().__init__(ms)
+        self.host_ms, self.capturing = host_ms, None
+
+    def kernel(self):
+        self.calls += 1
+        if self.capturing is not None:
+            self.capturing.n += 1
+        else:
+            self.clock += max(self.ms, self.host_ms)
+
+
+def install_graphs(monkeypatch, gpu):
+    import contextlib
+    install(monkeypatch, gpu)
+
+    class Graph:
+        n = 0
+
+        def replay(self):
+            gpu.clock += self.n * gpu.ms
+
+    @contextlib.contextmanager
+    def capture(g):
+        gpu.capturing = g
+        try:
+            yield
+        finally:
+            gpu.capturing = None
+
+    class Stream:
+        def wait_stream(self, other):
+            pass
+
+    monkeypatch.setattr(timing, "_CUDAGraph", Graph)
+    monkeypatch.setattr(timing, "_graph", capture)
+    monkeypatch.setattr(timing.torch.cuda, "Stream", Stream)
+    monkeypatch.setattr(timing.torch.cuda, "current_stream", lambda: Stream())
+    monkeypatch.setattr(timing.torch.cuda, "stream", lambda s: contextlib.nullcontext())
+
+
+def test_launch_bound_short_kernel_is_timed_by_graph(monkeypatch):
+    # 2 us of GPU work behind 60 us of Python per call: events see 60 us (over the 50 us threshold), the
+    # graph 2 us. The method must follow the GPU time, or it flips between runs with the host's speed.
+    for host_ms in (0.03, 0.06, 0.2):
+        gpu = LaunchBoundGPU(0.002, host_ms)
+        install_graphs(monkeypatch, gpu)
+        t = timing.Timer(gpu.kernel, {"cuda_graph": "auto", "warmup_ms": 5})
+        t.warmup()
+        assert t.method == "cuda_graph", (host_ms, t.method, t.est_ms)
+        assert abs(t.graph_ms - 0.002) < 1e-9
+        assert t.samples(3) == [0.002, 0.002, 0.002] or all(abs(v - 0.002) < 1e-9 for v in t.samples(3))
+
+
+def test_gpu_bound_kernel_is_timed_by_events(monkeypatch):
+    # 0.3 ms of GPU time: the probe graph shows it is not short; events with a cold L2 time it.
+    gpu = LaunchBoundGPU(0.3, 0.06)
+    install_graphs(monkeypatch, gpu)
+    monkeypatch.setattr(timing, "_l2_buffer", lambda: None)
+    t = timing.Timer(gpu.kernel, {"cuda_graph": "auto", "warmup_ms": 5})
+    t.warmup()
+    assert t.method == "events_cold_l2" and t.graph is None and t.per_graph == 1
+    assert abs(t.graph_ms - 0.3) < 1e-9
+    assert all(abs(v - 0.3) < 1e-9 for v in t.samples(3))
+
+
+def test_long_kernel_is_not_captured(monkeypatch):
+    gpu = LaunchBoundGPU(5.0, 0.06)
+    install_graphs(monkeypatch, gpu)
+    t = timing.Timer(gpu.kernel, {"cuda_graph": "auto", "warmup_ms": 5})
+    t.warmup()
+    assert t.method == "events_cold_l2" and t.graph_ms is None

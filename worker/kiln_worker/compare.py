@@ -314,6 +314,11 @@ def union_masks(a, b):
     return out
 
 
+def count_masked(masks) -> int:
+    """Number of True elements in a mask list from unstable_elements."""
+    return sum(int(m) if isinstance(m, bool) else int(m.sum()) for m in masks)
+
+
 def replace_unstable(cand, r1, masks):
     """-> (a copy of the candidate's output with the elements in `masks` taken from r1, number of such elements,
     number of elements in all). The candidate's structure must be r1's (it is, after a value-level mismatch)."""

@@ -492,7 +492,12 @@ class Evaluator:
         # racing element (on an H100, TritonBench-G's index_select_bwd changed 256-352 of its 512 racing
         # elements per run): runs go on while each adds unstable elements, up to UNSTABLE_RUNS; a
         # deterministic reference stops after two.
-        union, n_prev, quiet = None, -1, 0
+        # A race can also leave a tail: elements whose variation no run has shown yet, in the candidate's run
+        # as in the next run of the reference (TritonBench-G's quantize_copy_kv changed 170k-204k of 4.2M
+        # elements per run). So from the third run on, a candidate that differs from the first run outside
+        # the mask in no more elements than the last run of the reference added to it is within the
+        # reference's own variation. A deterministic reference adds none: no slack.
+        union, n_prev, quiet = None, 0, 0
         for k in range(UNSTABLE_RUNS):
             alt = k % 2 == 1
             try:
@@ -511,6 +516,7 @@ class Evaluator:
                 return None
             union = masks if union is None else compare.union_masks(union, masks)
             masked, n, total = compare.replace_unstable(out_c, out_r, union)
+            grew = n - n_prev
             quiet = quiet + 1 if n == n_prev or n == 0 else 0
             n_prev = n
             if n >= total:
@@ -519,16 +525,31 @@ class Evaluator:
                 if k >= 1:
                     return None  # two runs (NaN and finite unwritten memory) agree with the first everywhere
                 continue
+            tail = 0
             try:
                 st = compare.compare(masked, out_r, self.tolerance, self.tf32)
             except compare.Mismatch:
-                if quiet >= 2 and k >= 2:
-                    return None  # the mask stopped growing: the mismatch is the candidate's
-                continue
-            stats["unstable_elements"] = max(stats.get("unstable_elements", 0), n)
+                st = None
+                if k >= 2 and grew > 0:
+                    outside = compare.unstable_elements(masked, out_r, self.tolerance, self.tf32)
+                    tail = compare.count_masked(outside) if outside is not None else grew + 1
+                    if tail <= grew:
+                        masked, _, _ = compare.replace_unstable(masked, out_r, outside)
+                        try:
+                            st = compare.compare(masked, out_r, self.tolerance, self.tf32)
+                        except compare.Mismatch:
+                            st = None
+                if st is None:
+                    if quiet >= 2 and k >= 2:
+                        return None  # the mask stopped growing: the mismatch is the candidate's
+                    continue
+            stats["unstable_elements"] = max(stats.get("unstable_elements", 0), n + tail)
             how = "unwritten memory as NaN and as finite values" if k >= 1 else "same conditions"
             stats["note"] = (f"{n} of {total} output elements differ between {k + 2} runs of the reference "
                              f"({how}); they were not compared")
+            if tail:
+                stats["note"] += (f"; {tail} more differ from the first run, no more than the {grew} that the "
+                                  f"reference's last run added")
             return st
         return None
 

@@ -75,8 +75,16 @@ def _watchable(v) -> bool:
     return callable(v) or isinstance(v, (type, types.ModuleType))
 
 
+# The worker's own lazily filled module state (None until first use, then set by the worker itself: the
+# cold-L2 buffer at the first cold-L2 timing, the task temp directory, the interpreter's device shim). A
+# candidate is only ever run between two snapshots, so the first use inside a candidate's evaluation would
+# read as a patch (on the GPU the first candidate timed with cold-L2 events was rejected `patched_worker`).
+_WORKER_LAZY = frozenset({"kiln_worker.timing._l2_buf", "kiln_worker.tasks._TMP", "kiln_worker.platform._shim_mode"})
+
+
 def snapshot() -> dict:
-    """Identity of every attribute of the watched namespaces and of the worker's own modules."""
+    """Identity of every attribute of the watched namespaces and of the worker's own modules (less the
+    worker's lazily filled state, _WORKER_LAZY)."""
     snap = {}
     for ns_name, ns in _namespaces().items():
         for k, v in _attrs(ns).items():
@@ -88,7 +96,7 @@ def snapshot() -> dict:
     for mname, m in list(sys.modules.items()):
         if mname == "kiln_worker" or mname.startswith("kiln_worker."):
             for k, v in _attrs(m).items():
-                if not k.startswith("__"):
+                if not k.startswith("__") and f"{mname}.{k}" not in _WORKER_LAZY:
                     snap[f"{mname}.{k}"] = id(v)
     return snap
 

@@ -1,9 +1,11 @@
 """The timing protocol (compiled path only; the interpreter has no timing).
 
 Per case: warm up until compile/autotune is done (the first call, then `warmup_ms` of calls); estimate one
-call with CUDA events; kernels under ~50 us are timed by replaying a captured CUDA graph of several calls
-(launch overhead would hide them otherwise), longer ones with CUDA events per call, with the L2 cleared
-before each sample by writing a buffer of 2x the L2 size (`cold_l2`). Candidate and reference are measured
+call with CUDA events; kernels under ~50 us of GPU time are timed by replaying a captured CUDA graph of
+several calls (launch overhead would hide them otherwise), longer ones with CUDA events per call, with the
+L2 cleared before each sample by writing a buffer of 2x the L2 size (`cold_l2`). The choice is made on GPU
+time: an event estimate under 1 ms can be the host's launch time (a few kernels behind ~50 us of Python),
+so such a call is captured and its graph replay timed, and that decides. Candidate and reference are measured
 in `rounds` interleaved rounds (A B A B ...); the speedup is the ratio of medians over all samples and its
 spread the min/max of the per-round ratios. The SM clock is recorded before and after.
 """
@@ -27,7 +29,11 @@ _record = torch.cuda.Event.record
 _elapsed = torch.cuda.Event.elapsed_time
 _CUDAGraph = torch.cuda.CUDAGraph
 _graph = torch.cuda.graph
-GRAPH_THRESHOLD_MS = 0.05
+GRAPH_THRESHOLD_MS = 0.05   # GPU time per call under which a CUDA graph times it
+# Event estimates under this may be host launch time rather than GPU time: the graph replay decides. (On an
+# H100 a 2 us add behind ~50 us of Python flipped between the two methods from run to run: 0.002 ms by
+# graph, 0.02-0.04 ms by events; a 24x spread of the medians of one candidate timed 5 times.)
+GRAPH_PROBE_MS = 1.0
 _l2_buf = None
 
 
@@ -57,6 +63,10 @@ def summarize(xs):
             "p80": _quantile(xs, 0.8), "n": len(xs)}
 
 
+class _NotShort(Exception):
+    """The captured graph showed a call of GPU time above GRAPH_THRESHOLD_MS."""
+
+
 class Timer:
     """Times one callable with a chosen method; `samples(n)` returns per-call milliseconds."""
 
@@ -66,6 +76,7 @@ class Timer:
         self.method = "events"
         self.graph = None
         self.per_graph = 1
+        self.graph_ms = None   # GPU time per call from one replay of the probe graph (auto mode)
 
     def warmup(self):
         self.fn()                          # compile + autotune happen here
@@ -93,7 +104,7 @@ class Timer:
         self.est_ms = max(_elapsed(s, e) / k, 1e-4)
         self.warmup_calls = 2 + n + k
         mode = self.opts.get("cuda_graph", "auto")
-        want_graph = mode in (True, "always", "on") or (mode == "auto" and self.est_ms < GRAPH_THRESHOLD_MS)
+        want_graph = mode in (True, "always", "on") or (mode == "auto" and self.est_ms < GRAPH_PROBE_MS)
         if want_graph:
             try:
                 self.per_graph = max(1, min(200, int(0.5 / self.est_ms)))
@@ -109,11 +120,21 @@ class Timer:
                         self.fn()
                 g.replay()
                 _synchronize()
+                if mode == "auto":
+                    s, e = _Event(enable_timing=True), _Event(enable_timing=True)
+                    _record(s)
+                    g.replay()
+                    _record(e)
+                    _synchronize()
+                    self.graph_ms = _elapsed(s, e) / self.per_graph
+                    if self.graph_ms >= GRAPH_THRESHOLD_MS:
+                        raise _NotShort()   # GPU-bound: events with a cold L2 time it
                 self.graph = g
                 self.method = "cuda_graph"
                 return
             except Exception:
                 self.graph = None
+                self.per_graph = 1
                 _synchronize()
         self.method = "events_cold_l2" if self.opts.get("cold_l2", True) else "events"
 
