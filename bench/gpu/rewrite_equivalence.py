@@ -71,6 +71,12 @@ def run_child(path, out, mode, timeout):
     return ok, " ".join(msg)[:300], time.time() - t
 
 
+def _load(path):
+    # our own child's output (torch.save of the module's results, numpy arrays among them)
+    import torch
+    return torch.load(path, weights_only=False)
+
+
 def compare(a, b, path="result", loose=False):
     """None when equal within tolerance (fp16/bf16 1e-2, fp32 1e-4; `loose`: 2e-2 for every float, for
     dot_precision variants, which trade fp32 products for tf32 on purpose), else where they differ."""
@@ -192,7 +198,10 @@ def main():
             if not ok:
                 return src, (None, msg)
             ok2, msg2, _ = run_child(src, o + ".2.pt", mode, args.timeout)
-            why = compare(torch.load(o), torch.load(o + ".2.pt")) if ok2 else msg2
+            try:
+                why = compare(_load(o), _load(o + ".2.pt")) if ok2 else msg2
+            except Exception as e:  # noqa: BLE001 - an unreadable result: the pair cannot be judged
+                return src, (None, f"cannot compare two runs: {type(e).__name__}: {e}"[:300])
             return src, (o, "" if not why else f"unstable: {why}")
 
         def run_variant(item):
@@ -212,8 +221,11 @@ def main():
                 res = any(w.lower() in msg.lower() for w in RESOURCE_WORDS)
                 row.update(verdict="variant_resource" if res else "variant_error", detail=msg)
             else:
-                why = compare(torch.load(o), torch.load(vo), loose="dot_precision" in label)
-                row.update(verdict="mismatch" if why else "equal", detail=why or "")
+                try:
+                    why = compare(_load(o), _load(vo), loose="dot_precision" in label)
+                    row.update(verdict="mismatch" if why else "equal", detail=why or "")
+                except Exception as e:  # noqa: BLE001
+                    row.update(verdict="variant_error", detail=f"cannot compare: {type(e).__name__}: {e}"[:300])
             return row
 
         with ThreadPoolExecutor(max_workers=args.jobs) as pool:

@@ -21,6 +21,12 @@ t0=$SECONDS
 phase=${1:-check}; shift || true
 case "$phase" in
   check)
+    # REWRITES=1: the compiled-path rewrite check runs beside the sweep (both correctness only)
+    if [ -n "${REWRITES:-}" ]; then
+      timeout ${REQ_S:-520} python3 bench/gpu/rewrite_equivalence.py --tool .device-carry/bin/kiln_rewrite_apply \
+        --every ${EVERY:-2} --jobs ${JOBS:-6} --timeout 120 --json "$w/rewrite_equivalence.json" > "$w/rewrite_equivalence.log" 2>&1 &
+      req=$!
+    fi
     ls "$G"/*.py | python3 -c 'import sys,json,os; [print(json.dumps({"id": os.path.basename(p.strip())[:-3], "task": os.path.abspath(p.strip())})) for p in sys.stdin]' > /tmp/tbg.jsonl
     timeout ${SWEEP_S:-330} "$KILN_BIN" eval --batch /tmp/tbg.jsonl --mode check --check-workers 10 --timeout 240 --no-db \
       --out /tmp/tbg_check.jsonl --resume > "$w/sweep_stdout.txt" 2> "$w/sweep_stderr.txt"
@@ -53,7 +59,11 @@ for f in sys.argv[1:]:
 for k in sorted(rows):
     print(json.dumps(rows[k], sort_keys=True))
 PY
-    python3 bench/gpu/summarize_verdicts.py "$w/tbg_check.jsonl" "TritonBench-G self-eval (check)" > "$w/summary.txt" ;;
+    python3 bench/gpu/summarize_verdicts.py "$w/tbg_check.jsonl" "TritonBench-G self-eval (check)" > "$w/summary.txt"
+    if [ -n "${req:-}" ]; then
+      wait $req; echo "rewrite_equivalence rc=$? in $((SECONDS - t0)) s" | tee -a "$w/times.txt"
+      { grep -E "^(mismatch|variant_error) " "$w/rewrite_equivalence.log" | cut -c1-220; grep -E "^[0-9]+ variants|^summary" "$w/rewrite_equivalence.log"; } >> "$w/summary.txt"
+    fi ;;
   check2)
     # Correctness only (no timing), all at once: the rewrites on the compiled path (every 2nd variant of
     # the corpus sweep + the golden cases), the named G modules re-checked, chunk_retention_ops alone.
