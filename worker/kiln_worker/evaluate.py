@@ -80,7 +80,10 @@ def classify_exception(e: BaseException):
             or "can't allocate memory" in text or "cannot allocate memory" in text:
         return "out_of_memory", msg
     if not plat.INTERPRET and plat.is_cuda_fatal(e):
-        if "illegal" in text or "misaligned" in text:
+        # "not supported on global/shared address space" (cudaErrorInvalidAddressSpace): a load or store
+        # outside any valid window, what a wild pointer hits on an H100 where an H200 reported an illegal
+        # address for the same kernel
+        if "illegal" in text or "misaligned" in text or "address space" in text:
             return "illegal_memory_access", msg
         return "cuda_error", msg
     if "InterpreterError" in names:
