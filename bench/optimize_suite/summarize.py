@@ -7,7 +7,9 @@ kernel slower, median wall time.
 Autotune: kiln's pick looked up in the exhaustive run's table (same timing conditions) against the
 exhaustive best; kiln's measurements against the exhaustive count. When run.sh's side-by-side step ran
 (autotune_<name>.sidebyside.json: both picks timed against the original in one session, alternating),
-the gap is the ratio of their median speedups over the original, and that decides "ok".
+the gap is the ratio of their median speedups over the original, and that decides "ok". When both
+runs picked the same configuration the gap is 0 by construction ("same pick"): the two outputs run the
+same kernel parameters, and a difference in their timings is the timing's own noise.
 """
 import glob, json, math, os, statistics, sys
 
@@ -80,5 +82,7 @@ if at:
                 e, k = statistics.median(sp["exhaustive"]), statistics.median(sp["kiln"])
                 gap = e / k - 1
                 side = f"{e:.3f}x / {k:.3f}x"
+        if key(pick) == key(ex.get("best_config") or ex.get("baseline_config") or {}):
+            gap, side = 0.0, "same pick"
         ok = "yes" if gap <= 0.03 and frac <= 0.25 else "no"
         print(f"{name:<20} {n_ex:>10} {best:>12.5f} {n_k:>10} {pick_ms:>12.5f} {100*gap:>6.1f}% {100*frac:>7.0f}%  {side:>16}  {ok}")

@@ -42,6 +42,13 @@ def main():
         json.dump(sbs, open(os.path.join(d, "autotune_t.sidebyside.json"), "w"))
         line = [l for l in run(d).splitlines() if l.startswith("t ")][0]
         assert "0.9%" in line and "1.100x / 1.090x" in line and line.endswith("yes"), line  # 1.10 / 1.09 - 1
+        # the same configuration picked by both: gap 0 whatever the noisy side-by-side says
+        ex["best_config"] = {"B": 4}
+        json.dump(ex, open(os.path.join(d, "autotune_t.exhaustive.json"), "w"))
+        sbs[0]["speedup"] = sbs[1]["speedup"] = 1.6
+        json.dump(sbs, open(os.path.join(d, "autotune_t.sidebyside.json"), "w"))
+        line = [l for l in run(d).splitlines() if l.startswith("t ")][0]
+        assert "0.0%" in line and "same pick" in line and line.endswith("yes"), line
     print("summarize: ok")
 
 
