@@ -93,8 +93,20 @@ std::set<std::string> TileConstexprs(const Tree& tree, const Kernel& k);
 std::set<std::string> PowerOfTwoConstexprs(const Tree& tree, const Kernel& k);
 // The one pointer parameter an address expression derives from ("" when none or several).
 std::string PointerBase(const Tree& tree, const Kernel& k, const Span& pointer);
+// Constexprs whose value enters the computed data (not only shapes, offsets, masks and loop bounds):
+// a constexpr (or a name computed from constexprs only) combined with a loaded value in arithmetic,
+// bitwise ops, comparisons, tl.where / elementwise calls, stored as a value, or passed to a called
+// jit function whose parameter is used that way (`x & SIGN_MASK`, `acc / BLOCK`, `tl.where(m, ZERO, y)`).
+// Changing one changes the results: not a tunable. Name -> where (for the refusal reason).
+std::map<std::string, std::string> ValueConstexprs(const Tree& tree, const ModuleModel& m, const Kernel& k);
 std::string TlAlias(const ModuleModel& m);
 std::string TritonAlias(const ModuleModel& m);
+
+// The text to replace to change launch `l`'s grid: the subscript's contents, including a trailing
+// comma (`kernel[n,]` is the grid `(n,)`; replacing only `n` would nest a tuple in it).
+Span GridEditSpan(std::string_view text, const Launch& l);
+// Whether the grid is a tuple written without parentheses in the subscript (`k[a, b]`, `k[n,]`).
+bool GridIsBareTuple(std::string_view text, const Launch& l);
 
 // Launches of the target kernel (indices), resolving an empty list to all of them.
 std::vector<int> TargetLaunches(const ModuleModel& m, const Target& t);

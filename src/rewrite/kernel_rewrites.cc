@@ -333,7 +333,7 @@ Result<Plan> PlanPersistentGrid(const Ctx& c, const PersistentGrid& r) {
   for (int li : c.launches) {
     const Launch& l = c.model.launches[li];
     KILN_ASSIGN_OR_RETURN(std::string size, GridSize1D(c, l));
-    KILN_RETURN_IF_ERROR(plan.edits.Replace(l.grid.expr.span, fmt::format("(min({}, {}),)", nsms, size)));
+    KILN_RETURN_IF_ERROR(plan.edits.Replace(GridEditSpan(c.text(), l), fmt::format("(min({}, {}),)", nsms, size)));
     KILN_RETURN_IF_ERROR(AppendArg(plan.edits, c.text(), l.args_span, "_kiln_num_tiles=" + size));
     plan.notes.push_back(fmt::format("launch at line {}: grid = min(SMs, {})", l.span.begin.line, size));
   }
@@ -361,7 +361,7 @@ Result<Plan> PlanRowsPerProgram(const Ctx& c, const RowsPerProgram& r) {
     const Launch& l = c.model.launches[li];
     KILN_ASSIGN_OR_RETURN(std::string size, GridSize1D(c, l));
     KILN_RETURN_IF_ERROR(plan.edits.Replace(
-        l.grid.expr.span, fmt::format("lambda META: ({}.cdiv({}, META['ROWS_PER_PROGRAM']),)", triton, size)));
+        GridEditSpan(c.text(), l), fmt::format("lambda META: ({}.cdiv({}, META['ROWS_PER_PROGRAM']),)", triton, size)));
     KILN_RETURN_IF_ERROR(AppendArg(plan.edits, c.text(), l.args_span,
                                    fmt::format("_kiln_num_tiles={}, ROWS_PER_PROGRAM={}", size, r.rows)));
     plan.notes.push_back(fmt::format("launch at line {}: {} rows per program", l.span.begin.line, r.rows));
@@ -544,7 +544,7 @@ Result<Plan> PlanSplitK(const Ctx& c, const SplitK& r) {
     } else {
       return Refuse("grid (" + l.grid.expr.text + ") not understood");
     }
-    KILN_RETURN_IF_ERROR(plan.edits.Replace(l.grid.expr.span, grid));
+    KILN_RETURN_IF_ERROR(plan.edits.Replace(GridEditSpan(c.text(), l), grid));
     KILN_RETURN_IF_ERROR(AppendArg(plan.edits, c.text(), l.args_span, fmt::format("SPLIT_K={}", r.split_k)));
     KILN_RETURN_IF_ERROR(plan.edits.Insert(where.first, fmt::format("{}{}.zero_()  # kiln: split-K accumulates with atomics\n",
                                                                   where.second, ov.text())));

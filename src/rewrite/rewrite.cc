@@ -32,6 +32,66 @@ struct Overloaded : Ts... {
 template <class... Ts>
 Overloaded(Ts...) -> Overloaded<Ts...>;
 
+// Where variable `var` (the one assignment `assign` binds it at the target launches) is read other than
+// as constexpr `name` of a target launch or in a target launch's grid, directly or through variables
+// computed from it (`num_blocks = cdiv(n, BLOCK)` read only by the grid is fine; `NT = cdiv(T, BT)`
+// sizing a buffer, or `BT` passed to another kernel, is not). Empty when nothing else reads it.
+std::string OtherReader(const pyast::Tree& tree, const analysis::ModuleModel& model, const std::vector<int>& launches,
+                        const std::string& name, const std::string& var, const analysis::Assignment& assign,
+                        int depth = 0) {
+  Node scope = EnclosingFunction(tree, assign.span.begin.byte);
+  if (scope.is_null()) scope = tree.root();
+  auto inside = [](const Node& n, const Span& s) {
+    return s.size() > 0 && n.span().begin.byte >= s.begin.byte && n.span().end.byte <= s.end.byte;
+  };
+  auto assigns = AssignmentsIn(scope.type() == "function_definition" ? scope.field("body") : scope);
+  for (const Node& id : Identifiers(scope)) {
+    if (id.text() != var) continue;
+    Node p = id.parent();
+    if (!p.is_null() && (p.type() == "assignment" || p.type() == "augmented_assignment") && p.field("left") == id)
+      continue;  // a write
+    if (!p.is_null() && (p.type() == "pattern_list" || p.type() == "tuple_pattern")) {
+      Node g = p.parent();
+      if (!g.is_null() && g.type() == "assignment" && g.field("left") == p) continue;  // `A, B = 1, 2`
+    }
+    if (!p.is_null() && (p.type() == "parameters" || p.type() == "global_statement" || p.type() == "nonlocal_statement"))
+      continue;
+    bool ok = false;
+    for (int li : launches) {
+      const Launch& l = model.launches[li];
+      const Binding* b = l.FindBinding(name);
+      if (b && b->origin.at_launch.present() && inside(id, b->origin.at_launch.span)) ok = true;
+      if (l.grid.expr.present() && inside(id, l.grid.expr.span)) ok = true;
+    }
+    if (ok) continue;
+    for (const auto& l : model.launches)
+      if (inside(id, l.span) && std::find(launches.begin(), launches.end(), &l - model.launches.data()) == launches.end())
+        return fmt::format("line {}: passed to the launch of {}", id.span().begin.line, l.kernel);
+    // Read by an assignment `w = f(var)`: fine when w itself is only read by the target grids.
+    const SimpleAssign* via = nullptr;
+    for (const auto& a : assigns)
+      if (!a.augmented && inside(id, a.value.span())) via = &a;
+    if (via && depth < 4 && via->name != var) {
+      int count = 0;
+      for (const auto& a : assigns) count += a.name == via->name;
+      if (count == 1) {
+        analysis::Assignment w;
+        w.name = via->name;
+        w.span = via->stmt.span();
+        std::string r = OtherReader(tree, model, launches, "", via->name, w, depth + 1);
+        if (r.empty()) continue;
+        return fmt::format("{} = ... at line {}, then {}", via->name, via->stmt.span().begin.line, r);
+      }
+    }
+    Node st = EnclosingStatement(id);
+    std::string t(st.text());
+    if (t.find('\n') != std::string::npos) t = t.substr(0, t.find('\n')) + " ...";
+    if (t.size() > 70) t = t.substr(0, 67) + "...";
+    return fmt::format("line {}: {}", id.span().begin.line, Trim(t));
+  }
+  return "";
+}
+
 std::string JoinValues(const ParamValues& v) {
   std::string s;
   for (const auto& [k, x] : v) s += fmt::format(" {}={}", k, x);
@@ -422,6 +482,7 @@ Result<Tunables> ExtractTunables(const pyast::Tree& tree, const analysis::Module
   Ctx ctx{tree, model, *k, t.launches};
   auto tiles = TileConstexprs(tree, *k);
   auto pow2 = PowerOfTwoConstexprs(tree, *k);
+  auto values = ValueConstexprs(tree, model, *k);
   std::set<std::string> flags;
   KernelDef(tree, *k).field("body").Walk([&](const Node& n) {
     Node cond;
@@ -475,6 +536,14 @@ Result<Tunables> ExtractTunables(const pyast::Tree& tree, const analysis::Module
           } else if (!b->origin.assignment) {
             site = TunableSite::kNotEditable;
             why = "variable '" + b->origin.variable + "' has no assignment to edit";
+          } else if (std::string r = option ? "" : OtherReader(tree, model, t.launches, name, b->origin.variable,
+                                                 *b->origin.assignment);
+                     !r.empty()) {
+            // Buffers sized with it, other kernels launched with it, values derived from it: they
+            // would change with the edit while this kernel's facts are all that was checked.
+            site = TunableSite::kNotEditable;
+            why = "variable '" + b->origin.variable + "' is also read by other host code (" + r +
+                  "): editing it changes more than this kernel's " + name;
           }
           break;
         case OriginKind::kAutotune:
@@ -581,6 +650,11 @@ Result<Tunables> ExtractTunables(const pyast::Tree& tree, const analysis::Module
     if (u.boolean && !option) u.role = TunableRole::kFlag;
     if (param && !param->annotation.present() && !option) {
       // constexpr by usage only: still tunable.
+    }
+    if (!option && values.count(name)) {
+      // Not a performance knob: its value is part of what the kernel computes.
+      editable = false;
+      reason = "its value enters the computed data (" + values.at(name) + "): changing it changes the results";
     }
     u.editable = editable;
     u.reason = editable ? "" : reason;
@@ -926,6 +1000,15 @@ Result<Plan> PlanInsertAutotune(const Ctx& c, const InsertAutotune& r) {
       auto body = InlineVars(c.tree, lam.field("body"), vars, before, 4, &literals);
       if (!body) return Refuse("grid depends on a variable assigned more than once");
       text = "lambda " + pname + ": " + *body;
+    } else if (GridIsBareTuple(c.text(), l)) {
+      // `kernel[a, b]` / `kernel[n,]`: the dimensions one by one, parenthesised.
+      std::string dims;
+      for (const auto& d : l.grid.dims) {
+        auto e = InlineVars(c.tree, NodeAt(c.tree, d.span), vars, before, 4, &literals);
+        if (!e) return Refuse("grid depends on a variable assigned more than once");
+        dims += *e + ", ";
+      }
+      text = "lambda META: (" + dims.substr(0, dims.size() - 2) + ",)";
     } else if (gk == GridKind::kTuple || l.grid.kind == GridKind::kTuple) {
       auto body = InlineVars(c.tree, base, vars, before, 4, &literals);
       if (!body) return Refuse("grid depends on a variable assigned more than once");
@@ -934,7 +1017,7 @@ Result<Plan> PlanInsertAutotune(const Ctx& c, const InsertAutotune& r) {
       return Refuse(fmt::format("launch at line {}: grid ({}) must follow the tuned names but is not a tuple or lambda",
                                 l.span.begin.line, l.grid.expr.text));
     }
-    KILN_RETURN_IF_ERROR(plan.edits.Replace(l.grid.expr.span, text));
+    KILN_RETURN_IF_ERROR(plan.edits.Replace(GridEditSpan(c.text(), l), text));
     plan.notes.push_back(fmt::format("launch at line {}: grid is now {}", l.span.begin.line, text));
   }
   return plan;
@@ -957,7 +1040,7 @@ Result<Plan> MakePlan(const pyast::Tree& tree, const analysis::ModuleModel& mode
     if (i < 0 || i >= static_cast<int>(model.launches.size()) || model.launches[i].kernel != k->name)
       return InvalidArgument(fmt::format("launch {} is not a launch of '{}'", i, k->name));
   Ctx c{tree, model, *k, launches};
-  return std::visit(Overloaded{
+  auto plan = std::visit(Overloaded{
                         [&](const SetParams& x) { return PlanSetParams(c, x); },
                         [&](const InsertAutotune& x) { return PlanInsertAutotune(c, x); },
                         [&](const GroupMSwizzle& x) { return PlanGroupMSwizzle(c, x); },
@@ -970,6 +1053,24 @@ Result<Plan> MakePlan(const pyast::Tree& tree, const analysis::ModuleModel& mode
                         [&](const RemoveMasks& x) { return PlanRemoveMasks(c, x); },
                     },
                     r);
+  if (!plan.ok()) return plan;
+  // A launch whose callee is chosen at run time (`fx = a if c else b; fx[grid](...)`) is shared with
+  // the other candidates: host edits (launch arguments, grid, variables) would reach them too, while
+  // the kernel edits are made to the target only.
+  for (int i : launches) {
+    const Launch& l = model.launches[i];
+    if (l.kernel_candidates.size() < 2) continue;
+    for (const auto& e : plan->edits.edits()) {
+      if (e.begin >= k->span.begin.byte && e.end <= k->span.end.byte) continue;
+      std::string others;
+      for (const auto& n : l.kernel_candidates)
+        if (n != k->name) others += (others.empty() ? "" : ", ") + n;
+      return Refuse(fmt::format("launch at line {} calls a kernel chosen at run time ({} or {}): the host edits "
+                                "would apply to {} too",
+                                l.span.begin.line, k->name, others, others));
+    }
+  }
+  return plan;
 }
 
 Request DefaultRequest(RewriteKind k) {
