@@ -582,6 +582,12 @@ Result<Tunables> ExtractTunables(const pyast::Tree& tree, const analysis::Module
         why = "value '" + value_text + "' is not an integer";
         site = TunableSite::kNotEditable;
       }
+      if (l.kernel_candidates.size() > 1 && (site == TunableSite::kLaunchLiteral || site == TunableSite::kVariable ||
+                                             site == TunableSite::kOptionDefault)) {
+        site = TunableSite::kNotEditable;
+        why = fmt::format("the launch at line {} calls a kernel chosen at run time (one of {}): the edit would "
+                          "reach the others too", l.span.begin.line, l.kernel_candidates.size());
+      }
       // Grid consistency for tile sizes.
       if (!option && site != TunableSite::kNotEditable) {
         GridRelation g = RelateGrid(ctx, l, name);
