@@ -6,13 +6,16 @@ its header expects on a GPU (tests/eval/expect_overrides.txt where kiln's static
 here and nowhere else in CI. A candidate whose source changed after the recording is reported, not judged."""
 import json
 import os
+import sys
 
 import pytest
 
 from workerproc import CANDIDATES, header
 
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "eval"))
+from check_candidates import overrides  # noqa: E402  (tests/eval/expect_overrides.txt)
+
 DATA = os.path.join(os.path.dirname(__file__), "..", "eval", "data", "gpu")
-OVERRIDES = os.path.join(os.path.dirname(__file__), "..", "eval", "expect_overrides.txt")
 
 
 def _expected():
@@ -33,17 +36,6 @@ def _sources():
             c = d["request"].get("candidate")
             if isinstance(c, dict) and c.get("name"):
                 out[c["name"]] = c.get("source")
-    return out
-
-
-def _overrides():
-    out = {}
-    with open(OVERRIDES) as f:
-        for line in f:
-            line = line.split("#", 1)[0].strip()
-            if line:
-                name, verdict, *code = line.split()
-                out[name] = (verdict, code[0] if code else "")
     return out
 
 
@@ -76,7 +68,7 @@ def test_recorded_verdict_matches_expectation(name):
     src = _sources().get(os.path.basename(path))
     if src is not None and not h.get("candidate") and src != open(path).read():
         pytest.skip(f"{name} changed after it was recorded on the GPU: re-record with bench/gpu/eval_cli_gpu.sh")
-    verdict, code = _overrides().get(name) or tuple((h.get("expect-gpu") or h["expect"]).partition(" ")[::2])
+    verdict, code = overrides().get(name) or tuple((h.get("expect-gpu") or h["expect"]).partition(" ")[::2])
     got = [x.get("code") for x in rec["result"].get("reasons", [])]
     msg = " ".join(x.get("message", "") for x in rec["result"].get("reasons", []))
     if code.strip() == "illegal_memory_access" and got == ["cuda_error"] and "address space" in msg:
