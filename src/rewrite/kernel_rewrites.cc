@@ -203,12 +203,73 @@ Result<Plan> PlanDotPrecision(const Ctx& c, const DotPrecision& r) {
 
 // PipelineLoop ----------------------------------------------------------------------------------------
 
+namespace {
+
+// Every pointer parameter an address expression can derive from, following the kernel's simple
+// assignments (`p = x + offs`, `p += step`, block pointers built from `x`) transitively. Unlike
+// PointerBase this keeps all of them (a superset is the conservative answer for hazards).
+std::set<std::string> PointerBases(const Kernel& k, const std::vector<SimpleAssign>& as, const Node& expr) {
+  std::set<std::string> bases, seen;
+  if (expr.is_null()) return bases;
+  std::vector<std::string> work;
+  for (const auto& n : IdentifierNames(expr)) work.push_back(n);
+  while (!work.empty()) {
+    std::string n = work.back();
+    work.pop_back();
+    if (!seen.insert(n).second) continue;
+    if (const Param* p = k.FindParam(n)) {
+      if (p->kind == ParamKind::kPointer) bases.insert(n);
+      continue;
+    }
+    for (const auto& a : as)
+      if (a.name == n)
+        for (const auto& m : IdentifierNames(a.value)) work.push_back(m);
+  }
+  return bases;
+}
+
+bool Within(const Span& inner, const Span& outer) {
+  return inner.begin.byte >= outer.begin.byte && inner.end.byte <= outer.end.byte;
+}
+
+// Buffers a loop body (nested loops included) both loads from and writes to (tl.store or
+// tl.atomic_*). Software pipelining issues later iterations' loads before earlier iterations'
+// stores, so such a loop may read memory before it is written.
+std::set<std::string> LoadStoreHazards(const Ctx& c, const std::vector<SimpleAssign>& as, const analysis::Loop& L) {
+  const Kernel& k = c.kernel;
+  std::set<std::string> loaded, written, out;
+  auto bases = [&](const Span& ptr) { return PointerBases(k, as, NodeAt(c.tree, ptr)); };
+  for (const auto& m : k.memops) {
+    if (!Within(m.span, L.span) || m.pointer.span.size() == 0) continue;
+    auto b = bases(m.pointer.span);
+    (m.kind == MemOp::Kind::kLoad ? loaded : written).insert(b.begin(), b.end());
+  }
+  for (const auto& a : k.atomics) {
+    if (!Within(a.span, L.span) || a.pointer.span.size() == 0) continue;
+    auto b = bases(a.pointer.span);
+    written.insert(b.begin(), b.end());
+  }
+  for (const auto& b : written)
+    if (loaded.count(b)) out.insert(b);
+  return out;
+}
+
+std::string JoinNames(const std::set<std::string>& s) {
+  std::string o;
+  for (const auto& n : s) o += (o.empty() ? "" : ", ") + n;
+  return o;
+}
+
+}  // namespace
+
 Result<Plan> PlanPipelineLoop(const Ctx& c, const PipelineLoop& r) {
   const Kernel& k = c.kernel;
   if (r.num_stages < 1) return Refuse("num_stages must be at least 1");
   std::string tl = TlAlias(c.model);
   Plan plan;
-  std::string why;
+  std::string why, hazards;
+  std::vector<std::string> skipped;
+  auto as = AssignmentsIn(KernelDef(c.tree, k).field("body"));
   for (size_t i = 0; i < k.loops.size(); ++i) {
     if (r.loop >= 0 && static_cast<int>(i) != r.loop) continue;
     const auto& L = k.loops[i];
@@ -216,6 +277,13 @@ Result<Plan> PlanPipelineLoop(const Ctx& c, const PipelineLoop& r) {
     for (const auto& d : k.dots) work |= d.loop == static_cast<int>(i);
     for (const auto& m : k.memops) work |= m.loop == static_cast<int>(i) && m.kind == MemOp::Kind::kLoad;
     if (!work) { why = "no load or tl.dot directly inside"; continue; }
+    if (auto hz = LoadStoreHazards(c, as, L); !hz.empty()) {
+      std::string note = fmt::format("loop at line {} loads and stores {}: prefetched loads could read before earlier iterations' stores",
+                                     L.span.begin.line, JoinNames(hz));
+      hazards += (hazards.empty() ? "" : "; ") + note;
+      skipped.push_back("skipped " + note);
+      continue;
+    }
     std::string_view it = c.text().substr(L.iter_span.begin.byte, L.iter_span.size());
     if (L.kind == "range" && it.substr(0, 6) == "range(") {
       KILN_RETURN_IF_ERROR(plan.edits.Replace(L.iter_span.begin.byte, L.iter_span.begin.byte + 5, tl + ".range"));
@@ -237,7 +305,12 @@ Result<Plan> PlanPipelineLoop(const Ctx& c, const PipelineLoop& r) {
     }
     plan.notes.push_back(fmt::format("loop at line {}: {}.range(..., num_stages={})", L.span.begin.line, tl, r.num_stages));
   }
-  if (plan.edits.empty()) return Refuse(k.loops.empty() ? "kernel has no loop" : "no loop to pipeline (" + why + ")");
+  if (plan.edits.empty()) {
+    if (k.loops.empty()) return Refuse("kernel has no loop");
+    if (!hazards.empty()) return Refuse("no loop to pipeline (" + hazards + (why.empty() ? "" : "; " + why) + ")");
+    return Refuse("no loop to pipeline (" + why + ")");
+  }
+  plan.notes.insert(plan.notes.end(), skipped.begin(), skipped.end());
   return plan;
 }
 
