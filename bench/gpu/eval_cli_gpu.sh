@@ -28,6 +28,9 @@ nvidia-smi --query-gpu=name,uuid,driver_version,clocks.sm --format=csv > "$OUT/n
 
 # 2. Record a batch for replay tests: paths relative to tests/eval/data/gpu/ (where the files will live).
 rel() { python3 -c 'import os,sys; print(os.path.relpath(sys.argv[1], sys.argv[2]))' "$1" "$root/tests/eval/data/gpu"; }
+# Corpus paths as CI sees them: the corpus beside the repository (on a GPU host session_env.sh links
+# ../shared/corpus to the carried copy), not the carried folder itself.
+[ -d "$root/../shared/corpus" ] && corpus=$root/../shared/corpus
 : > "$OUT/pairs.jsonl"
 for f in tests/candidates/adversarial/*.py tests/candidates/faulty/*.py tests/candidates/honest/*.py; do
   task=$(sed -n 's/^# task: *//p' "$f" | head -1)
