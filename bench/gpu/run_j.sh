@@ -18,13 +18,24 @@ w=$OUT/j; mkdir -p "$w"
 nvidia-smi --query-gpu=index,name,uuid,driver_version,clocks.sm,clocks.max.sm --format=csv > "$w/nvidia_smi.csv" 2>&1
 G=$KILN_CORPUS_DIR/tritonbench/G/kernels
 t0=$SECONDS
+# the compiled-path rewrite check (EVERY-th variant, $1 jobs), into $w/rewrite_equivalence.{log,json}
+rewrites() {
+  timeout ${REQ_S:-520} python3 bench/gpu/rewrite_equivalence.py --tool .device-carry/bin/kiln_rewrite_apply \
+    --every ${EVERY:-2} --jobs "$1" --timeout 120 --json "$w/rewrite_equivalence.json" > "$w/rewrite_equivalence.log" 2>&1
+}
+# the named G modules again (mode check, $1 check workers, $2 s per module), into $w/recheck.jsonl
+recheck() {
+  local workers=$1 limit=$2; shift 2
+  for k in "$@"; do echo "{\"id\": \"$k\", \"task\": \"$G/$k.py\"}"; done > /tmp/recheck.jsonl
+  timeout ${RECHECK_S:-$((limit + 30))} "$KILN_BIN" eval --batch /tmp/recheck.jsonl --mode check --check-workers "$workers" \
+    --timeout "$limit" --no-db --out "$w/recheck.jsonl" > /dev/null 2> "$w/recheck_stderr.txt"
+}
 phase=${1:-check}; shift || true
 case "$phase" in
   check)
     # REWRITES=1: the compiled-path rewrite check runs beside the sweep (both correctness only)
     if [ -n "${REWRITES:-}" ]; then
-      timeout ${REQ_S:-520} python3 bench/gpu/rewrite_equivalence.py --tool .device-carry/bin/kiln_rewrite_apply \
-        --every ${EVERY:-2} --jobs ${JOBS:-6} --timeout 120 --json "$w/rewrite_equivalence.json" > "$w/rewrite_equivalence.log" 2>&1 &
+      rewrites ${JOBS:-6} &
       req=$!
     fi
     ls "$G"/*.py | python3 -c 'import sys,json,os; [print(json.dumps({"id": os.path.basename(p.strip())[:-3], "task": os.path.abspath(p.strip())})) for p in sys.stdin]' > /tmp/tbg.jsonl
@@ -71,13 +82,10 @@ PY
       > "$w/chunk_retention_ops.json" 2> "$w/chunk_retention_ops.stderr" &
     cro=$!
     if [ $# -gt 0 ]; then
-      for k in "$@"; do echo "{\"id\": \"$k\", \"task\": \"$G/$k.py\"}"; done > /tmp/recheck.jsonl
-      timeout ${RECHECK_S:-200} "$KILN_BIN" eval --batch /tmp/recheck.jsonl --mode check --check-workers 6 --timeout 150 \
-        --no-db --out "$w/recheck.jsonl" > /dev/null 2> "$w/recheck_stderr.txt" &
+      RECHECK_S=${RECHECK_S:-200} recheck 6 150 "$@" &
       rc_pid=$!
     fi
-    timeout ${REQ_S:-520} python3 bench/gpu/rewrite_equivalence.py --tool .device-carry/bin/kiln_rewrite_apply \
-      --every ${EVERY:-2} --jobs ${JOBS:-10} --timeout 120 --json "$w/rewrite_equivalence.json" > "$w/rewrite_equivalence.log" 2>&1
+    rewrites ${JOBS:-10}
     echo "rewrite_equivalence rc=$? in $((SECONDS - t0)) s" | tee -a "$w/times.txt"
     [ -n "${rc_pid:-}" ] && wait $rc_pid
     python3 bench/gpu/summarize_verdicts.py "$w/recheck.jsonl" "G modules re-checked" > "$w/summary.txt" 2>&1
@@ -89,9 +97,7 @@ PY
   eval)
     # The named G modules (those the sweep left not ok) again, after changes to the check
     if [ $# -gt 0 ]; then
-      for k in "$@"; do echo "{\"id\": \"$k\", \"task\": \"$G/$k.py\"}"; done > /tmp/recheck.jsonl
-      timeout ${RECHECK_S:-150} "$KILN_BIN" eval --batch /tmp/recheck.jsonl --mode check --check-workers 8 --timeout 120 \
-        --no-db --out "$w/recheck.jsonl" > /dev/null 2> "$w/recheck_stderr.txt"
+      recheck 8 120 "$@"
       echo "recheck rc=$? in $((SECONDS - t0)) s" | tee -a "$w/times.txt"
       python3 bench/gpu/summarize_verdicts.py "$w/recheck.jsonl" "G modules re-checked" > "$w/recheck.txt"
     fi

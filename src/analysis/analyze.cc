@@ -1521,7 +1521,7 @@ class Analyzer {
       // Inside a jit function body a subscript-call is not a launch.
       bool in_jit = false;
       for (const auto& w : work_) {
-        if (call.span().begin.byte >= w.def.span().begin.byte && call.span().end.byte <= w.def.span().end.byte) {
+        if (w.def.span().Contains(call.span())) {
           in_jit = true;
         }
       }

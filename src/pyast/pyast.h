@@ -30,6 +30,8 @@ struct Span {
   Pos begin;
   Pos end;  // exclusive
   uint32_t size() const { return end.byte - begin.byte; }
+  // `inner` lies within this span (byte offsets; equal spans contain each other)
+  bool Contains(const Span& inner) const { return inner.begin.byte >= begin.byte && inner.end.byte <= end.byte; }
   bool operator==(const Span& o) const { return begin.byte == o.begin.byte && end.byte == o.end.byte; }
 };
 

@@ -228,10 +228,6 @@ std::set<std::string> PointerBases(const Kernel& k, const std::vector<SimpleAssi
   return bases;
 }
 
-bool Within(const Span& inner, const Span& outer) {
-  return inner.begin.byte >= outer.begin.byte && inner.end.byte <= outer.end.byte;
-}
-
 // Buffers a loop body (nested loops included) both loads from and writes to (tl.store or
 // tl.atomic_*). Software pipelining issues later iterations' loads before earlier iterations'
 // stores, so such a loop may read memory before it is written.
@@ -240,12 +236,12 @@ std::set<std::string> LoadStoreHazards(const Ctx& c, const std::vector<SimpleAss
   std::set<std::string> loaded, written, out;
   auto bases = [&](const Span& ptr) { return PointerBases(k, as, NodeAt(c.tree, ptr)); };
   for (const auto& m : k.memops) {
-    if (!Within(m.span, L.span) || m.pointer.span.size() == 0) continue;
+    if (!L.span.Contains(m.span) || m.pointer.span.size() == 0) continue;
     auto b = bases(m.pointer.span);
     (m.kind == MemOp::Kind::kLoad ? loaded : written).insert(b.begin(), b.end());
   }
   for (const auto& a : k.atomics) {
-    if (!Within(a.span, L.span) || a.pointer.span.size() == 0) continue;
+    if (!L.span.Contains(a.span) || a.pointer.span.size() == 0) continue;
     auto b = bases(a.pointer.span);
     written.insert(b.begin(), b.end());
   }

@@ -42,7 +42,7 @@ std::string OtherReader(const pyast::Tree& tree, const analysis::ModuleModel& mo
   Node scope = EnclosingFunction(tree, assign.span.begin.byte);
   if (scope.is_null()) scope = tree.root();
   auto inside = [](const Node& n, const Span& s) {
-    return s.size() > 0 && n.span().begin.byte >= s.begin.byte && n.span().end.byte <= s.end.byte;
+    return s.size() > 0 && s.Contains(n.span());
   };
   auto assigns = AssignmentsIn(scope.type() == "function_definition" ? scope.field("body") : scope);
   for (const Node& id : Identifiers(scope)) {

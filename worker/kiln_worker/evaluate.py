@@ -532,16 +532,7 @@ class Evaluator:
             try:
                 st = compare.compare(masked, out_r, self.tolerance, self.tf32)
             except compare.Mismatch:
-                st = None
-                if k >= 2 and grew > 0:
-                    outside = compare.unstable_elements(masked, out_r, self.tolerance, self.tf32)
-                    tail = compare.count_masked(outside) if outside is not None else grew + 1
-                    if tail <= grew:
-                        masked, _, _ = compare.replace_unstable(masked, out_r, outside)
-                        try:
-                            st = compare.compare(masked, out_r, self.tolerance, self.tf32)
-                        except compare.Mismatch:
-                            st = None
+                st, tail = self._within_tail(masked, out_r, grew) if k >= 2 and grew > 0 else (None, 0)
                 if st is None:
                     if quiet >= 2 and k >= 2:
                         return None  # the mask stopped growing: the mismatch is the candidate's
@@ -555,6 +546,22 @@ class Evaluator:
                                   f"reference's last run added")
             return st
         return None
+
+    def _within_tail(self, masked, out_r, grew):
+        """The candidate's differences from the first reference run outside the mask, when they are no more
+        than `grew` (what the reference's last run added to the mask): -> (the comparison's stats with those
+        elements taken from the reference, their number); else (None, 0)."""
+        outside = compare.unstable_elements(masked, out_r, self.tolerance, self.tf32)
+        if outside is None:
+            return None, 0
+        tail = compare.count_masked(outside)
+        if tail > grew:
+            return None, 0
+        masked, _, _ = compare.replace_unstable(masked, out_r, outside)
+        try:
+            return compare.compare(masked, out_r, self.tolerance, self.tf32), tail
+        except compare.Mismatch:
+            return None, 0
 
     # ------------------------------------------------------------------------------------------
     def _runtime_verdicts(self):

@@ -63,6 +63,17 @@ def summarize(xs):
             "p80": _quantile(xs, 0.8), "n": len(xs)}
 
 
+def _gpu_ms(work, times=1):
+    """GPU milliseconds of `work()` run `times` times between two events, synchronized."""
+    s, e = _Event(enable_timing=True), _Event(enable_timing=True)
+    _record(s)
+    for _ in range(times):
+        work()
+    _record(e)
+    _synchronize()
+    return _elapsed(s, e)
+
+
 class _NotShort(Exception):
     """The captured graph showed a call of GPU time above GRAPH_THRESHOLD_MS."""
 
@@ -83,25 +94,14 @@ class Timer:
         _synchronize()
         # The warmup is sized in GPU time from one timed call. (A loop on host time does not bound it:
         # launches are asynchronous, so 25 ms of host time queued up to 1000 calls of a 20 ms kernel.)
-        s, e = _Event(enable_timing=True), _Event(enable_timing=True)
-        _record(s)
-        self.fn()
-        _record(e)
-        _synchronize()
-        one = max(_elapsed(s, e), 1e-4)
+        one = max(_gpu_ms(self.fn), 1e-4)
         n = max(1, min(1000, int(float(self.opts.get("warmup_ms", 25)) / one)))
         for _ in range(n):
             self.fn()
         _synchronize()
         # estimate
         k = 5 if one < 10 else 2
-        s, e = _Event(enable_timing=True), _Event(enable_timing=True)
-        _record(s)
-        for _ in range(k):
-            self.fn()
-        _record(e)
-        _synchronize()
-        self.est_ms = max(_elapsed(s, e) / k, 1e-4)
+        self.est_ms = max(_gpu_ms(self.fn, k) / k, 1e-4)
         self.warmup_calls = 2 + n + k
         mode = self.opts.get("cuda_graph", "auto")
         want_graph = mode in (True, "always", "on") or (mode == "auto" and self.est_ms < GRAPH_PROBE_MS)
@@ -121,12 +121,7 @@ class Timer:
                 g.replay()
                 _synchronize()
                 if mode == "auto":
-                    s, e = _Event(enable_timing=True), _Event(enable_timing=True)
-                    _record(s)
-                    g.replay()
-                    _record(e)
-                    _synchronize()
-                    self.graph_ms = _elapsed(s, e) / self.per_graph
+                    self.graph_ms = _gpu_ms(g.replay) / self.per_graph
                     if self.graph_ms >= GRAPH_THRESHOLD_MS:
                         raise _NotShort()   # GPU-bound: events with a cold L2 time it
                 self.graph = g
