@@ -77,6 +77,8 @@ json EvalRequest::ToJson(const std::string& id) const {
   } else {
     j["candidate"] = nullptr;
   }
+  if (baseline_source && (mode == Mode::kTime || mode == Mode::kTimeOnly))
+    j["baseline"] = {{"source", *baseline_source}, {"name", "baseline.py"}};
   j["mode"] = ModeName(mode);
   j["policy"] = PolicyName(policy);
   j["seed"] = seed;
@@ -211,6 +213,7 @@ Result<EvalResult> EvalResult::FromResponse(const json& j) {
         cr.speedup_spread = std::make_pair((*s)[0].get<double>(), (*s)[1].get<double>());
       }
       cr.timing_method = Str(c, "timing_method");
+      cr.reference_is_baseline = Str(c, "reference_is") == "baseline";
       cr.error = Str(c, "error");
       if (cr.error.empty()) cr.error = Str(c, "message");
       r.cases.push_back(std::move(cr));
@@ -284,6 +287,7 @@ json EvalResult::ToJson() const {
       if (c.speedup) cj["speedup"] = *c.speedup;
       if (c.speedup_spread) cj["speedup_spread"] = {c.speedup_spread->first, c.speedup_spread->second};
       if (!c.timing_method.empty()) cj["timing_method"] = c.timing_method;
+      if (c.reference_is_baseline) cj["reference_is"] = "baseline";
       if (!c.error.empty()) cj["error"] = c.error;
       cs.push_back(cj);
     }

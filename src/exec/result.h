@@ -41,6 +41,9 @@ struct EvalRequest {
   task::TaskSpec task;
   std::optional<std::string> candidate_source;  // nullopt: the task's own code
   std::string candidate_name = "candidate.py";
+  // Timed in the reference's place, interleaved with the candidate in the same request (modes time and
+  // time_only; kiln optimize's original, trusted). Correctness is still judged against the reference.
+  std::optional<std::string> baseline_source;
   Mode mode = Mode::kCheck;
   Policy policy = Policy::kStrict;
   uint64_t seed = 1234;
@@ -77,6 +80,7 @@ struct CaseResult {
   std::optional<double> speedup;
   std::optional<std::pair<double, double>> speedup_spread;
   std::string timing_method;
+  bool reference_is_baseline = false;  // reference_ms and speedup are against the request's baseline
   std::string error;  // case-level message when the worker gives one
 };
 

@@ -89,6 +89,30 @@ TEST(Space, NeighborsDoubleHalveAndStep) {
   EXPECT_TRUE(s.Enumerate(100).empty());
 }
 
+Space MatmulSpace() {
+  return Space({{"BLOCK_M", Role::kBlockM, {32, 64, 128, 256}, false},
+                {"BLOCK_N", Role::kBlockN, {32, 64, 128, 256}, false},
+                {"BLOCK_K", Role::kBlockK, {32, 64}, false},
+                {"num_warps", Role::kNumWarps, {4, 8}, true},
+                {"num_stages", Role::kNumStages, {3, 4}, true}});
+}
+
+TEST(Space, CoupledNeighborsPairTilesWithWarpsAndBlockKWithStages) {
+  Space s = MatmulSpace();
+  auto n = s.CoupledNeighbors({{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"BLOCK_K", 64}, {"num_warps", 4}, {"num_stages", 3}});
+  std::set<std::string> keys;
+  for (auto& c : n) keys.insert(ConfigKey(c));
+  EXPECT_EQ(keys, (std::set<std::string>{
+                      "BLOCK_K=64 BLOCK_M=256 BLOCK_N=128 num_stages=3 num_warps=8",   // taller tile, more warps
+                      "BLOCK_K=64 BLOCK_M=128 BLOCK_N=256 num_stages=3 num_warps=8",   // wider tile, more warps
+                      "BLOCK_K=32 BLOCK_M=128 BLOCK_N=128 num_stages=4 num_warps=4",   // shorter K, more stages
+                      "BLOCK_K=64 BLOCK_M=256 BLOCK_N=64 num_stages=3 num_warps=4",    // same area, other shape
+                      "BLOCK_K=64 BLOCK_M=64 BLOCK_N=256 num_stages=3 num_warps=4"}));
+  EXPECT_EQ(n.size(), keys.size());
+  // A space without the roles has none.
+  EXPECT_TRUE(Space({{"X", Role::kOther, {1, 2, 3}, false}}).CoupledNeighbors({{"X", 2}}).empty());
+}
+
 TEST(Space, CandidateValuesIncludeCurrentAndClip) {
   SpaceOptions o;
   auto v = CandidateValues(Role::kBlock, 1024, {}, 1, 0, o);
@@ -263,7 +287,26 @@ TEST(Strategy, CoordinateStopsWhenGainBelowThreshold) {
   auto s = MakeStrategy("coordinate", {Space1D()});
   auto [best, n] = Drive(**s, {{"BLOCK_SIZE", 128}, {"num_warps", 4}, {"num_stages", 3}}, flat);
   EXPECT_EQ(best.at("BLOCK_SIZE"), 64);  // seen, but the strategy does not move there
-  EXPECT_EQ(n, 6);                        // one round of neighbours only
+  EXPECT_EQ(n, 8);                        // one round of neighbours and one of the 2 coupled steps
+}
+
+TEST(Strategy, CoordinateTakesCoupledStepsWhereSingleStepsAreWorse) {
+  // A bigger tile is slower at 4 warps and fast at 8; 8 warps alone are slower: every single step from
+  // 128x128 at 4 warps loses (as matmul_triton2's did on an H100), the coupled step wins; then BLOCK_K 32.
+  auto f = [](const Config& c) {
+    double t = 1.0;
+    if (c.at("BLOCK_M") == 256) t *= c.at("num_warps") == 8 ? 0.8 : 3.0;
+    else if (c.at("num_warps") == 8) t *= 1.1;
+    if (c.at("BLOCK_N") != 128) t *= 1.5;
+    if (c.at("BLOCK_M") < 128) t *= 1.5;
+    if (c.at("BLOCK_K") == 32) t *= c.at("BLOCK_M") == 256 ? 0.9 : 1.2;
+    if (c.at("num_stages") == 3) t *= 1.05;
+    return t;
+  };
+  auto s = MakeStrategy("coordinate", {MatmulSpace()});
+  auto [best, n] = Drive(**s, {{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"BLOCK_K", 64}, {"num_warps", 4}, {"num_stages", 4}}, f);
+  EXPECT_EQ(ConfigKey(best), "BLOCK_K=32 BLOCK_M=256 BLOCK_N=128 num_stages=4 num_warps=8");
+  EXPECT_LE(n, 25);  // within 25% of the 128-config grid
 }
 
 TEST(Strategy, RulesFollowMovesThenPolish) {

@@ -145,6 +145,36 @@ std::vector<Config> Space::Neighbors(const Config& c) const {
   return out;
 }
 
+std::vector<Config> Space::CoupledNeighbors(const Config& c) const {
+  std::vector<Config> out;
+  auto idx = Indices(c);
+  Config base = At(idx);
+  for (const auto& [k, v] : c) if (!Find(k)) base[k] = v;
+  auto find_role = [&](Role r) -> int {
+    for (size_t i = 0; i < params_.size(); ++i)
+      if (params_[i].role == r && params_[i].values.size() > 1) return static_cast<int>(i);
+    return -1;
+  };
+  auto add = [&](int a, int da, int b, int db) {
+    if (a < 0 || b < 0 || a == b) return;
+    int ja = idx[a] + da, jb = idx[b] + db;
+    if (ja < 0 || jb < 0 || ja >= static_cast<int>(params_[a].values.size()) ||
+        jb >= static_cast<int>(params_[b].values.size()))
+      return;
+    Config n = base;
+    n[params_[a].name] = params_[a].values[ja];
+    n[params_[b].name] = params_[b].values[jb];
+    out.push_back(std::move(n));
+  };
+  const int warps = find_role(Role::kNumWarps), stages = find_role(Role::kNumStages);
+  const int bm = find_role(Role::kBlockM), bn = find_role(Role::kBlockN), bk = find_role(Role::kBlockK);
+  for (int tile : {bm, bn, find_role(Role::kBlock)})
+    for (int d : {+1, -1}) add(tile, d, warps, d);
+  for (int d : {-1, +1}) add(bk, d, stages, -d);
+  for (int d : {+1, -1}) add(bm, d, bn, -d);
+  return out;
+}
+
 std::vector<Config> Space::Enumerate(size_t limit) const {
   std::vector<Config> out;
   if (params_.empty() || Size() > static_cast<double>(limit)) return out;

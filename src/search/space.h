@@ -64,6 +64,12 @@ class Space {
   // Configs one step away in one parameter (index +-1): double/halve a block size, x2/÷2 warps,
   // +-1 stage. Parameters not in `c` are taken at their first value.
   std::vector<Config> Neighbors(const Config& c) const;
+  // Configs two coupled steps away, for where single steps are all worse: a tile dimension and the
+  // warps in the same direction (a bigger tile needs more warps: on an H100, matmul_triton2's 256x128
+  // tile was 4x slower than 128x128 at 4 warps and the fastest of 100 configs at 8), BLOCK_K and the
+  // stages in opposite directions (shared memory per stage), and BLOCK_M and BLOCK_N in opposite
+  // directions (the same tile area, another shape).
+  std::vector<Config> CoupledNeighbors(const Config& c) const;
   // Every config (row-major) when Size() <= limit; else empty.
   std::vector<Config> Enumerate(size_t limit) const;
   // A config with every parameter at a uniformly random index, from a 64-bit state (splitmix).

@@ -62,17 +62,21 @@ class Coordinate : public Base {
     }
     if (outstanding_ > 0) return {};
     if (round_started_) {
-      // The round is complete: move to its best when it gains enough.
+      // The round is complete: move to its best when it gains enough; when no single step does, try
+      // the coupled two-parameter steps around the same point once; then it has converged.
       if (round_best_score_ < best_score_ * (1.0 - ctx_.accept_gain)) {
         best_ = round_best_;
         best_score_ = round_best_score_;
+        coupled_ = false;
+      } else if (!coupled_) {
+        coupled_ = true;
       } else {
         return {};  // converged
       }
     }
     round_started_ = true;
     round_best_score_ = kFailed;
-    for (auto& n : ctx_.space.Neighbors(best_)) {
+    for (auto& n : coupled_ ? ctx_.space.CoupledNeighbors(best_) : ctx_.space.Neighbors(best_)) {
       if (Usable(n)) {
         MarkProposed(n);
         pending_.push_back(n);
@@ -86,6 +90,12 @@ class Coordinate : public Base {
       if (round_best_score_ < best_score_ * (1.0 - ctx_.accept_gain)) {
         best_ = round_best_;
         best_score_ = round_best_score_;
+        coupled_ = false;
+        round_started_ = false;
+        return Propose(max_n);
+      }
+      if (!coupled_) {  // nothing new one step away: the coupled steps
+        coupled_ = true;
         round_started_ = false;
         return Propose(max_n);
       }
@@ -116,6 +126,7 @@ class Coordinate : public Base {
   std::vector<Config> pending_;
   int outstanding_ = 0;
   bool round_started_ = false;
+  bool coupled_ = false;  // the current round is the coupled steps (after a round of single steps gained nothing)
   Config round_best_;
   double round_best_score_ = kFailed;
 };

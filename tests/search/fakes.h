@@ -58,6 +58,7 @@ struct FakeCall {
   int trials;
   bool time_reference;
   std::vector<std::string> cases;
+  bool baseline = false;  // the request timed the original (its baseline source) in the reference's place
 };
 
 class FakeEvaluator : public Evaluator {
@@ -70,6 +71,8 @@ class FakeEvaluator : public Evaluator {
   // Per-case times (instead of time_ms x the case's scale) when set; an autotuned source runs each
   // case with the fastest of its configs.
   std::function<double(const Config&, const std::string&)> case_ms;
+  // The original's time when a request carries it as the timing baseline (default: time_ms(config, true)).
+  std::function<double(const Config&)> baseline_ms;
   std::vector<std::string> cases = {"small", "large"};
   double reference_ms = 2.0;
   bool interpreter = false;
@@ -100,7 +103,8 @@ class FakeEvaluator : public Evaluator {
     bool long_timing = r.timing.value("rounds", 1) > 1;
     {
       std::lock_guard<std::mutex> l(mu);
-      calls.push_back({r.mode, cfg, r.trials, r.timing.value("time_reference", false), r.cases});
+      calls.push_back({r.mode, cfg, r.trials, r.timing.value("time_reference", false), r.cases,
+                       r.baseline_source.has_value()});
       if (clock && r.mode != exec::Mode::kCompile) *clock += cost_s;
     }
     exec::EvalResult res;
@@ -131,7 +135,16 @@ class FakeEvaluator : public Evaluator {
         }
         exec::Timing tm{t * scale, t * scale * 0.99, t * scale * 1.02, t * scale * 0.995, t * scale * 1.005, 100};
         cr.candidate_ms = tm;
-        if (r.timing.value("time_reference", false)) {
+        if (r.baseline_source) {
+          Config bc = ParseConfig(*r.baseline_source);
+          double b = baseline_ms ? baseline_ms(bc) : time_ms(bc, true);
+          if (case_ms) b = case_ms(bc, name) / scale;
+          exec::Timing bt{b * scale, b * scale * 0.99, b * scale * 1.02, b * scale * 0.995, b * scale * 1.005, 100};
+          cr.reference_ms = bt;
+          cr.reference_is_baseline = true;
+          cr.speedup = b / t;
+          cr.speedup_spread = std::make_pair(b / t * 0.99, b / t * 1.01);
+        } else if (r.timing.value("time_reference", false)) {
           exec::Timing rt{reference_ms * scale, reference_ms * scale, reference_ms * scale, reference_ms * scale,
                           reference_ms * scale, 100};
           cr.reference_ms = rt;

@@ -92,6 +92,35 @@ TEST(Loop, FindsTheOptimumAndVerifiesIt) {
   EXPECT_TRUE(r->ToJson().at("improved").get<bool>());
 }
 
+// An autotuned original picks its config anew in every process, so its time differs from request to
+// request (on an H100, swiglu_backward's original: 0.0018-0.021 ms on one size). Verification times each
+// finalist against the original in the same request; a lucky run of the original alone decides nothing.
+TEST(Loop, VerifiesAgainstTheOriginalTimedInTheSameRequest) {
+  Fixture f;
+  f.o.strategy = "coordinate";
+  f.o.patience = 100;
+  // Alone in a long request the original would look 4x faster than it is beside a finalist.
+  f.ev.time_ms = [](const Config& c, bool long_timing) { return c == kBase && long_timing ? Time(c) / 4 : Time(c); };
+  f.ev.baseline_ms = [](const Config& c) { return Time(c); };
+  auto r = f.Run(Input());
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_TRUE(r->improved) << r->kept_reason;
+  EXPECT_EQ(ConfigKey(r->best_config), ConfigKey(kBest));
+  EXPECT_NEAR(r->geomean_speedup, Time(kBase) / Time(kBest), 1e-6);
+  for (const auto& c : r->cases) EXPECT_NEAR(c.baseline_ms / c.best_ms, Time(kBase) / Time(kBest), 1e-6);
+  int long_runs = 0;
+  for (auto& c : f.ev.calls) {
+    if (c.mode != exec::Mode::kTime || c.trials < 3) continue;
+    ++long_runs;
+    EXPECT_TRUE(c.baseline) << "a verification run without the original beside it";
+    EXPECT_NE(ConfigKey(c.config), ConfigKey(kBase)) << "the original timed alone in verification";
+  }
+  EXPECT_GE(long_runs, 2);
+  // Only the verification runs carry the baseline: the search's short timings do not.
+  for (auto& c : f.ev.calls)
+    if (c.mode == exec::Mode::kTime && c.trials < 3) EXPECT_FALSE(c.baseline);
+}
+
 TEST(Loop, RejectsFasterButWrongCandidate) {
   Fixture f;
   f.o.strategy = "coordinate";

@@ -138,6 +138,7 @@ class Evaluator:
         self.notes = []
         self.fatal = False
         self.cand_calls_without_launch = []
+        self.has_baseline = False   # a timing baseline replaces the reference while timed
         self.phases = {}   # seconds spent per phase of the request (load, check, timing), for cost accounting
 
     def _phase(self, name, t0):
@@ -218,6 +219,7 @@ class Evaluator:
         with plat.cuda_shim():
             task.load_reference()
         self._phase("load_reference", t_ph)
+        self._load_timing_baseline(task)
         baseline = guards.snapshot()
         self._settings0 = guards.global_state()
 
@@ -305,6 +307,25 @@ class Evaluator:
                                                   f"{self.trials * 3} trials")
             self.runtime["reverified"] = True
             self._check(cases, self.trials * 3, baseline, seed_offset=7919, record=False)
+
+    def _load_timing_baseline(self, task):
+        """kiln optimize's original (`baseline` in the request, trusted): loaded before the candidate, like the
+        reference, and timed in the reference's place (timing.time_cases). Only in the timing modes."""
+        base = self.req.get("baseline")
+        self.has_baseline = False
+        if self.mode not in ("time", "time_only") or not isinstance(base, dict) or base.get("source") is None:
+            return
+        t_ph = _perf_counter()
+        try:
+            with plat.cuda_shim():
+                task.load_baseline(base["source"], base.get("name") or "baseline.py")
+        except tasks_mod.TaskError:
+            raise
+        except BaseException as e:  # noqa: BLE001 - the baseline is the caller's code, not the candidate's
+            raise tasks_mod.TaskError(f"the timing baseline failed to load: {type(e).__name__}: {e}") from e
+        finally:
+            self._phase("load_baseline", t_ph)
+        self.has_baseline = True
 
     # ------------------------------------------------------------------------------------------
     def _check_patches(self, baseline, when):

@@ -158,6 +158,15 @@ class Task:
     def trials_for(self, case, trials):
         return trials
 
+    # A baseline (kiln optimize's original, trusted): timed in place of the reference, interleaved with the
+    # candidate in the same request, so that a candidate is compared with the original under one process,
+    # one autotune pick of each and the same clocks. It is loaded like the reference (no candidate guards).
+    def load_baseline(self, source, name):
+        raise TaskError(f"a timing baseline is not supported for {self.format} tasks")
+
+    def baseline(self, case):
+        raise TaskError(f"a timing baseline is not supported for {self.format} tasks")
+
 
 # ----------------------------------------------------------------------------------------------
 # KernelBench
@@ -195,6 +204,31 @@ class KernelBenchTask(Task):
         if not hasattr(mod, "ModelNew"):
             raise CandidateLoadError("missing_entry", "the candidate defines no class ModelNew")
         self.cand_mod = mod
+
+    def load_baseline(self, source, name):
+        mod = load_module(source, unique_name("kiln_base"), name or "baseline.py")
+        if not hasattr(mod, "ModelNew"):
+            raise TaskError("the timing baseline defines no class ModelNew")
+        self.base_mod = mod
+        self._base_models = {}
+
+    def baseline(self, case):
+        if case not in self._base_models:
+            ref = self._build(case)[0]
+            self._apply_sizes(case)
+            with guards.OpRecorder(poison=True):
+                init = self.ref_mod.get_init_inputs()
+            seed_all(12345)
+            m = self.base_mod.ModelNew(*clone_tree(init)).to(plat.DEVICE)
+            try:
+                rs, bs = ref.state_dict(), m.state_dict()
+                if rs and set(rs) == set(bs) and all(rs[k].shape == bs[k].shape for k in rs):
+                    m.load_state_dict(rs)
+            except Exception:
+                pass
+            m.eval()
+            self._base_models[case] = m
+        return self._base_models[case]
 
     def _apply_sizes(self, case):
         for k, v in self.variants[case].items():
@@ -412,6 +446,18 @@ class TritonBenchTask(Task):
             raise CandidateLoadError("missing_entry", f"the candidate defines no {self.entry}")
         self.cand_mod = mod
 
+    def load_baseline(self, source, name):
+        top = split_tritonbench(source)[0] if SEP in source else source
+        mod = self._load(top, "base", name or os.path.basename(self.path), False)
+        if self.entry and not hasattr(mod, self.entry):
+            raise TaskError(f"the timing baseline defines no {self.entry}")
+        self.base_mod = mod
+
+    def baseline(self, case):
+        if case == "test":
+            return getattr(self.base_mod, self.test_name)
+        return self._perf_instance("base", self.base_mod).call_op
+
     def _perf_instance(self, role, mod):
         if role in self.perf:
             return self.perf[role]
@@ -512,6 +558,15 @@ class KilnTask(Task):
         if not callable(getattr(mod, self.entry, None)):
             raise CandidateLoadError("missing_entry", f"the candidate defines no {self.entry}")
         self.cand_mod = mod
+
+    def load_baseline(self, source, name):
+        mod = load_module(source, unique_name("kiln_base"), name or os.path.basename(self.path))
+        if not callable(getattr(mod, self.entry, None)):
+            raise TaskError(f"the timing baseline defines no {self.entry}")
+        self.base_mod = mod
+
+    def baseline(self, case):
+        return getattr(self.base_mod, self.entry)
 
     def inputs(self, case, seed):
         seed_all(seed)
