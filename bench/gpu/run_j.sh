@@ -12,6 +12,10 @@
 #                                       throughput benchmark (kiln batch vs one fresh process per candidate)
 #   bench/gpu/run_j.sh autotune NAME..  kiln vs exhaustive on the same grid, with the side-by-side step
 #   bench/gpu/run_j.sh suite NAME..     the optimize suite on the named kernels (BUDGET s, default 55)
+#   bench/gpu/run_j.sh rewrites         (session 5) the compiled-path rewrite check over the whole corpus
+#                                       sweep alone (every variant, JOBS workers, default 12)
+#   bench/gpu/run_j.sh repeat           (session 5) the KernelBench add example timed 5 times in one batch,
+#                                       with the default check workers and with none (--check-workers 0)
 source "$(dirname "$0")/session_env.sh"
 cd "$root"
 w=$OUT/j; mkdir -p "$w"
@@ -121,6 +125,40 @@ PY
     KILN_SUITE_DIR=/tmp/suite_jat OUT=$w/autotune BUDGET=${BUDGET:-45} EX_BUDGET=${EX_BUDGET:-170} timeout ${AT_S:-565} \
       bash bench/optimize_suite/run.sh autotune "$@" > "$w/autotune.log" 2>&1
     KILN_SUITE_DIR=/tmp/suite_jat OUT=$w/autotune bash bench/optimize_suite/run.sh summary > "$w/summary.txt" 2>&1 ;;
+  rewrites)
+    EVERY=1 REQ_S=${REQ_S:-560} rewrites ${JOBS:-12}
+    echo "rewrite_equivalence rc=$? in $((SECONDS - t0)) s" | tee -a "$w/times.txt"
+    { grep -E "^(mismatch|variant_error|original_error) " "$w/rewrite_equivalence.log" | cut -c1-240
+      grep -E "^[0-9]+ variants|^summary" "$w/rewrite_equivalence.log"; } > "$w/summary.txt" ;;
+  repeat)
+    # Is the first pair's outlier (session 4: 0.00245 ms against 0.00167-0.00186) the batch's check
+    # workers still on the GPU beside it? The same batch with and without them, twice each, alternating.
+    C=$KILN_CORPUS_DIR/kernelbench/examples
+    for i in 1 2 3 4 5; do
+      echo "{\"id\": \"run$i\", \"task\": \"$C/model_ex_add.py\", \"candidate\": \"$C/model_new_ex_add_triton.py\"}"
+    done > /tmp/repeat_pairs.jsonl
+    for round in 1 2; do
+      for cw in default 0; do
+        extra=(); [ "$cw" = 0 ] && extra=(--check-workers 0)
+        "$KILN_BIN" eval --batch /tmp/repeat_pairs.jsonl --out "$w/repeat_${cw}_$round.jsonl" --mode time --no-db \
+          --gpus 1 --compile-workers 0 "${extra[@]}" 2> "$w/repeat_${cw}_$round.stderr"
+      done
+    done
+    python3 - "$w" <<'PY' > "$w/summary.txt"
+import glob, json, os, sys
+for f in sorted(glob.glob(os.path.join(sys.argv[1], "repeat_*.jsonl"))):
+    ms = []
+    for line in open(f):
+        r = json.loads(line)
+        for c in (r.get("result") or {}).get("cases", []):
+            if c.get("candidate_ms"):
+                ms.append((c["candidate_ms"]["median"], c.get("timing_method", "?")))
+    m = [x for x, _ in ms]
+    spread = (max(m) - min(m)) / min(m) * 100 if m else float("nan")
+    print("%-22s medians %s  spread %.1f%%  methods %s" % (os.path.basename(f), ["%.5f" % x for x in m], spread,
+                                                          sorted(set(t for _, t in ms))))
+PY
+    ;;
   suite)
     KILN_SUITE_DIR=/tmp/suite_j OUT=$w/suite BUDGET=${BUDGET:-55} GRACE=40 timeout ${SUITE_S:-565} \
       bash bench/optimize_suite/run.sh only "$@" > "$w/suite.log" 2>&1
