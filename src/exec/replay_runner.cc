@@ -24,7 +24,13 @@ std::string ReplayRunner::KeyOf(const json& req, bool by_name) {
     if (c->contains("source") && (*c)["source"].is_string()) cand = HashHex((*c)["source"].get<std::string>());
     else if (c->contains("hash") && (*c)["hash"].is_string()) cand = (*c)["hash"].get<std::string>();
   }
-  return fmt::format("eval|{}|{}|{}", task_key, cand, req.value("mode", "check"));
+  std::string key = fmt::format("eval|{}|{}|{}", task_key, cand, req.value("mode", "check"));
+  // A timing baseline (kiln optimize's original, kiln eval --baseline) is part of what was measured.
+  if (auto b = req.find("baseline"); b != req.end() && b->is_object()) {
+    if (b->contains("source") && (*b)["source"].is_string()) key += "|baseline:" + HashHex((*b)["source"].get<std::string>());
+    else if (b->contains("hash") && (*b)["hash"].is_string()) key += "|baseline:" + (*b)["hash"].get<std::string>();
+  }
+  return key;
 }
 
 Result<std::unique_ptr<ReplayRunner>> ReplayRunner::Open(const std::string& path) {

@@ -359,7 +359,8 @@ std::string FormatSummary(const EvalResult& r, const EvalRequest* req) {
                        c.passed ? "passed" : "FAILED", c.trials, err, shapes);
     if (!c.error.empty()) out += fmt::format("    error: {}\n", c.error);
     if (c.candidate_ms) out += "    candidate: " + TimingText(*c.candidate_ms) + "\n";
-    if (c.reference_ms) out += "    reference: " + TimingText(*c.reference_ms) + "\n";
+    if (c.reference_ms)
+      out += (c.reference_is_baseline ? "    baseline:  " : "    reference: ") + TimingText(*c.reference_ms) + "\n";
     if (c.speedup) {
       std::string spread = c.speedup_spread ? fmt::format(" [{:.3f}, {:.3f}]", c.speedup_spread->first,
                                                           c.speedup_spread->second)

@@ -61,6 +61,22 @@ check replay-json 0 $? "$tmp/o" '"speedup": 1.512' '"n_regs": 16' '"hash": "072e
 "$kiln" eval --task "$relu" --candidate "$data/relu_candidate.py" --replay "$data/replay_relu.jsonl" --mode check > "$tmp/o" 2>&1
 check replay-miss 2 $? "$tmp/o" "no recorded response"
 
+# --baseline: the candidate timed against another version of the code (an A/B); the baseline is part of
+# what was measured (a transcript without it does not answer), and it needs mode time.
+"$kiln" eval --task "$relu" --candidate "$data/relu_candidate.py" --baseline "$data/relu_baseline.py" \
+  --replay "$data/replay_relu_baseline.jsonl" --mode time > "$tmp/o" 2>&1
+check baseline-summary 0 $? "$tmp/o" "verdict: ok" "baseline:  5.7 us" "speedup: 1.390x \[1.330, 1.440\]"
+"$kiln" eval --task "$relu" --candidate "$data/relu_candidate.py" --baseline "$data/relu_baseline.py" \
+  --replay "$data/replay_relu_baseline.jsonl" --mode time --json > "$tmp/o" 2>&1
+check baseline-json 0 $? "$tmp/o" '"reference_is": "baseline"' '"hash": "5b0c2456c67501c1"'
+"$kiln" eval --task "$relu" --candidate "$data/relu_candidate.py" \
+  --replay "$data/replay_relu_baseline.jsonl" --mode time > "$tmp/o" 2>&1
+check baseline-is-part-of-the-key 2 $? "$tmp/o" "no recorded response"
+"$kiln" eval --task "$relu" --candidate "$data/relu_candidate.py" --baseline "$data/relu_baseline.py" $nopy > "$tmp/o" 2>&1
+check baseline-needs-time 2 $? "$tmp/o" "--baseline needs --mode time"
+"$kiln" eval --task "$relu" --candidate "$data/relu_candidate.py" --baseline "$tmp/nope.py" --mode time $nopy > "$tmp/o" 2>&1
+check baseline-missing-file 2 $? "$tmp/o" "nope.py"
+
 # Batch: bad lines become error lines, good ones results; replay answers; exit 1 (some pairs failed).
 cat > "$tmp/pairs.jsonl" <<JSONL
 {"id": "good", "task": "$relu", "candidate": "$data/relu_candidate.py", "mode": "time"}

@@ -38,6 +38,7 @@ using nlohmann::json;
 
 struct EvalFlags {
   std::string task, candidate, entry, bench, format;
+  std::string baseline;  // mode time: timed in the reference's place (an A/B of two versions)
   std::vector<std::string> sizes;  // NAME=VALUE
   bool json = false;
   std::string mode = "check", policy = "strict", isolation = "fork";
@@ -94,6 +95,19 @@ Status LoadCandidate(const std::string& path, exec::EvalRequest* r) {
   return Status::Ok();
 }
 
+// --baseline / a batch line's "baseline": another version of the code, timed interleaved with the
+// candidate in the reference's place (mode time; correctness is still the reference's).
+Status LoadBaseline(const std::string& path, exec::EvalRequest* r) {
+  if (path.empty()) return Status::Ok();
+  if (r->mode != exec::Mode::kTime) return InvalidArgument("--baseline needs --mode time (it is a timing comparison)");
+  KILN_ASSIGN_OR_RETURN(std::string src, ReadFile(path));
+  if (r->task.format == task::Format::kTritonBenchG || r->task.format == task::Format::kTritonBenchT) {
+    src = task::StripTritonBenchTest(src);
+  }
+  r->baseline_source = std::move(src);
+  return Status::Ok();
+}
+
 Result<std::unique_ptr<store::Store>> OpenStore(const EvalFlags& f) {
   if (f.no_db || !f.replay.empty()) return std::unique_ptr<store::Store>();  // replays are not records
   return store::Store::Open(f.db.empty() ? store::DefaultDbPath() : f.db);
@@ -143,6 +157,7 @@ json ResultLine(const exec::EvalResult& r, const exec::EvalRequest& req) {
                {"path", req.task.path}};
   j["candidate"] = req.candidate_source ? json{{"name", req.candidate_name}, {"hash", req.CandidateHash()}}
                                         : json(nullptr);
+  if (req.baseline_source) j["baseline"] = {{"hash", HashHex(*req.baseline_source)}};
   j["mode"] = exec::ModeName(req.mode);
   j["policy"] = exec::PolicyName(req.policy);
   return j;
@@ -176,6 +191,10 @@ int RunSingle(const EvalFlags& f) {
     return 2;
   }
   if (Status s = LoadCandidate(f.candidate, &*req); !s.ok()) {
+    std::fprintf(stderr, "kiln eval: %s\n", s.message().c_str());
+    return 2;
+  }
+  if (Status s = LoadBaseline(f.baseline, &*req); !s.ok()) {
     std::fprintf(stderr, "kiln eval: %s\n", s.message().c_str());
     return 2;
   }
@@ -380,6 +399,9 @@ int RunBatch(const EvalFlags& f) {
       } else if (in.contains("candidate") && in["candidate"].is_string()) {
         cs = LoadCandidate(ResolveRel(in["candidate"].get<std::string>(), dir), &req);
       }
+      if (cs.ok() && in.contains("baseline") && in["baseline"].is_string()) {
+        cs = LoadBaseline(ResolveRel(in["baseline"].get<std::string>(), dir), &req);
+      }
       if (!cs.ok()) {
         fail(cs.message());
         continue;
@@ -513,6 +535,9 @@ Command RegisterEval(CLI::App& app) {
   auto f = std::make_shared<EvalFlags>();
   sub->add_option("--task", f->task, "Task file: KernelBench, TritonBench-G/T module, or kiln module (with --entry/--bench)");
   sub->add_option("--candidate", f->candidate, "Candidate source file (omit: the task's own code)");
+  sub->add_option("--baseline", f->baseline,
+                  "Mode time: time the candidate against this version of the code instead of the reference "
+                  "(interleaved, same process; correctness is still checked against the reference)");
   sub->add_option("--entry", f->entry, "Entry function (kiln format; overrides TritonBench's)");
   sub->add_option("--bench", f->bench, "Bench file (kiln format)");
   sub->add_option("--format", f->format, "Task format (default: detect)")
