@@ -84,23 +84,39 @@ autotune_one() {  # name: exhaustive over the kernel's grid (grids/<name>.json, 
         "${cap[@]}" --no-profile --db "$db" --json "$kj" -o "$state/logs/autotune_$name.kiln.py" -q \
         > "$state/logs/autotune_$name.kiln.log" 2>&1 || tail -5 "$state/logs/autotune_$name.kiln.log"
   fi
-  # Side by side: the two picks timed against the original in one session, alternating, 3 rounds each
-  # (kiln eval --mode time: interleaved with the original, on the largest size). The search tables alone
-  # are single short measurements, which disagreed by 2x for a 45-110 us kernel.
-  local sbs=$state/results/autotune_$name.sidebyside.json
-  if [ ! -s "$sbs" ] && [ -s "$state/logs/autotune_$name.exhaustive.py" ] && [ -s "$state/logs/autotune_$name.kiln.py" ]; then
-    local case
-    case=$("$KILN_PYTHON" -c "import json,sys; j=json.load(open(sys.argv[1])); print(next(c['cases'][0]['name'] for c in j['candidates'] if c.get('cases')))" "$ex")
-    echo "== $name: side by side on $case"
-    : > "$sbs.tmp"
-    for r in 1 2 3; do
-      for side in exhaustive kiln; do
-        timeout 120 "$kiln" eval --task "$G/kernels/$name.py" --candidate "$state/logs/autotune_$name.$side.py" \
-            --mode time --case "$case" --policy trusted --no-db --json 2>/dev/null |
-          "$KILN_PYTHON" -c "import json,sys; j=json.load(sys.stdin); c=j['cases'][0]; print(json.dumps({'side': sys.argv[1], 'round': int(sys.argv[2]), 'verdict': j['verdict'], 'speedup': c.get('speedup'), 'candidate_ms': (c.get('candidate_ms') or {}).get('median')}))" "$side" "$r" >> "$sbs.tmp"
+  # A/B of the two search picks (search_picks.py: each search's best fixed configuration by its own
+  # timings, sources from the records database): timed against each other in one request (kiln eval
+  # --baseline: interleaved, one process), 4 rounds alternating which is the candidate. Comparing each
+  # pick with the autotuned original in separate processes let the original's per-process autotune pick
+  # decide (matmul_triton2's original against itself: 1.00-1.34x).
+  local ab=$state/results/autotune_$name.ab.json
+  if [ ! -s "$ab" ] && [ -s "$ex" ] && [ -s "$kj" ]; then
+    local picks dir=$state/logs/picks_$name
+    if ! picks=$("$KILN_PYTHON" "$here/search_picks.py" "$ex" "$kj" "$db" "$dir" 2> "$dir.err"); then
+      echo "== $name: no A/B: $(cat "$dir.err")"; return
+    fi
+    local case same
+    case=$(printf '%s' "$picks" | "$KILN_PYTHON" -c "import json,sys; print(json.load(sys.stdin)['case'])")
+    same=$(printf '%s' "$picks" | "$KILN_PYTHON" -c "import json,sys; print(json.load(sys.stdin)['same'])")
+    echo "== $name: A/B of the search picks on $case (same config: $same)"
+    : > "$ab.tmp"
+    if [ "$same" != True ]; then
+      for r in 1 2 3 4; do
+        local cand=kiln base=exhaustive
+        [ $((r % 2)) -eq 0 ] && cand=exhaustive base=kiln
+        timeout 150 "$kiln" eval --task "$G/kernels/$name.py" --candidate "$dir/${cand}_pick.py" \
+            --baseline "$dir/${base}_pick.py" --mode time --case "$case" --policy trusted --no-db --json 2>/dev/null |
+          "$KILN_PYTHON" -c "
+import json, sys
+j = json.load(sys.stdin); c = (j.get('cases') or [{}])[0]; s = c.get('speedup')
+k = None if not s else (s if sys.argv[1] == 'kiln' else 1 / s)
+print(json.dumps({'round': int(sys.argv[2]), 'candidate': sys.argv[1], 'verdict': j.get('verdict'), 'speedup': s,
+                  'kiln_over_exhaustive': k, 'candidate_ms': (c.get('candidate_ms') or {}).get('median'),
+                  'baseline_ms': (c.get('reference_ms') or {}).get('median')}))" "$cand" "$r" >> "$ab.tmp"
       done
-    done
-    "$KILN_PYTHON" -c "import json,sys; print(json.dumps([json.loads(l) for l in open(sys.argv[1]) if l.strip()]))" "$sbs.tmp" > "$sbs" && rm -f "$sbs.tmp"
+    fi
+    "$KILN_PYTHON" -c "import json,sys; print(json.dumps({'picks': json.loads(sys.argv[2]), 'rounds': [json.loads(l) for l in open(sys.argv[1]) if l.strip()]}))" \
+      "$ab.tmp" "$picks" > "$ab" && rm -f "$ab.tmp"
   fi
 }
 

@@ -4,8 +4,13 @@ Suite: per kernel speedup over the original (geometric mean over its cases, from
 interleaved timing), fraction of roofline before/after (ncu; '-' when not profiled), verified,
 wall time; then the targets: geomean speedup over kernels starting below 60% of roofline, no
 kernel slower, median wall time.
-Autotune: kiln's pick looked up in the exhaustive run's table (same timing conditions) against the
-exhaustive best; kiln's measurements against the exhaustive count. When run.sh's side-by-side step ran
+Autotune: when run.sh's A/B step ran (autotune_<name>.ab.json, bench/optimize_suite/search_picks.py),
+each search's best fixed configuration by its own timings was timed against the other in one request
+(kiln eval --baseline, 4 rounds alternating which is the candidate): the gap is 1 / (median speedup of
+kiln's pick over the exhaustive pick) - 1, and the measurements are each search's own (the original's and
+verification's not counted); the outputs of both runs (improved or the original kept) are shown below
+the row. Older results: kiln's pick looked up in the exhaustive run's table (same timing conditions)
+against the exhaustive best; kiln's measurements against the exhaustive count. When run.sh's side-by-side step ran
 (autotune_<name>.sidebyside.json: both picks timed against the original in one session, alternating),
 the gap is the ratio of their median speedups over the original, and that decides "ok". When both
 runs picked the same configuration the gap is 0 by construction ("same pick"): the two outputs run the
@@ -84,5 +89,27 @@ if at:
                 side = f"{e:.3f}x / {k:.3f}x"
         if key(pick) == key(ex.get("best_config") or ex.get("baseline_config") or {}):
             gap, side = 0.0, "same pick"
+        ab = v.get("ab")
+        if isinstance(ab, dict) and ab.get("picks"):
+            # The A/B of the two search picks (run.sh): each search's best fixed configuration, timed
+            # against each other in one request; the search's own measurements only.
+            pk = ab["picks"]
+            n_ex, n_k = pk["exhaustive"]["measured"], pk["kiln"]["measured"]
+            frac = n_k / n_ex if n_ex else float("nan")
+            best, pick_ms = pk["exhaustive"]["score_ms"], pk["kiln"]["score_ms"]
+            ks = [r["kiln_over_exhaustive"] for r in ab.get("rounds", []) if r.get("verdict") == "ok" and r.get("kiln_over_exhaustive")]
+            if pk.get("same"):
+                gap, side = 0.0, "same pick"
+            elif ks:
+                k = statistics.median(ks)
+                gap = 1 / k - 1
+                side = f"kiln {k:.3f}x"
+            else:
+                gap, side = float("nan"), "no A/B"
         ok = "yes" if gap <= 0.03 and frac <= 0.25 else "no"
         print(f"{name:<20} {n_ex:>10} {best:>12.5f} {n_k:>10} {pick_ms:>12.5f} {100*gap:>6.1f}% {100*frac:>7.0f}%  {side:>16}  {ok}")
+        if isinstance(ab, dict) and ab.get("picks"):
+            pk = ab["picks"]
+            print(f"    picks: exhaustive {key(pk['exhaustive']['config'])} | kiln {key(pk['kiln']['config'])}; "
+                  f"outputs: exhaustive {'improved' if ex.get('improved') else 'kept the original'}, "
+                  f"kiln {'improved' if kj.get('improved') else 'kept the original'}")

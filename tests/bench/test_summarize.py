@@ -49,6 +49,28 @@ def main():
         json.dump(sbs, open(os.path.join(d, "autotune_t.sidebyside.json"), "w"))
         line = [l for l in run(d).splitlines() if l.startswith("t ")][0]
         assert "0.0%" in line and "same pick" in line and line.endswith("yes"), line
+
+        # The A/B of the two search picks decides when present: kiln's pick 0.98x the exhaustive pick's speed
+        # (median of 4 alternating rounds) is a 2.0% gap; 7 of 31 search measurements is 23%.
+        picks = {"exhaustive": {"config": {"B": 2}, "score_ms": 1.0, "measured": 31},
+                 "kiln": {"config": {"B": 4}, "score_ms": 1.5, "measured": 7}, "same": False, "case": "p9"}
+        ab = {"picks": picks, "rounds": [{"round": r, "verdict": "ok", "kiln_over_exhaustive": k}
+                                         for r, k in ((1, 0.97), (2, 0.99), (3, 0.98), (4, 0.5))]}
+        json.dump(ab, open(os.path.join(d, "autotune_t.ab.json"), "w"))
+        out = run(d)
+        line = [l for l in out.splitlines() if l.startswith("t ")][0]
+        assert "kiln 0.975x" in line and " 23%" in line and line.endswith("yes"), line   # 1/0.975 - 1 = 2.6%
+        assert "2.6%" in line, line
+        assert "picks: exhaustive B=2 | kiln B=4" in out, out
+        ab["rounds"] = [dict(r, kiln_over_exhaustive=0.9) for r in ab["rounds"]]
+        json.dump(ab, open(os.path.join(d, "autotune_t.ab.json"), "w"))
+        line = [l for l in run(d).splitlines() if l.startswith("t ")][0]
+        assert "11.1%" in line and line.endswith("no"), line
+        picks["kiln"]["measured"] = 9   # 29%: over the 25% allowance
+        picks["same"] = True
+        json.dump(ab, open(os.path.join(d, "autotune_t.ab.json"), "w"))
+        line = [l for l in run(d).splitlines() if l.startswith("t ")][0]
+        assert "same pick" in line and " 29%" in line and line.endswith("no"), line
     print("summarize: ok")
 
 
