@@ -99,6 +99,19 @@ std::string PointerBase(const Tree& tree, const Kernel& k, const Span& pointer);
 // jit function whose parameter is used that way (`x & SIGN_MASK`, `acc / BLOCK`, `tl.where(m, ZERO, y)`).
 // Changing one changes the results: not a tunable. Name -> where (for the refusal reason).
 std::map<std::string, std::string> ValueConstexprs(const Tree& tree, const ModuleModel& m, const Kernel& k);
+// Constexprs the kernel assumes to divide a run-time extent: B indexes an access that is not masked along
+// it (`tl.load(p + tl.arange(0, B))` without a mask over those offsets, a block pointer whose
+// block_shape holds B loaded or stored without boundary_check on that dimension), or a run-time value is
+// floor-divided by it (`groupsize // B`). Offsets wrapped by `% X` (the tutorial's `% M`) are in bounds
+// and do not count. A larger B breaks the assumption (reads and writes past the end, a group index of
+// 0); divisors of the values it was written with keep it. `tiled`: B steps over the extent (multiplied
+// by the program id, a loop step or increment, multiplied by a loop variable); otherwise it covers the
+// extent in one piece and no other value keeps the kernel right. Name -> use.
+struct DivisorUse {
+  std::string where;  // e.g. "tl.load(b_ptrs) at line 72 is not masked along it"
+  bool tiled = false;
+};
+std::map<std::string, DivisorUse> DivisorConstexprs(const Tree& tree, const ModuleModel& m, const Kernel& k);
 std::string TlAlias(const ModuleModel& m);
 std::string TritonAlias(const ModuleModel& m);
 

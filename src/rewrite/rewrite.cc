@@ -483,6 +483,7 @@ Result<Tunables> ExtractTunables(const pyast::Tree& tree, const analysis::Module
   auto tiles = TileConstexprs(tree, *k);
   auto pow2 = PowerOfTwoConstexprs(tree, *k);
   auto values = ValueConstexprs(tree, model, *k);
+  auto divisors = DivisorConstexprs(tree, model, *k);
   std::set<std::string> flags;
   KernelDef(tree, *k).field("body").Walk([&](const Node& n) {
     Node cond;
@@ -661,6 +662,26 @@ Result<Tunables> ExtractTunables(const pyast::Tree& tree, const analysis::Module
       // Not a performance knob: its value is part of what the kernel computes.
       editable = false;
       reason = "its value enters the computed data (" + values.at(name) + "): changing it changes the results";
+    } else if (!option && divisors.count(name) && editable) {
+      // The kernel relies on B dividing an extent (unmasked accesses, `E // B`): the inputs it was written for
+      // satisfy that for the values it was written with, hence for their divisors, not for larger values.
+      const DivisorUse& d = divisors.at(name);
+      int64_t top = u.value.value_or(0);
+      for (int64_t v : u.autotune_values) top = std::max(top, v);
+      if (!d.tiled) {
+        editable = false;
+        reason = "it covers an extent in one piece and " + d.where +
+                 ": the kernel is right only for the value it was written with";
+      } else if (top > 0) {
+        u.divides_max = true;
+        u.max_value = u.max_value ? std::min(u.max_value, top) : top;
+        u.bound = fmt::format("at most {} and a divisor of it: {}, so the kernel assumes the extent is a multiple "
+                              "of {}",
+                              top, d.where, name);
+      } else {
+        editable = false;
+        reason = d.where + ", and its current value is unknown";
+      }
     }
     u.editable = editable;
     u.reason = editable ? "" : reason;
@@ -728,6 +749,8 @@ Result<Plan> PlanSetParams(const Ctx& c, const SetParams& r) {
     if (!u->editable) return Refuse("cannot set " + name + ": " + u->reason);
     if (u->power_of_two && !IsPowerOfTwo(v))
       return Refuse(fmt::format("{} must be a power of two (got {})", name, v));
+    if (u->divides_max && (v > u->max_value || u->max_value % v != 0))
+      return Refuse(fmt::format("{}={} is out of range ({})", name, v, u->bound));
     if (v < u->min_value || (u->max_value && v > u->max_value))
       return Refuse(fmt::format("{}={} is out of range", name, v));
     std::string text = ValueText(v, u->boolean);
@@ -840,6 +863,12 @@ Result<Plan> PlanInsertAutotune(const Ctx& c, const InsertAutotune& r) {
     if (names != tuned) return Refuse("configs set different parameter names");
     if (!IsPowerOfTwo(cfg.num_warps) || cfg.num_stages < 1) return Refuse("bad num_warps/num_stages in a config");
   }
+  // Block sizes the kernel assumes divide an extent: every config must keep that (as SetParams).
+  if (auto tun = ExtractTunables(c.tree, c.model, Target{k.name, c.launches}); tun.ok())
+    for (const auto& cfg : r.configs)
+      for (const auto& [n, v] : cfg.params)
+        if (const Tunable* u = tun->Find(n); u && u->divides_max && (v > u->max_value || u->max_value % v != 0))
+          return Refuse(fmt::format("{}={} is out of range ({})", n, v, u->bound));
   if (k.heuristics)
     for (const auto& h : k.heuristics->entries)
       if (tuned.count(h.name)) return Refuse(h.name + " is set by @triton.heuristics");

@@ -93,6 +93,11 @@ struct Tunable {
                               // variable that is edited, so it stays right by itself
   int64_t min_value = 1;
   int64_t max_value = 0;      // 0: no bound known
+  // The kernel assumes it divides a run-time extent (an access not masked along its tl.arange, a block
+  // pointer without boundary_check, `E // B`): values must divide max_value, the largest value it was
+  // written with (internal::DivisorConstexprs). `bound` says where.
+  bool divides_max = false;
+  std::string bound;
 };
 
 struct Tunables {

@@ -688,3 +688,241 @@ std::map<std::string, std::string> ValueConstexprs(const Tree& tree, const Modul
 }
 
 }  // namespace kiln::rewrite::internal
+
+namespace kiln::rewrite::internal {
+
+std::map<std::string, DivisorUse> DivisorConstexprs(const Tree& tree, const ModuleModel& m, const Kernel& k) {
+  (void)m;
+  std::map<std::string, DivisorUse> out;
+  Node def = KernelDef(tree, k);
+  if (def.is_null()) return out;
+  Node body = def.field("body");
+  std::set<std::string> cx, scalars;
+  for (const auto& p : k.params) {
+    if (p.kind == analysis::ParamKind::kConstexpr) cx.insert(p.name);
+    if (p.kind == analysis::ParamKind::kScalar) scalars.insert(p.name);
+  }
+  if (cx.empty()) return out;
+  auto is_call = [](const Node& n, std::string_view leaf) {
+    return n.type() == "call" && CalleeIs(n.field("function").text(), leaf);
+  };
+  auto is_name = [](const Node& n) {
+    if (n.type() != "identifier") return false;
+    Node p = n.parent();
+    if (!p.is_null() && p.type() == "attribute" && p.field("attribute") == n) return false;
+    if (!p.is_null() && p.type() == "keyword_argument" && p.field("name") == n) return false;
+    return true;
+  };
+  auto cx_in = [&](const Node& e) {
+    std::set<std::string> s;
+    for (const auto& id : IdentifierNames(e))
+      if (cx.count(id)) s.insert(id);
+    return s;
+  };
+  auto as = AssignmentsIn(body);
+
+  // Which tl.arange(0, B) bounds reach an expression (offsets), following each name to its last plain
+  // assignment before the use plus every augmented one (`p += step`). `x % X` is within [0, X) whatever
+  // B is (the tutorial's `(pid_m * BLOCK_M + tl.arange(0, BLOCK_M)) % M`).
+  std::map<uint32_t, std::set<std::string>> memo;  // assignment statement -> its value's offsets
+  std::function<std::set<std::string>(const Node&, int)> offsets = [&](const Node& e, int depth) {
+    std::set<std::string> s;
+    e.Walk([&](const Node& n) {
+      if (is_call(n, "arange")) {
+        auto c = cx_in(n.field("arguments"));
+        s.insert(c.begin(), c.end());
+        return false;
+      }
+      if (n.type() == "binary_operator") {
+        Node op = n.field("operator");
+        if (!op.is_null() && op.type() == "%") {
+          auto r = offsets(n.field("right"), depth);
+          s.insert(r.begin(), r.end());
+          return false;
+        }
+      }
+      if (is_name(n) && depth < 12) {
+        std::string name(n.text());
+        uint32_t at = n.span().begin.byte;
+        const SimpleAssign* last = nullptr;
+        for (const auto& a : as)
+          if (a.name == name && !a.augmented && a.stmt.span().begin.byte < at) last = &a;
+        for (const auto& a : as) {
+          if (a.name != name || !(&a == last || a.augmented)) continue;
+          uint32_t key = a.stmt.span().begin.byte;
+          auto it = memo.find(key);
+          if (it == memo.end()) {
+            memo[key] = {};  // cycles (p = p + step) end here
+            auto v = offsets(a.value, depth + 1);
+            it = memo.insert_or_assign(key, v).first;
+          }
+          s.insert(it->second.begin(), it->second.end());
+        }
+      }
+      return true;
+    });
+    return s;
+  };
+
+  // Block pointers: the constexprs of each block_shape dimension, per variable (through tl.advance).
+  std::map<std::string, std::vector<std::set<std::string>>> shapes;
+  auto shape_of = [&](const Node& e) -> std::vector<std::set<std::string>> {
+    Node n = e;
+    while (!n.is_null() && n.type() == "parenthesized_expression") n = n.named_child(0);
+    if (n.is_null()) return {};
+    if (n.type() == "identifier") {
+      auto it = shapes.find(std::string(n.text()));
+      return it == shapes.end() ? std::vector<std::set<std::string>>{} : it->second;
+    }
+    if (is_call(n, "make_block_ptr")) {
+      Node bs;
+      int pos = 0;
+      for (const Node& a : n.field("arguments").named_children()) {
+        if (a.type() == "keyword_argument") {
+          if (a.field("name").text() == "block_shape") bs = a.field("value");
+        } else if (a.type() != "comment" && pos++ == 4) {
+          bs = a;
+        }
+      }
+      std::vector<std::set<std::string>> dims;
+      if (!bs.is_null() && (bs.type() == "tuple" || bs.type() == "list"))
+        for (const Node& d : bs.named_children()) dims.push_back(cx_in(d));
+      return dims;
+    }
+    return {};
+  };
+  for (int pass = 0; pass < 3; ++pass)
+    for (const auto& a : as) {
+      Node v = a.value;
+      if (is_call(v, "advance")) {
+        auto args = v.field("arguments").named_children();
+        if (!args.empty()) v = args[0];
+      }
+      auto d = shape_of(v);
+      if (!d.empty()) shapes[a.name] = d;
+    }
+
+  auto flag = [&](const std::string& name, std::string where) {
+    if (!out.count(name)) out[name].where = std::move(where);
+  };
+  auto brief = [](std::string_view t) {
+    std::string s;
+    for (char ch : t) {
+      bool sp = ch == ' ' || ch == '\n' || ch == '\t' || ch == '\r';
+      if (sp && (s.empty() || s.back() == ' ' || s.back() == '(')) continue;
+      s += sp ? ' ' : ch;
+    }
+    return s.size() > 50 ? s.substr(0, 47) + "..." : s;
+  };
+  // The constexprs an access is not masked along (`masked`: those it is masked along).
+  auto along = [&](const analysis::Expr& ptr_e, const analysis::Expr& mask, bool block_ptr,
+                   const analysis::Expr& boundary_check, std::set<std::string>* masked) {
+    std::map<std::string, int> open;  // name -> dimension (block pointers) or -1
+    if (!ptr_e.present()) return open;
+    Node ptr = NodeAt(tree, ptr_e.span);
+    if (block_ptr) {
+      std::set<int> checked;
+      if (boundary_check.present())
+        NodeAt(tree, boundary_check.span).Walk([&](const Node& n) {
+          if (n.type() == "integer")
+            if (auto v = ParseIntLiteral(n.text())) checked.insert(static_cast<int>(*v));
+          return true;
+        });
+      auto dims = shape_of(ptr);
+      for (size_t i = 0; i < dims.size(); ++i)
+        for (const auto& b : dims[i]) {
+          if (checked.count(static_cast<int>(i))) masked->insert(b);
+          else open.emplace(b, static_cast<int>(i));
+        }
+      return open;
+    }
+    for (const auto& b : offsets(ptr, 0)) open.emplace(b, -1);
+    if (mask.present() && Trim(mask.text) != "None")
+      for (const auto& b : offsets(NodeAt(tree, mask.span), 0)) {
+        masked->insert(b);
+        open.erase(b);
+      }
+    return open;
+  };
+  auto why = [&](const Span& call, int dim) {
+    std::string what = brief(NodeAt(tree, call).text());
+    return dim >= 0 ? fmt::format("{} at line {} has no boundary_check on dimension {}", what, call.begin.line, dim)
+                    : fmt::format("{} at line {} is not masked along it", what, call.begin.line);
+  };
+  // `E // B` with a run-time E: a whole number of B-sized pieces (`groupsize // BLOCK_K`, `K // BLOCK_K`).
+  std::set<std::string> runtime = scalars;
+  for (int pass = 0; pass < 3; ++pass)
+    for (const auto& a : as)
+      for (const auto& id : IdentifierNames(a.value))
+        if (runtime.count(id)) runtime.insert(a.name);
+  body.Walk([&](const Node& n) {
+    if (n.type() == "function_definition" || n.type() == "lambda") return false;
+    if (n.type() != "binary_operator") return true;
+    Node op = n.field("operator"), l = n.field("left"), r = n.field("right");
+    if (op.is_null() || op.type() != "//" || r.is_null() || r.type() != "identifier" || !cx.count(std::string(r.text())))
+      return true;
+    bool rt = false;
+    auto ls = IdentifierNames(l);
+    for (const auto& id : ls)
+      if (runtime.count(id)) rt = true;
+    if (ls.count(std::string(r.text()))) rt = false;  // (E + B - 1) // B: a ceiling division
+    if (rt)
+      flag(std::string(r.text()), fmt::format("'{}' at line {} floor-divides a run-time value by it", brief(n.text()),
+                                               n.span().begin.line));
+    return true;
+  });
+  // Stores and atomics not masked along B write past the end of a smaller extent.
+  std::set<std::string> store_masked, ignore;
+  for (const auto& mo : k.memops)
+    if (mo.kind == analysis::MemOp::Kind::kStore)
+      for (const auto& [b, dim] : along(mo.pointer, mo.mask, mo.block_pointer, mo.boundary_check, &store_masked))
+        flag(b, why(mo.span, dim));
+  for (const auto& at : k.atomics)
+    for (const auto& [b, dim] : along(at.pointer, at.mask, false, {}, &store_masked)) flag(b, why(at.span, dim));
+  // Loads not masked along B read past the end. Along a program-id tile whose stores are masked along it,
+  // what they read lands only in lanes the stores drop (the tutorial matmul's rows and columns); along
+  // anything else (a loop-stepped reduction dimension, a tile the stores do not guard) it enters results.
+  std::set<std::string> pid_tiles = TileConstexprs(tree, k);
+  for (const auto& mo : k.memops)
+    if (mo.kind == analysis::MemOp::Kind::kLoad)
+      for (const auto& [b, dim] : along(mo.pointer, mo.mask, mo.block_pointer, mo.boundary_check, &ignore))
+        if (!(pid_tiles.count(b) && store_masked.count(b))) flag(b, why(mo.span, dim));
+
+  if (out.empty()) return out;
+
+  // Tiled: B steps over the extent (program id * B, a loop step, an increment or advance in a loop,
+  // loop variable * B).
+  std::set<std::string> tiled = pid_tiles;
+  for (const auto& lp : k.loops) {
+    if (lp.step.present())
+      for (const auto& b : cx_in(NodeAt(tree, lp.step.span))) tiled.insert(b);
+    Node stmt = NodeAt(tree, lp.span);
+    while (!stmt.is_null() && stmt.type() != "for_statement" && stmt.type() != "while_statement") stmt = stmt.parent();
+    if (stmt.is_null()) continue;
+    Node lbody = stmt.field("body");
+    if (lbody.is_null()) continue;
+    std::set<std::string> targets;
+    if (!stmt.field("left").is_null())
+      for (const auto& id : IdentifierNames(stmt.field("left"))) targets.insert(id);
+    lbody.Walk([&](const Node& n) {
+      if (n.type() == "augmented_assignment" && !n.field("right").is_null())
+        for (const auto& b : cx_in(n.field("right"))) tiled.insert(b);
+      if (is_call(n, "advance"))
+        for (const auto& b : cx_in(n.field("arguments"))) tiled.insert(b);
+      if (n.type() == "binary_operator") {
+        Node op = n.field("operator");
+        if (!op.is_null() && op.type() == "*") {
+          Node a = n.field("left"), b = n.field("right");
+          for (auto [x, y] : {std::pair{a, b}, std::pair{b, a}})
+            if (x.type() == "identifier" && targets.count(std::string(x.text())))
+              for (const auto& c : cx_in(y)) tiled.insert(c);
+        }
+      }
+      return true;
+    });
+  }
+  for (auto& [name, use] : out) use.tiled = tiled.count(name) > 0;
+  return out;
+}
+
+}  // namespace kiln::rewrite::internal

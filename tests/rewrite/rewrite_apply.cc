@@ -68,8 +68,16 @@ int main(int argc, char** argv) {
         if (kind == rewrite::RewriteKind::kSetParams) {
           auto tun = rewrite::ExtractTunables(**tree, *model, t);
           rewrite::SetParams sp;
-          for (const auto& u : tun->items)
-            if (u.editable && u.value && *u.value > 0) { sp.values[u.name] = *u.value * 2; break; }
+          // The first editable tunable with a legal neighbour: twice its value, else half (a block size the
+          // kernel assumes divides an extent can only shrink; num_warps=32 cannot double).
+          for (const auto& u : tun->items) {
+            if (!u.editable || !u.value || *u.value <= 0) continue;
+            int64_t up = *u.value * 2, down = *u.value / 2;
+            if (!u.max_value || up <= u.max_value) sp.values[u.name] = up;
+            else if (down >= u.min_value && down > 0) sp.values[u.name] = down;
+            else continue;
+            break;
+          }
           if (sp.values.empty()) continue;
           req = sp;
         } else if (kind == rewrite::RewriteKind::kInsertAutotune) {
@@ -115,6 +123,7 @@ int main(int argc, char** argv) {
       std::printf("%-14s site=%-14s value=%-8s editable=%d pow2=%d in_grid=%d grid_follows=%d %s\n", u.name.c_str(),
                   SiteName(u.site), u.value ? std::to_string(*u.value).c_str() : "?", u.editable, u.power_of_two,
                   u.in_grid, u.grid_follows, u.reason.c_str());
+      if (u.divides_max) std::printf("%-14s   %s\n", "", u.bound.c_str());
     }
     for (const auto& n : t->notes) std::printf("note: %s\n", n.c_str());
     return 0;
