@@ -223,6 +223,7 @@ Result<OptimizeInput> PrepareInput(const task::TaskSpec& spec, const std::string
       in.kernel = n;
       in.space = b.space;
       in.baseline = b.baseline;
+      in.autotuned = t->autotuned;
       in.notes.erase(std::remove_if(in.notes.begin(), in.notes.end(),
                                     [](const std::string& s) { return s.rfind("skipped ", 0) == 0; }),
                      in.notes.end());

@@ -94,6 +94,9 @@ struct OptimizeInput {
   std::string kernel;           // the tuned kernel
   Space space;
   Config baseline;              // the original's values
+  // The kernel carries @triton.autotune: the original runs whatever its autotuner picks per shape and
+  // process, so `baseline` (its first config) is measured on its own before the search starts from it.
+  bool autotuned = false;
   std::vector<std::string> notes;  // e.g. skipped tunables
 };
 

@@ -62,11 +62,24 @@ std::optional<std::string> PruneAfterCompile(const std::vector<exec::KernelFacts
 
 std::optional<int> InferDtypeBytes(const Space& s, const Config& c,
                                    const std::vector<exec::KernelFacts>& kernels) {
-  int64_t per_byte = GemmSharedBytes(s, c, 1);
+  // The kernel with the most shared memory, at the config it ran with: its recorded constexprs and
+  // launch options over `c` (an autotuned original runs the config its autotuner picked, not `c`: on
+  // an H100, matmul_triton2's pick had 2x the tile of its first config, which read as 4-byte elements
+  // and pruned legal fp16 configs).
+  const exec::KernelFacts* big = nullptr;
+  for (const auto& k : kernels)
+    if (k.shared_bytes && *k.shared_bytes > 0 && (!big || *k.shared_bytes > *big->shared_bytes)) big = &k;
+  if (!big) return std::nullopt;
+  Config ran = c;
+  for (const auto& p : s.params()) {
+    if (p.name == "num_warps" && big->num_warps) ran[p.name] = *big->num_warps;
+    else if (p.name == "num_stages" && big->num_stages) ran[p.name] = *big->num_stages;
+    else if (auto it = big->constexprs.find(p.name); it != big->constexprs.end() && it->is_number_integer())
+      ran[p.name] = it->get<int64_t>();
+  }
+  int64_t per_byte = GemmSharedBytes(s, ran, 1);
   if (per_byte <= 0) return std::nullopt;
-  int64_t shared = 0;
-  for (const auto& k : kernels) if (k.shared_bytes) shared = std::max(shared, *k.shared_bytes);
-  if (shared <= 0) return std::nullopt;
+  const int64_t shared = *big->shared_bytes;
   double r = static_cast<double>(shared) / static_cast<double>(per_byte);
   // Triton keeps stages-1 buffers in flight plus epilogue scratch: round to the nearest of 1, 2, 4.
   int best = 2;

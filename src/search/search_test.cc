@@ -191,6 +191,12 @@ TEST(Prune, InferDtypeBytes) {
   EXPECT_EQ(InferDtypeBytes(s, c, {k}), 4);
   k.shared_bytes = 2 * (64 * 32 + 32 * 64) * 3 + 512;  // plus epilogue scratch: still 2
   EXPECT_EQ(InferDtypeBytes(s, c, {k}), 2);
+  // An autotuned original ran another config than `c`: its recorded constexprs and stages count (fp16
+  // at 128x128x32, 4 stages; read against `c` it would look like 4-byte elements).
+  k.shared_bytes = 2 * (128 * 32 + 32 * 128) * 4;
+  k.constexprs = {{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"BLOCK_K", 32}};
+  k.num_stages = 4;
+  EXPECT_EQ(InferDtypeBytes(s, c, {k}), 2);
 }
 
 TEST(Gp, Matern52Values) {

@@ -121,6 +121,36 @@ TEST(Loop, VerifiesAgainstTheOriginalTimedInTheSameRequest) {
     if (c.mode == exec::Mode::kTime && c.trials < 3) EXPECT_FALSE(c.baseline);
 }
 
+// An autotuned original runs the fastest of its configs (here 256/4/3, 0.6 ms) and its first config is
+// 64/4/3 (1.1 ms). Started from the autotuned time, every neighbour of 64/4/3 looks worse and the search
+// stops at once; started from 64/4/3 measured on its own, it walks to the optimum 256/8/2 (0.5 ms).
+TEST(Loop, AutotunedOriginalSearchStartsFromItsFixedConfig) {
+  Fixture f;
+  f.o.strategy = "coordinate";
+  f.o.patience = 100;
+  const Config near{{"BLOCK_SIZE", 256}, {"num_warps", 4}, {"num_stages", 3}};
+  f.ev.case_ms = [](const Config& c, const std::string& name) { return Time(c) * (name == "large" ? 4.0 : 1.0); };
+  OptimizeInput in = Input();
+  in.autotuned = true;
+  in.original_source = "# autotune\n" + RenderConfig(kBase) + RenderConfig(near);
+  auto r = f.Run(in);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_GE(r->candidates.size(), 2u);
+  EXPECT_EQ(r->candidates[1].origin, "baseline config");
+  EXPECT_EQ(ConfigKey(r->candidates[1].config), ConfigKey(kBase));
+  // measured on its own: slower than the autotuned original by Time(kBase) / Time(near)
+  EXPECT_NEAR(r->candidates[1].score_ms / r->candidates[0].score_ms, Time(kBase) / Time(near), 1e-9);
+  EXPECT_TRUE(r->improved) << r->kept_reason;
+  EXPECT_EQ(ConfigKey(r->best_config), ConfigKey(kBest));
+  EXPECT_NEAR(r->geomean_speedup, Time(near) / Time(kBest), 1e-6);  // against the autotuned original
+  // Not autotuned: no separate measurement of the baseline config.
+  Fixture g;
+  g.o.strategy = "coordinate";
+  auto r2 = g.Run(Input());
+  ASSERT_TRUE(r2.ok());
+  for (const auto& c : r2->candidates) EXPECT_NE(c.origin, "baseline config");
+}
+
 TEST(Loop, RejectsFasterButWrongCandidate) {
   Fixture f;
   f.o.strategy = "coordinate";
