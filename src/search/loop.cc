@@ -826,6 +826,14 @@ Result<OptimizeResult> Optimize(const OptimizeInput& in, const OptimizeOptions& 
     if (!(g >= o.min_speedup)) return fmt::format("geometric-mean speedup {:.3f}x below {:.3f}x", g, o.min_speedup);
     return "";
   };
+  // The task's own correctness check (mode check, its default cases: a TritonBench-G module's test_*
+  // function, a kiln task's CASES), which the timed cases need not cover: the perf harness's sizes can
+  // miss a path the module's test takes (a causal branch, another head size). -> why it fails.
+  auto own_check = [&](const std::string& src) -> std::string {
+    exec::EvalResult r = d.evaluator->Evaluate(MakeRequest(c, src, exec::Mode::kCheck, next_seed(), o.verify_trials, {}, {}));
+    if (r.verdict == exec::Verdict::kOk) return "";
+    return "fails the task's own check (" + std::string(VerdictString(r.verdict)) + "): " + r.message;
+  };
   // One long run of `src`, judged against the original's: -> why it fails ("" when it passes).
   auto run_and_judge = [&](const std::string& src, std::vector<CaseComparison>* cmp, exec::EvalResult* r = nullptr) {
     exec::EvalResult rr = long_run(src);
@@ -860,7 +868,8 @@ Result<OptimizeResult> Optimize(const OptimizeInput& in, const OptimizeOptions& 
     std::vector<CaseComparison> cmp1, cmp2;
     exec::EvalResult r1;
     std::string why1 = run_and_judge(src, &cmp1, &r1);
-    if (!why1.empty() && r1.verdict == exec::Verdict::kOk) {
+    if (why1.empty()) why1 = own_check(src);
+    if (!why1.empty() && r1.verdict == exec::Verdict::kOk && why1.rfind("fails the task's own check", 0) != 0) {
       // Faster than the original in some case and slower in another: a per-shape candidate.
       bool won = false, lost = false;
       for (const auto& x : cmp1) {
@@ -908,6 +917,7 @@ Result<OptimizeResult> Optimize(const OptimizeInput& in, const OptimizeOptions& 
       std::vector<CaseComparison> cmp1, cmp2;
       exec::EvalResult r1;
       std::string why = run_and_judge(*at, &cmp1, &r1);
+      if (why.empty()) why = own_check(*at);
       if (why.empty()) why = run_and_judge(*at, &cmp2);
       cr.verdict = VerdictString(r1.verdict);
       cr.cases = CaseTimes(r1);

@@ -68,6 +68,9 @@ class FakeEvaluator : public Evaluator {
   // Whether the config is wrong for a request with this many trials (e.g. only caught by >= 3).
   std::function<bool(const Config&, int trials)> wrong = [](const Config&, int) { return false; };
   std::function<int64_t(const Config&)> spills = [](const Config&) { return 0; };
+  // Whether the config fails the task's own check (mode check on the default cases) while passing
+  // every named case (a path the timed sizes do not take).
+  std::function<bool(const Config&)> wrong_in_own_check = [](const Config&) { return false; };
   // Per-case times (instead of time_ms x the case's scale) when set; an autotuned source runs each
   // case with the fastest of its configs.
   std::function<double(const Config&, const std::string&)> case_ms;
@@ -118,6 +121,9 @@ class FakeEvaluator : public Evaluator {
     if (std::isnan(t)) {
       res.verdict = exec::Verdict::kCompileError;
       res.message = "fake compile error";
+    } else if (r.mode == exec::Mode::kCheck && r.cases.empty() && wrong_in_own_check(cfg)) {
+      res.verdict = exec::Verdict::kMismatch;
+      res.message = "fake mismatch in the task's own test";
     } else if (r.mode != exec::Mode::kCompile && wrong(cfg, r.trials)) {
       res.verdict = exec::Verdict::kMismatch;
       res.message = "fake mismatch";
