@@ -14,9 +14,17 @@ Two sets:
 Every module runs in its own child process (a bad rewrite can poison the CUDA context). A pair is
 `equal`, `mismatch` (the rewrite changed results: a bug), `variant_error` (the variant fails where
 the original runs: a bug unless it is a resource limit such as out of shared memory, shown as
-`variant_resource`), `original_error` (the corpus module itself fails here: not counted) or
-`original_unstable` (two runs of the original differ: not counted). dot_precision variants (tf32 on
-purpose) are compared at 2e-2.
+`variant_resource`, or a Triton compile failure of a variant that only sets num_ctas > 1, shown as
+`variant_unsupported`: Triton 3.6 cannot lay out many kernels over a CTA cluster, the source is
+right), `autotune_pick` (results differ and the autotuner picked a different config than in the
+original's run, for a kernel whose configs the rewrite left alone: a kernel whose results depend on
+its config, e.g. layer_norm_welfold summing masked-out lanes, differs with the timing, not with the
+rewrite), `original_error` (the corpus module itself fails here: not counted) or `original_unstable`
+(runs of the original differ: not counted). The original runs three times: twice in one process
+(the second run sees other memory next to its buffers and re-runs the autotuner: a module that reads
+past its buffers, e.g. fused_recurrent_delta's backward reading the stride-0 gradients of `.sum()`
+as contiguous, differs there) and once in another process. dot_precision variants (tf32 on purpose)
+are compared at 2e-2. Only `mismatch` and `variant_error` are counted as failures.
 
 Usage (on the GPU host, after building kiln_rewrite_apply):
   python3 bench/gpu/rewrite_equivalence.py --tool build/release/tests/rewrite/kiln_rewrite_apply \
@@ -37,15 +45,9 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 DEFAULT_CORPUS = os.path.join(REPO, "..", "shared", "corpus", "tritonbench", "G", "kernels")
 
 CHILD = r'''
-import importlib.util, sys, torch
+import importlib.util, json, sys, torch
 path, out, mode = sys.argv[1], sys.argv[2], sys.argv[3]
-torch.manual_seed(0)
-spec = importlib.util.spec_from_file_location("kiln_eq_mod", path)
-mod = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(mod)
-res = mod.kiln_check() if mode == "cases" else getattr(mod, "result_gold", None)
-if torch.cuda.is_available():
-    torch.cuda.synchronize()
+repeat = int(sys.argv[4]) if len(sys.argv) > 4 else 1
 def cpu(x):
     if isinstance(x, torch.Tensor):
         return x.detach().cpu()
@@ -54,17 +56,43 @@ def cpu(x):
     if isinstance(x, (list, tuple)):
         return type(x)(cpu(v) for v in x)
     return x
-torch.save(cpu(res), out)
+def picks(mod):
+    # The config the autotuner chose for each key, per autotuned kernel of the module.
+    try:
+        from triton.runtime.autotuner import Autotuner
+    except Exception:
+        return {}
+    out = {}
+    for name, v in vars(mod).items():
+        seen = 0
+        while v is not None and seen < 4 and not isinstance(v, Autotuner):
+            v, seen = getattr(v, "fn", None), seen + 1
+        if isinstance(v, Autotuner):
+            out[name] = {str(k): str(c) for k, c in getattr(v, "cache", {}).items()}
+    return out
+all_picks = []
+for r in range(repeat):
+    torch.manual_seed(0)
+    spec = importlib.util.spec_from_file_location("kiln_eq_mod%d" % r, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    res = mod.kiln_check() if mode == "cases" else getattr(mod, "result_gold", None)
+    if torch.cuda.is_available():
+        torch.cuda.synchronize()
+    torch.save(cpu(res), out if r == 0 else out + ".rep%d.pt" % r)
+    all_picks.append(picks(mod))
+with open(out + ".picks.json", "w") as fh:
+    json.dump(all_picks, fh)
 '''
 
 RESOURCE_WORDS = ("out of resource", "OutOfResources", "shared memory", "too many resources", "register")
 
 
-def run_child(path, out, mode, timeout):
+def run_child(path, out, mode, timeout, repeat=1):
     t = time.time()
     try:
-        p = subprocess.run([sys.executable, "-c", CHILD, path, out, mode], capture_output=True, text=True,
-                           timeout=timeout)
+        p = subprocess.run([sys.executable, "-c", CHILD, path, out, mode, str(repeat)], capture_output=True,
+                           text=True, timeout=timeout * repeat)
         ok = p.returncode == 0
         msg = (p.stderr or p.stdout).strip().splitlines()[-1:] if not ok else []
     except subprocess.TimeoutExpired:
@@ -76,6 +104,78 @@ def _load(path):
     # our own child's output (torch.save of the module's results, numpy arrays among them)
     import torch
     return torch.load(path, weights_only=False)
+
+
+def _picks(out):
+    """The autotuner's choices of each run of a child ([{kernel: {key: config}}, ...]); [] when none."""
+    try:
+        with open(out + ".picks.json") as fh:
+            return json.load(fh)
+    except (OSError, ValueError):
+        return []
+
+
+def pick_difference(a, b, skip=()):
+    """Kernels (not in `skip`) whose autotuner chose a different config for the same key in two runs."""
+    diff = []
+    for name in sorted(set(a) & set(b)):
+        if name in skip:
+            continue
+        for key in sorted(set(a[name]) & set(b[name])):
+            if a[name][key] != b[name][key]:
+                diff.append(f"{name} {a[name][key]} vs {b[name][key]}")
+    return diff
+
+
+def sets_num_ctas(request):
+    """The request sets num_ctas above 1 (Triton lays the kernel out over a CTA cluster)."""
+    for tok in request.split():
+        if tok.startswith("num_ctas="):
+            try:
+                return int(tok.split("=", 1)[1]) > 1
+            except ValueError:
+                return False
+    return False
+
+
+COMPILE_WORDS = ("PassManager::run failed", "MLIR pass pipeline", "CompilationError")
+
+
+def classify_failure(msg, request):
+    """Verdict of a variant that failed where the original ran."""
+    if any(w.lower() in msg.lower() for w in RESOURCE_WORDS):
+        return "variant_resource"
+    if sets_num_ctas(request) and any(w.lower() in msg.lower() for w in COMPILE_WORDS):
+        # The source is right (a launch option); Triton 3.6 cannot plan many kernels over a CTA cluster
+        # (TritonGPUPlanCTAPass fails on 1-D slice layouts; 'nvvm.mapa' in ConvertTritonGPUToLLVM).
+        return "variant_unsupported"
+    return "variant_error"
+
+
+def classify_results(orig, variant, orig_picks, variant_picks, kernel, request, loose=False):
+    """(verdict, detail) of a variant that ran: equal, mismatch, or autotune_pick when results differ and
+    the autotuner chose differently for a kernel whose configs the request left alone."""
+    why = compare(orig, variant, loose=loose)
+    if not why:
+        return "equal", ""
+    edits_configs = request.split()[0] in ("set_params", "insert_autotune") if request.strip() else True
+    d = pick_difference(orig_picks[0], variant_picks[0], skip=(kernel,) if edits_configs else ()) \
+        if orig_picks and variant_picks else []
+    if d:
+        return "autotune_pick", f"{why} (autotuner picks differ: {d[0]})"
+    return "mismatch", why
+
+
+def judge_original(first, repeat, other, picks, other_error=""):
+    """'' when the original's runs agree, else why not: `first` and `repeat` ran in one process, `other`
+    (None when that run failed with `other_error`) in another."""
+    why = compare(first, repeat)
+    if why:
+        d = pick_difference(picks[0], picks[1]) if len(picks) > 1 else []
+        return f"{why} (two runs in one process" + (f"; autotuner picks differ: {d[0]}" if d else "") + ")"
+    if other is None:
+        return other_error or "the second process failed"
+    return compare(first, other) or ""
 
 
 def compare(a, b, path="result", loose=False):
@@ -150,12 +250,17 @@ def corpus_pairs(args, tmp):
         outdir = os.path.join(tmp, "variants")
         os.makedirs(outdir, exist_ok=True)
         p = subprocess.run([args.tool, "--sweep", src, outdir], capture_output=True, text=True)
+        pending = None
         for line in p.stdout.splitlines():
             if line.startswith("file "):
-                v = line[5:].strip()
+                pending = line[5:].strip()
+            elif line.startswith("ok ") and pending:
+                # "ok   KERNEL REQUEST: " follows the file it wrote
+                kernel, _, request = line[3:].strip().rstrip(":").strip().partition(" ")
+                v, pending = pending, None
                 label = os.path.basename(v)[:-3]
                 if args.only in label:
-                    yield src, v, label
+                    yield src, v, label, kernel, request.rstrip(":").strip()
             elif line.startswith("FAIL"):
                 print(f"note: {f}: {line}")
 
@@ -180,7 +285,7 @@ def case_pairs(args, tmp):
             v = os.path.join(tmp, f"case_{n}.py")
             with open(v, "w") as out:
                 out.write(p.stdout)
-            yield src, v, label
+            yield src, v, label, kernel, request
 
 
 def main():
@@ -210,26 +315,29 @@ def main():
         pairs = pairs[::max(1, args.every)]
         print(f"{len(pairs)} variants, {args.jobs} jobs", flush=True)
         # Originals first (each once), then every variant; each in its own child process.
-        origs = sorted({(mode, src) for mode, src, _, _ in pairs})
+        origs = sorted({(mode, src) for mode, src, *_ in pairs})
         orig_out = {}
 
         def run_orig(ms):
-            # Twice: a module whose own runs differ (races, reads of memory it never wrote; several
-            # TritonBench-G modules) cannot tell a rewrite's change from its own.
+            # Three runs: a module whose own runs differ (races, reads of memory it never wrote, results
+            # that depend on the autotuner's timing-based pick; several TritonBench-G modules) cannot tell
+            # a rewrite's change from its own. Two run in one process (the second sees other memory next
+            # to its buffers and autotunes again), one in another process.
             mode, src = ms
             o = os.path.join(tmp, f"orig_{abs(hash(src))}.pt")
-            ok, msg, secs = run_child(src, o, mode, args.timeout)
+            ok, msg, secs = run_child(src, o, mode, args.timeout, repeat=2)
             if not ok:
                 return src, (None, msg)
             ok2, msg2, _ = run_child(src, o + ".2.pt", mode, args.timeout)
             try:
-                why = compare(_load(o), _load(o + ".2.pt")) if ok2 else msg2
+                why = judge_original(_load(o), _load(o + ".rep1.pt"), _load(o + ".2.pt") if ok2 else None, _picks(o),
+                                     msg2)
             except Exception as e:  # noqa: BLE001 - an unreadable result: the pair cannot be judged
-                return src, (None, f"cannot compare two runs: {type(e).__name__}: {e}"[:300])
+                return src, (None, f"cannot compare runs: {type(e).__name__}: {e}"[:300])
             return src, (o, "" if not why else f"unstable: {why}")
 
         def run_variant(item):
-            mode, src, variant, label = item
+            mode, src, variant, label, kernel, request = item
             o, omsg = orig_out[src]
             row = {"set": mode, "label": label, "original": os.path.basename(src)}
             if o is None:
@@ -241,13 +349,14 @@ def main():
             vo = variant + ".pt"
             ok, msg, secs = run_child(variant, vo, mode, args.timeout)
             row["seconds"] = round(secs, 1)
+            row["request"] = request
             if not ok:
-                res = any(w.lower() in msg.lower() for w in RESOURCE_WORDS)
-                row.update(verdict="variant_resource" if res else "variant_error", detail=msg)
+                row.update(verdict=classify_failure(msg, request), detail=msg)
             else:
                 try:
-                    why = compare(_load(o), _load(vo), loose="dot_precision" in label)
-                    row.update(verdict="mismatch" if why else "equal", detail=why or "")
+                    verdict, why = classify_results(_load(o), _load(vo), _picks(o), _picks(vo), kernel, request,
+                                                    loose="dot_precision" in label)
+                    row.update(verdict=verdict, detail=why)
                 except Exception as e:  # noqa: BLE001
                     row.update(verdict="variant_error", detail=f"cannot compare: {type(e).__name__}: {e}"[:300])
             return row
