@@ -72,7 +72,7 @@ def install_graphs(monkeypatch, gpu):
         n = 0
 
         def replay(self):
-            gpu.clock += self.n * gpu.ms
+            gpu.clock += getattr(gpu, "replay_ms", 0.0) + self.n * gpu.ms
 
     @contextlib.contextmanager
     def capture(g):
@@ -124,3 +124,24 @@ def test_long_kernel_is_not_captured(monkeypatch):
     t = timing.Timer(gpu.kernel, {"cuda_graph": "auto", "warmup_ms": 5})
     t.warmup()
     assert t.method == "events_cold_l2" and t.graph_ms is None
+
+
+def test_graph_is_sized_on_gpu_time(monkeypatch):
+    # A replay costs 4 us of its own. Sized from the event estimate (the host's 60 us per call) the graph
+    # held 8 calls of a 2 us kernel and every sample read 2.5 us (+25%); sized on the graph's GPU time it
+    # holds 200 and reads within 1%.
+    gpu = LaunchBoundGPU(0.002, 0.06)
+    gpu.replay_ms = 0.004
+    install_graphs(monkeypatch, gpu)
+    t = timing.Timer(gpu.kernel, {"cuda_graph": "auto", "warmup_ms": 5})
+    t.warmup()
+    assert t.method == "cuda_graph" and t.per_graph == timing.GRAPH_MAX_CALLS, t.per_graph
+    assert t.graph.n == t.per_graph
+    assert all(abs(v - 0.002) / 0.002 < 0.01 for v in t.samples(3)), t.samples(3)
+    # a reference timed by graph because the candidate was ("always") is sized the same way
+    gpu2 = LaunchBoundGPU(0.002, 0.01)
+    gpu2.replay_ms = 0.004
+    install_graphs(monkeypatch, gpu2)
+    r = timing.Timer(gpu2.kernel, {"cuda_graph": "always", "warmup_ms": 5})
+    r.warmup()
+    assert r.method == "cuda_graph" and r.per_graph == timing.GRAPH_MAX_CALLS, r.per_graph

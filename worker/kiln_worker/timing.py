@@ -5,7 +5,9 @@ call with CUDA events; kernels under ~50 us of GPU time are timed by replaying a
 several calls (launch overhead would hide them otherwise), longer ones with CUDA events per call, with the
 L2 cleared before each sample by writing a buffer of 2x the L2 size (`cold_l2`). The choice is made on GPU
 time: an event estimate under 1 ms can be the host's launch time (a few kernels behind ~50 us of Python),
-so such a call is captured and its graph replay timed, and that decides. Candidate and reference are measured
+so such a call is captured and its graph replay timed, and that decides. A timed graph holds about 0.5 ms
+of GPU work (at most 200 calls), sized on that GPU time, so the replay's own launch cost is a small share
+of each sample. Candidate and reference are measured
 in `rounds` interleaved rounds (A B A B ...); the speedup is the ratio of medians over all samples and its
 spread the min/max of the per-round ratios. The SM clock is recorded before and after.
 """
@@ -34,6 +36,8 @@ GRAPH_THRESHOLD_MS = 0.05   # GPU time per call under which a CUDA graph times i
 # H100 a 2 us add behind ~50 us of Python flipped between the two methods from run to run: 0.002 ms by
 # graph, 0.02-0.04 ms by events; a 24x spread of the medians of one candidate timed 5 times.)
 GRAPH_PROBE_MS = 1.0
+GRAPH_TARGET_MS = 0.5    # GPU time of one graph replay (its launch cost is shared by the calls in it)
+GRAPH_MAX_CALLS = 200
 _l2_buf = None
 
 
@@ -107,7 +111,7 @@ class Timer:
         want_graph = mode in (True, "always", "on") or (mode == "auto" and self.est_ms < GRAPH_PROBE_MS)
         if want_graph:
             try:
-                self.per_graph = max(1, min(200, int(0.5 / self.est_ms)))
+                self.per_graph = max(1, min(GRAPH_MAX_CALLS, int(GRAPH_TARGET_MS / self.est_ms)))
                 g = _CUDAGraph()
                 side = torch.cuda.Stream()
                 side.wait_stream(torch.cuda.current_stream())
@@ -120,10 +124,21 @@ class Timer:
                         self.fn()
                 g.replay()
                 _synchronize()
-                if mode == "auto":
-                    self.graph_ms = _gpu_ms(g.replay) / self.per_graph
-                    if self.graph_ms >= GRAPH_THRESHOLD_MS:
-                        raise _NotShort()   # GPU-bound: events with a cold L2 time it
+                self.graph_ms = _gpu_ms(g.replay) / self.per_graph
+                if mode == "auto" and self.graph_ms >= GRAPH_THRESHOLD_MS:
+                    raise _NotShort()   # GPU-bound: events with a cold L2 time it
+                # The graph was sized from the event estimate, which for a launch-bound call is the
+                # host's time (~50 us for a 2 us kernel: 10 calls per graph, and the replay's own launch
+                # cost counted in every sample). Sized again on GPU time: ~0.5 ms of work per replay.
+                want = max(1, min(GRAPH_MAX_CALLS, int(GRAPH_TARGET_MS / max(self.graph_ms, 1e-4))))
+                if want > 2 * self.per_graph:
+                    g = _CUDAGraph()
+                    with _graph(g):
+                        for _ in range(want):
+                            self.fn()
+                    self.per_graph = want
+                    g.replay()
+                    _synchronize()
                 self.graph = g
                 self.method = "cuda_graph"
                 return
