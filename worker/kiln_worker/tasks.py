@@ -172,6 +172,17 @@ class Task:
 # KernelBench
 # ----------------------------------------------------------------------------------------------
 
+def _share_weights(ref, model):
+    """The reference Model's weights into `model` when both have the same parameter names and shapes (a
+    ModelNew usually mirrors the Model's layers); left as initialised otherwise."""
+    try:
+        rs, ms = ref.state_dict(), model.state_dict()
+        if rs and set(rs) == set(ms) and all(rs[k].shape == ms[k].shape for k in rs):
+            model.load_state_dict(rs)
+    except Exception:  # noqa: BLE001 - a model without a usable state dict keeps its own weights
+        pass
+
+
 class KernelBenchTask(Task):
     format = "kernelbench"
 
@@ -220,12 +231,7 @@ class KernelBenchTask(Task):
                 init = self.ref_mod.get_init_inputs()
             seed_all(12345)
             m = self.base_mod.ModelNew(*clone_tree(init)).to(plat.DEVICE)
-            try:
-                rs, bs = ref.state_dict(), m.state_dict()
-                if rs and set(rs) == set(bs) and all(rs[k].shape == bs[k].shape for k in rs):
-                    m.load_state_dict(rs)
-            except Exception:
-                pass
+            _share_weights(ref, m)
             m.eval()
             self._base_models[case] = m
         return self._base_models[case]
@@ -248,12 +254,7 @@ class KernelBenchTask(Task):
             with guards.candidate_running():
                 cand = self.cand_mod.ModelNew(*clone_tree(init))
                 cand = cand.to(plat.DEVICE)
-            try:
-                rs, cs = ref.state_dict(), cand.state_dict()
-                if rs and set(rs) == set(cs) and all(rs[k].shape == cs[k].shape for k in rs):
-                    cand.load_state_dict(rs)
-            except Exception:
-                pass
+            _share_weights(ref, cand)
         ref.eval()
         if cand is not None:
             cand.eval()
