@@ -28,7 +28,7 @@ are compared at 2e-2. Only `mismatch` and `variant_error` are counted as failure
 
 Usage (on the GPU host, after building kiln_rewrite_apply):
   python3 bench/gpu/rewrite_equivalence.py --tool build/release/tests/rewrite/kiln_rewrite_apply \
-      [--set corpus|cases|both] [--only SUBSTRING] [--timeout 300] [--json out.json]
+      [--set corpus|cases|both] [--only SUBSTRING] [--timeout 300] [--json out.json] [--skip-done EARLIER.log]
 Exit 0 when there is no mismatch and no variant_error, 1 otherwise.
 """
 import argparse
@@ -243,6 +243,23 @@ def compare(a, b, path="result", loose=False):
     return None if a == b else f"{path}: {a!r} vs {b!r}"
 
 
+VERDICTS = ("equal", "mismatch", "variant_error", "variant_resource", "variant_unsupported", "autotune_pick",
+            "original_error", "original_unstable")
+
+
+def done_labels(paths):
+    """Variant labels that already have a verdict in earlier logs of this script (its printed rows,
+    `VERDICT  LABEL  detail`): --skip-done resumes a run that a time limit ended."""
+    done = set()
+    for path in paths:
+        with open(path) as fh:
+            for line in fh:
+                parts = line.split()
+                if len(parts) >= 2 and parts[0] in VERDICTS:
+                    done.add(parts[1])
+    return done
+
+
 def corpus_pairs(args, tmp):
     files = sorted(f for f in os.listdir(args.corpus) if f.endswith(".py"))
     for f in files:
@@ -298,6 +315,8 @@ def main():
     ap.add_argument("--json", default="")
     ap.add_argument("--jobs", type=int, default=1, help="child processes at once (each owns its CUDA context)")
     ap.add_argument("--every", type=int, default=1, help="take every N-th variant (a sample, for short sessions)")
+    ap.add_argument("--skip-done", action="append", default=[], metavar="LOG",
+                    help="skip the variants that have a verdict in this earlier log (repeatable)")
     ap.add_argument("--allow-cpu", action="store_true", help=argparse.SUPPRESS)  # script self-test only
     args = ap.parse_args()
     import torch
@@ -312,6 +331,11 @@ def main():
             pairs += [("corpus",) + p for p in corpus_pairs(args, tmp)]
         if args.set in ("cases", "both"):
             pairs += [("cases",) + p for p in case_pairs(args, tmp)]
+        if args.skip_done:
+            done = done_labels(args.skip_done)
+            before = len(pairs)
+            pairs = [p for p in pairs if p[3] not in done]
+            print(f"skipping {before - len(pairs)} variants with a verdict in {', '.join(args.skip_done)}", flush=True)
         pairs = pairs[::max(1, args.every)]
         print(f"{len(pairs)} variants, {args.jobs} jobs", flush=True)
         # Originals first (each once), then every variant; each in its own child process.

@@ -13,7 +13,9 @@
 #   bench/gpu/run_j.sh autotune NAME..  kiln vs exhaustive on the same grid, with the side-by-side step
 #   bench/gpu/run_j.sh suite NAME..     the optimize suite on the named kernels (BUDGET s, default 55)
 #   bench/gpu/run_j.sh rewrites         (session 5) the compiled-path rewrite check over the whole corpus
-#                                       sweep alone (every variant, JOBS workers, default 12)
+#                                       sweep alone (every variant, JOBS workers, default 12; SKIP_DONE=LOG
+#                                       skips the variants an earlier log has a verdict for, e.g.
+#                                       bench/results/session5/h100_rewrite_equivalence_partial.log)
 #   bench/gpu/run_j.sh repeat           (session 5) the KernelBench add example timed 5 times in one batch,
 #                                       with the default check workers and with none (--check-workers 0)
 source "$(dirname "$0")/session_env.sh"
@@ -25,7 +27,8 @@ t0=$SECONDS
 # the compiled-path rewrite check (EVERY-th variant, $1 jobs), into $w/rewrite_equivalence.{log,json}
 rewrites() {
   timeout ${REQ_S:-520} python3 bench/gpu/rewrite_equivalence.py --tool .device-carry/bin/kiln_rewrite_apply \
-    --every ${EVERY:-2} --jobs "$1" --timeout 120 --json "$w/rewrite_equivalence.json" > "$w/rewrite_equivalence.log" 2>&1
+    --every ${EVERY:-2} --jobs "$1" --timeout 120 ${SKIP_DONE:+--skip-done "$SKIP_DONE"} \
+    --json "$w/rewrite_equivalence.json" > "$w/rewrite_equivalence.log" 2>&1
 }
 # the named G modules again (mode check, $1 check workers, $2 s per module), into $w/recheck.jsonl
 recheck() {

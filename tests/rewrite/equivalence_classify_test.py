@@ -72,6 +72,18 @@ check("other process failed", eq.judge_original(a, a, None, [{}, {}], "timeout")
 why = eq.judge_original(orig, var, orig, [po[0], pv[0]])
 check("in-process picks named", "autotuner picks differ" in why, True)
 
+# --skip-done: the labels of an earlier log's verdict rows (not its notes or counts).
+import tempfile  # noqa: E402
+with tempfile.NamedTemporaryFile("w", suffix=".log", delete=False) as fh:
+    fh.write("519 variants, 12 jobs\n"
+             "note: fast_ce_loss.py: FAIL _chunked_cross_entropy_forward set_params num_warps=64: out of range\n"
+             "equal            add_example__add_kernel__set_params                          \n"
+             "mismatch         flash_attn___fwd_kernel__set_params                      result['test_case_1']: 4.7\n"
+             "original_unstable decay_cumsum__k__pipeline_loop unstable: x\n")
+check("done labels", eq.done_labels([fh.name]),
+      {"add_example__add_kernel__set_params", "flash_attn___fwd_kernel__set_params", "decay_cumsum__k__pipeline_loop"})
+os.unlink(fh.name)
+
 if failures:
     print("\n".join(failures))
     sys.exit(1)
