@@ -829,9 +829,21 @@ Result<OptimizeResult> Optimize(const OptimizeInput& in, const OptimizeOptions& 
   // The task's own correctness check (mode check, its default cases: a TritonBench-G module's test_*
   // function, a kiln task's CASES), which the timed cases need not cover: the perf harness's sizes can
   // miss a path the module's test takes (a causal branch, another head size). -> why it fails.
+  // When a finalist fails it, the original is checked the same way (once): an original that fails its
+  // own check too (a racy or self-inconsistent test) cannot judge anyone, and the timed cases decide.
+  std::optional<bool> original_own_ok;
   auto own_check = [&](const std::string& src) -> std::string {
     exec::EvalResult r = d.evaluator->Evaluate(MakeRequest(c, src, exec::Mode::kCheck, next_seed(), o.verify_trials, {}, {}));
     if (r.verdict == exec::Verdict::kOk) return "";
+    if (!original_own_ok) {
+      exec::EvalResult b = d.evaluator->Evaluate(
+          MakeRequest(c, in.original_source, exec::Mode::kCheck, next_seed(), o.verify_trials, {}, {}));
+      original_own_ok = b.verdict == exec::Verdict::kOk;
+      if (!*original_own_ok)
+        res.notes.push_back("the original fails the task's own check too (" + std::string(VerdictString(b.verdict)) +
+                            "): finalists are judged on the timed cases only");
+    }
+    if (!*original_own_ok) return "";
     return "fails the task's own check (" + std::string(VerdictString(r.verdict)) + "): " + r.message;
   };
   // One long run of `src`, judged against the original's: -> why it fails ("" when it passes).

@@ -172,6 +172,17 @@ TEST(Loop, WinnerMustPassTheTasksOwnCheck) {
   for (const auto& call : f.ev.calls)
     if (call.mode == exec::Mode::kCheck && call.cases.empty() && call.config == r->best_config) checked = true;
   EXPECT_TRUE(checked);
+  // An original that fails its own check too cannot judge: the timed cases decide, and a note says so.
+  Fixture g;
+  g.o.strategy = "coordinate";
+  g.o.patience = 100;
+  g.ev.wrong_in_own_check = [](const Config& c) { return c == kBest || c == kBase; };
+  auto r2 = g.Run(Input());
+  ASSERT_TRUE(r2.ok()) << r2.status().message();
+  EXPECT_EQ(ConfigKey(r2->best_config), ConfigKey(kBest));
+  bool noted = false;
+  for (const auto& n : r2->notes) noted |= n.find("the original fails the task's own check too") != std::string::npos;
+  EXPECT_TRUE(noted);
 }
 
 TEST(Loop, RejectsFasterButWrongCandidate) {
