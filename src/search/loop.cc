@@ -148,42 +148,23 @@ nlohmann::json CandJson(const CandidateRecord& c) {
   return j;
 }
 
-// Per-case comparison of a finalist's run against the original: the original timed in the same request
-// (its timing baseline) when it was; else against the original's own run `base`.
-std::vector<CaseComparison> Compare(const exec::EvalResult& base, const exec::EvalResult& cand) {
+// Per-case comparison of a finalist's long run against the original, which that request timed
+// interleaved with it (its timing baseline). A case without that timing cannot win.
+std::vector<CaseComparison> Compare(const exec::EvalResult& cand) {
   std::vector<CaseComparison> out;
   for (const auto& cc : cand.cases) {
     CaseComparison cmp;
     cmp.name = cc.name;
     cmp.passed = cc.passed;
     cmp.max_abs_err = cc.max_abs_err.value_or(0);
-    const exec::CaseResult* bc = nullptr;
-    for (const auto& b : base.cases) if (b.name == cc.name) bc = &b;
     if (cc.candidate_ms) cmp.best_ms = cc.candidate_ms->median;
-    if (bc && bc->candidate_ms) cmp.baseline_ms = bc->candidate_ms->median;
     if (cc.reference_is_baseline && cc.speedup && cc.reference_ms && cmp.best_ms > 0) {
-      // The original was timed interleaved with the candidate in this request.
       cmp.baseline_ms = cc.reference_ms->median;
       cmp.speedup = *cc.speedup;
       cmp.spread_lo = cc.speedup_spread ? cc.speedup_spread->first : cmp.speedup;
       cmp.spread_hi = cc.speedup_spread ? cc.speedup_spread->second : cmp.speedup;
-    } else if (bc && cc.speedup && bc->speedup && *bc->speedup > 0) {
-      // Both were timed interleaved against the same reference: the ratio of ratios cancels drift.
-      cmp.speedup = *cc.speedup / *bc->speedup;
-      if (cc.speedup_spread) {
-        cmp.spread_lo = cc.speedup_spread->first / *bc->speedup;
-        cmp.spread_hi = cc.speedup_spread->second / *bc->speedup;
-      } else {
-        cmp.spread_lo = cmp.spread_hi = cmp.speedup;
-      }
-    } else if (cmp.best_ms > 0 && cmp.baseline_ms > 0) {
-      cmp.speedup = cmp.baseline_ms / cmp.best_ms;
-      double lo = cc.candidate_ms->p80 > 0 ? cmp.baseline_ms / cc.candidate_ms->p80 : cmp.speedup;
-      double hi = cc.candidate_ms->p20 > 0 ? cmp.baseline_ms / cc.candidate_ms->p20 : cmp.speedup;
-      cmp.spread_lo = lo;
-      cmp.spread_hi = hi;
     } else {
-      cmp.speedup = 0;  // no time: cannot win
+      cmp.speedup = 0;  // no time against the original: cannot win
       cmp.passed = false;
     }
     out.push_back(cmp);
@@ -516,6 +497,21 @@ Result<OptimizeResult> Optimize(const OptimizeInput& in, const OptimizeOptions& 
   // started from the autotuned time, every neighbour looked worse (on an H100, matmul_triton2's search
   // stopped after 6 measurements, its pick 0.69x the exhaustive one).
   double start_score = o.dry_run ? 1.0 : base.score_ms;
+  // One short timing of a search candidate (one trial, the search cases), recorded in `rec`.
+  auto time_short = [&](const std::string& src, CandidateRecord* rec) {
+    const double t1 = c.Now();
+    exec::EvalResult r = d.evaluator->Evaluate(
+        MakeRequest(c, src, exec::Mode::kTime, next_seed(), o.search_trials, o.short_timing, c.search_cases));
+    rec->eval_s = c.Now() - t1;
+    rec->phases = r.raw.value("phases_s", nlohmann::json::object());
+    ++res.measured;
+    rec->verdict = VerdictString(r.verdict);
+    rec->message = r.message;
+    rec->cases = CaseTimes(r);
+    if (!r.kernels.empty()) rec->kernels = KernelsJson(r.kernels);
+    rec->score_ms = Score(r, c.search_cases);
+    return r;
+  };
   if (in.autotuned && !o.dry_run && !in.space.empty() && res.roofline_before < o.roofline_stop) {
     CandidateRecord rec;
     rec.id = next_id++;
@@ -528,17 +524,7 @@ Result<OptimizeResult> Optimize(const OptimizeInput& in, const OptimizeOptions& 
       rec.message = src.status().message();
     } else {
       rec.source_hash = HashHex(*src);
-      const double t1 = c.Now();
-      exec::EvalResult r = d.evaluator->Evaluate(
-          MakeRequest(c, *src, exec::Mode::kTime, next_seed(), o.search_trials, o.short_timing, c.search_cases));
-      rec.eval_s = c.Now() - t1;
-      rec.phases = r.raw.value("phases_s", nlohmann::json::object());
-      ++res.measured;
-      rec.verdict = VerdictString(r.verdict);
-      rec.message = r.message;
-      rec.cases = CaseTimes(r);
-      if (!r.kernels.empty()) rec.kernels = KernelsJson(r.kernels);
-      rec.score_ms = Score(r, c.search_cases);
+      exec::EvalResult r = time_short(*src, &rec);
       if (r.verdict == exec::Verdict::kOk && std::isfinite(rec.score_ms)) start_score = rec.score_ms;
     }
     c.Step("candidate", CandJson(rec));
@@ -685,12 +671,7 @@ Result<OptimizeResult> Optimize(const OptimizeInput& in, const OptimizeOptions& 
         }
       }
       if (rec.verdict.empty()) {
-        double t1 = c.Now();
-        exec::EvalResult r = d.evaluator->Evaluate(
-            MakeRequest(c, p.src, exec::Mode::kTime, next_seed(), o.search_trials, o.short_timing, c.search_cases));
-        rec.eval_s = c.Now() - t1;
-        rec.phases = r.raw.value("phases_s", nlohmann::json::object());
-        ++res.measured;
+        exec::EvalResult r = time_short(p.src, &rec);
         ++measured_search;
         cand_eval_s.push_back(rec.eval_s);
         if (cand_eval_s.size() >= 3) {
@@ -700,11 +681,6 @@ Result<OptimizeResult> Optimize(const OptimizeInput& in, const OptimizeOptions& 
           set_reserve();
           search_end = std::max(o.budget_seconds - res.reserve_s, search_floor);
         }
-        rec.verdict = VerdictString(r.verdict);
-        rec.message = r.message;
-        rec.cases = CaseTimes(r);
-        if (!r.kernels.empty()) rec.kernels = KernelsJson(r.kernels);
-        rec.score_ms = Score(r, c.search_cases);
         if (r.verdict == exec::Verdict::kOk) {
           if (auto why_not = PruneAfterCompile(r.kernels, prune)) {
             rec.verdict = "pruned";
@@ -813,7 +789,7 @@ Result<OptimizeResult> Optimize(const OptimizeInput& in, const OptimizeOptions& 
   };
   auto judge = [&](const exec::EvalResult& r, std::vector<CaseComparison>* cmp) -> std::string {
     if (r.verdict != exec::Verdict::kOk) return std::string(VerdictString(r.verdict)) + ": " + r.message;
-    *cmp = Compare(exec::EvalResult{}, r);
+    *cmp = Compare(r);
     if (cmp->size() < c.all_cases.size()) return "not every input case ran";
     std::vector<double> sp;
     for (const auto& x : *cmp) {

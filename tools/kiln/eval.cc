@@ -84,12 +84,18 @@ Result<exec::EvalRequest> BaseRequest(const EvalFlags& f) {
   return r;
 }
 
+// A module file as the worker takes it: a TritonBench module without its test (the worker appends the
+// task's own test function).
+Result<std::string> ReadModule(const std::string& path, const exec::EvalRequest& r) {
+  KILN_ASSIGN_OR_RETURN(std::string src, ReadFile(path));
+  if (r.task.format == task::Format::kTritonBenchG || r.task.format == task::Format::kTritonBenchT)
+    src = task::StripTritonBenchTest(src);
+  return src;
+}
+
 Status LoadCandidate(const std::string& path, exec::EvalRequest* r) {
   if (path.empty()) return Status::Ok();  // the task's own code
-  KILN_ASSIGN_OR_RETURN(std::string src, ReadFile(path));
-  if (r->task.format == task::Format::kTritonBenchG || r->task.format == task::Format::kTritonBenchT) {
-    src = task::StripTritonBenchTest(src);  // the worker appends the task's own test function
-  }
+  KILN_ASSIGN_OR_RETURN(std::string src, ReadModule(path, *r));
   r->candidate_source = std::move(src);
   r->candidate_name = fs::path(path).filename().string();
   return Status::Ok();
@@ -100,10 +106,7 @@ Status LoadCandidate(const std::string& path, exec::EvalRequest* r) {
 Status LoadBaseline(const std::string& path, exec::EvalRequest* r) {
   if (path.empty()) return Status::Ok();
   if (r->mode != exec::Mode::kTime) return InvalidArgument("--baseline needs --mode time (it is a timing comparison)");
-  KILN_ASSIGN_OR_RETURN(std::string src, ReadFile(path));
-  if (r->task.format == task::Format::kTritonBenchG || r->task.format == task::Format::kTritonBenchT) {
-    src = task::StripTritonBenchTest(src);
-  }
+  KILN_ASSIGN_OR_RETURN(std::string src, ReadModule(path, *r));
   r->baseline_source = std::move(src);
   return Status::Ok();
 }

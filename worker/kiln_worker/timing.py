@@ -112,18 +112,13 @@ class Timer:
         if want_graph:
             try:
                 self.per_graph = max(1, min(GRAPH_MAX_CALLS, int(GRAPH_TARGET_MS / self.est_ms)))
-                g = _CUDAGraph()
                 side = torch.cuda.Stream()
                 side.wait_stream(torch.cuda.current_stream())
                 with torch.cuda.stream(side):
                     for _ in range(2):
                         self.fn()
                 torch.cuda.current_stream().wait_stream(side)
-                with _graph(g):
-                    for _ in range(self.per_graph):
-                        self.fn()
-                g.replay()
-                _synchronize()
+                g = self._capture(self.per_graph)
                 self.graph_ms = _gpu_ms(g.replay) / self.per_graph
                 if mode == "auto" and self.graph_ms >= GRAPH_THRESHOLD_MS:
                     raise _NotShort()   # GPU-bound: events with a cold L2 time it
@@ -132,13 +127,8 @@ class Timer:
                 # cost counted in every sample). Sized again on GPU time: ~0.5 ms of work per replay.
                 want = max(1, min(GRAPH_MAX_CALLS, int(GRAPH_TARGET_MS / max(self.graph_ms, 1e-4))))
                 if want > 2 * self.per_graph:
-                    g = _CUDAGraph()
-                    with _graph(g):
-                        for _ in range(want):
-                            self.fn()
+                    g = self._capture(want)
                     self.per_graph = want
-                    g.replay()
-                    _synchronize()
                 self.graph = g
                 self.method = "cuda_graph"
                 return
@@ -147,6 +137,16 @@ class Timer:
                 self.per_graph = 1
                 _synchronize()
         self.method = "events_cold_l2" if self.opts.get("cold_l2", True) else "events"
+
+    def _capture(self, calls):
+        """A CUDA graph of `calls` calls, replayed once (the first replay is not timed)."""
+        g = _CUDAGraph()
+        with _graph(g):
+            for _ in range(calls):
+                self.fn()
+        g.replay()
+        _synchronize()
+        return g
 
     def samples(self, n):
         out = []
