@@ -28,8 +28,26 @@ fi
 if [[ ! -x .venv/bin/python3 ]] || ! .venv/bin/python3 -c 'import torch, triton, pytest' 2>/dev/null; then
   echo "== installing the Python side into .venv: ${PY_PACKAGES[*]}"
   python3 -m venv .venv
-  .venv/bin/python3 -m pip install -q --upgrade pip
-  .venv/bin/python3 -m pip install -q "${PY_PACKAGES[@]}"
+  pip=(.venv/bin/python3 -m pip install -q --no-cache-dir --disable-pip-version-check)
+  "${pip[@]}" --upgrade pip
+  # torch pulls about 3 GB of wheels that unpack to about 4.5 GB. One pip call would hold every
+  # downloaded wheel on disk until the last is installed, and its cache would keep a second copy.
+  # So resolve once (metadata only), then install the large wheels one at a time without a cache:
+  # the peak is the installed tree plus one wheel.
+  report=$(mktemp)
+  "${pip[@]}" --dry-run --ignore-installed --report "$report" "${PY_PACKAGES[@]}"
+  mapfile -t pins < <(python3 -c 'import json, sys
+for p in json.load(open(sys.argv[1]))["install"]:
+    print(p["metadata"]["name"] + "==" + p["metadata"]["version"])' "$report")
+  large=() small=()
+  for p in "${pins[@]}"; do
+    case "${p,,}" in torch==* | triton==* | nvidia-* | cuda-*) large+=("$p") ;; *) small+=("$p") ;; esac
+  done
+  rm -f "$report"
+  echo "   ${#pins[@]} packages, $(df -h --output=avail . | tail -1 | tr -d ' ') free here"
+  for p in "${large[@]}"; do "${pip[@]}" --no-deps "$p"; done
+  "${pip[@]}" --no-deps "${small[@]}"
+  .venv/bin/python3 -m pip check >/dev/null || { .venv/bin/python3 -m pip check; exit 1; }
 fi
 
 KILN_BOOTSTRAP_PYTHON=.venv/bin/python3 scripts/fetch_grammar.sh
