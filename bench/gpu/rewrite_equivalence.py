@@ -29,6 +29,10 @@ are compared at 2e-2. Only `mismatch` and `variant_error` are counted as failure
 Usage (on the GPU host, after building kiln_rewrite_apply):
   python3 bench/gpu/rewrite_equivalence.py --tool build/release/tests/rewrite/kiln_rewrite_apply \
       [--set corpus|cases|both] [--only SUBSTRING] [--timeout 300] [--json out.json] [--skip-done EARLIER.log]
+      [--interpret]
+--interpret runs the same pairs under Triton's interpreter on the CPU, through the worker's shims: the
+rewrites' semantics without a GPU (masks, offsets, grids, loop bounds; not what only the compiler reads,
+such as num_warps or resource limits). Modules the interpreter cannot run are `original_error`.
 Exit 0 when there is no mismatch and no variant_error, 1 otherwise.
 """
 import argparse
@@ -45,9 +49,20 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 DEFAULT_CORPUS = os.path.join(REPO, "..", "shared", "corpus", "tritonbench", "G", "kernels")
 
 CHILD = r'''
-import importlib.util, json, sys, torch
+import contextlib, importlib.util, json, sys, torch
 path, out, mode = sys.argv[1], sys.argv[2], sys.argv[3]
 repeat = int(sys.argv[4]) if len(sys.argv) > 4 else 1
+shim = contextlib.nullcontext
+if len(sys.argv) > 5:
+    # --interpret: Triton's interpreter on the CPU, with the worker's shims (device="cuda" means CPU,
+    # fake torch.cuda streams and events, the numpy-2 and autotuner fixes of the interpreter).
+    sys.path.insert(0, sys.argv[5])
+    from kiln_worker import platform as P
+    P.select_mode(True)
+    P.install_launch_instrumentation()
+    P.install_interpreter_shims()
+    shim = P.cuda_shim
+    torch.set_num_threads(1)
 def cpu(x):
     if isinstance(x, torch.Tensor):
         return x.detach().cpu()
@@ -75,8 +90,9 @@ for r in range(repeat):
     torch.manual_seed(0)
     spec = importlib.util.spec_from_file_location("kiln_eq_mod%d" % r, path)
     mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    res = mod.kiln_check() if mode == "cases" else getattr(mod, "result_gold", None)
+    with shim():
+        spec.loader.exec_module(mod)
+        res = mod.kiln_check() if mode == "cases" else getattr(mod, "result_gold", None)
     if torch.cuda.is_available():
         torch.cuda.synchronize()
     torch.save(cpu(res), out if r == 0 else out + ".rep%d.pt" % r)
@@ -88,11 +104,16 @@ with open(out + ".picks.json", "w") as fh:
 RESOURCE_WORDS = ("out of resource", "OutOfResources", "shared memory", "too many resources", "register")
 
 
+WORKER_DIR = os.path.join(REPO, "worker")
+INTERPRET = False  # --interpret
+
+
 def run_child(path, out, mode, timeout, repeat=1):
     t = time.time()
+    argv = [sys.executable, "-c", CHILD, path, out, mode, str(repeat)] + ([WORKER_DIR] if INTERPRET else [])
+    env = dict(os.environ, TRITON_INTERPRET="1") if INTERPRET else None
     try:
-        p = subprocess.run([sys.executable, "-c", CHILD, path, out, mode, str(repeat)], capture_output=True,
-                           text=True, timeout=timeout * repeat)
+        p = subprocess.run(argv, capture_output=True, text=True, timeout=timeout * repeat, env=env)
         ok = p.returncode == 0
         msg = (p.stderr or p.stdout).strip().splitlines()[-1:] if not ok else []
     except subprocess.TimeoutExpired:
@@ -317,10 +338,16 @@ def main():
     ap.add_argument("--every", type=int, default=1, help="take every N-th variant (a sample, for short sessions)")
     ap.add_argument("--skip-done", action="append", default=[], metavar="LOG",
                     help="skip the variants that have a verdict in this earlier log (repeatable)")
+    ap.add_argument("--interpret", action="store_true",
+                    help="run every module under Triton's interpreter on the CPU (device='cuda' maps to the CPU): "
+                         "checks the rewrites' semantics where no GPU is at hand; launch options that only the "
+                         "compiler reads (num_warps, num_stages, num_ctas) change nothing there")
     ap.add_argument("--allow-cpu", action="store_true", help=argparse.SUPPRESS)  # script self-test only
     args = ap.parse_args()
+    global INTERPRET
+    INTERPRET = args.interpret
     import torch
-    if not torch.cuda.is_available() and not args.allow_cpu:
+    if not torch.cuda.is_available() and not args.allow_cpu and not args.interpret:
         print("no GPU: this check runs the compiled path; use tests/rewrite/interp_check.py on the CPU")
         return 77
     rows = []
