@@ -546,7 +546,31 @@ Result<OptimizeResult> Optimize(const OptimizeInput& in, const OptimizeOptions& 
 
   // Dry run: check a few candidates' correctness, time nothing. -------------------------------------
   if (o.dry_run) {
-    auto props = strat->Propose(static_cast<size_t>(std::max(1, o.dry_run_candidates)));
+    // Triton's interpreter ignores the options only the compiler reads (num_warps, num_stages, ...): a
+    // config that differs from one already checked only in those is the same program there. Check
+    // distinct programs (the original's check covers its own launch-option neighbours).
+    auto program_key = [&in](const Config& cfg) {
+      Config s;
+      for (const auto& [k, v] : cfg)
+        if (const Param* p = in.space.Find(k); !p || !p->launch_option) s[k] = v;
+      return ConfigKey(s);
+    };
+    const size_t want = static_cast<size_t>(std::max(1, o.dry_run_candidates));
+    std::set<std::string> seen = {program_key(in.baseline)};
+    std::vector<Config> props;
+    size_t same_program = 0;
+    for (const auto& cfg : strat->Propose(std::max<size_t>(64, want * 16))) {
+      if (props.size() == want) break;
+      if (seen.insert(program_key(cfg)).second) props.push_back(cfg);
+      else ++same_program;
+    }
+    if (props.empty())
+      res.notes.push_back("dry run: every proposed config differs from the original only in launch options "
+                          "(num_warps, num_stages, ...) that Triton's interpreter ignores; the original's check "
+                          "stands for them");
+    else if (same_program)
+      res.notes.push_back(fmt::format("dry run: {} proposed configs differ from a checked one only in launch options "
+                                      "that Triton's interpreter ignores; not checked again", same_program));
     for (const auto& cfg : props) {
       CandidateRecord cr;
       cr.id = next_id++;

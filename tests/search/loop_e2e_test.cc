@@ -386,6 +386,42 @@ TEST(Loop, NoGpuFailsClearlyUnlessDryRun) {
   EXPECT_GT(f.ev.Count(exec::Mode::kCheck), 1);
 }
 
+// Triton's interpreter ignores num_warps and num_stages: a dry run checks distinct programs (here, other
+// BLOCK_SIZEs), never a config that differs from a checked one only in launch options; a space of
+// launch options only checks nothing beyond the original, and says why.
+TEST(Loop, DryRunChecksDistinctProgramsOnly) {
+  Fixture f;
+  f.ev.interpreter = true;
+  f.o.dry_run = true;
+  f.o.dry_run_candidates = 4;
+  auto d = f.Run(Input());
+  ASSERT_TRUE(d.ok()) << d.status().message();
+  std::set<int64_t> blocks;
+  for (const auto& call : f.ev.calls) {
+    EXPECT_EQ(call.mode, exec::Mode::kCheck);
+    ASSERT_TRUE(call.config.count("BLOCK_SIZE")) << ConfigKey(call.config);
+    EXPECT_TRUE(blocks.insert(call.config.at("BLOCK_SIZE")).second) << ConfigKey(call.config);
+  }
+  EXPECT_GE(blocks.size(), 3u);  // the original (64) and its neighbours 32 and 128 at least
+  EXPECT_TRUE(blocks.count(64));
+
+  Fixture g;
+  g.ev.time_ms = [](const Config&, bool) { return 1.0; };
+  g.ev.interpreter = true;
+  g.o.dry_run = true;
+  OptimizeInput in = Input();
+  in.space = Space({{"num_warps", Role::kNumWarps, {1, 2, 4, 8, 16}, true},
+                    {"num_stages", Role::kNumStages, {1, 2, 3, 4}, true}});
+  in.baseline = {{"num_warps", 4}, {"num_stages", 3}};
+  in.original_source = RenderConfig(in.baseline);
+  auto e = g.Run(in);
+  ASSERT_TRUE(e.ok()) << e.status().message();
+  EXPECT_EQ(g.ev.Count(exec::Mode::kCheck), 1);  // the original only
+  bool said = false;
+  for (const auto& n : e->notes) said = said || n.find("interpreter ignores") != std::string::npos;
+  EXPECT_TRUE(said);
+}
+
 TEST(Loop, OriginalThatFailsIsAnError) {
   Fixture f;
   f.ev.wrong = [](const Config&, int) { return true; };
