@@ -13,6 +13,8 @@
 
 #include <fmt/format.h>
 
+#include "common/children.h"
+
 extern char** environ;
 
 namespace kiln {
@@ -139,6 +141,7 @@ Result<std::unique_ptr<Process>> Process::Spawn(const SpawnOptions& opts) {
     _exit(127);
   }
   if (opts.new_process_group) setpgid(pid, pid);  // avoid the race with the child's own setpgid
+  RegisterChild(pid);  // killed with its tree if kiln is interrupted (common/children.h)
   close(exec_err[1]);
   int child_errno = 0;
   ssize_t n = read(exec_err[0], &child_errno, sizeof child_errno);
@@ -289,6 +292,7 @@ std::optional<ExitInfo> Process::TryWait() {
       e.signal = WTERMSIG(st);
     }
     exit_ = e;
+    UnregisterChild(pid_);
     // Reap what is left of the group (grandchildren) so nothing outlives a killed worker.
     if (group_) ::kill(-pid_, SIGKILL);
   }

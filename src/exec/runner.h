@@ -58,9 +58,6 @@ std::string ResolvePython(const std::string& explicit_python);
 // running executable (<exe dir>/worker, <exe dir>/../../worker, <exe dir>/../share/kiln/worker).
 Result<std::string> FindWorkerDir();
 
-// Installs SIGINT/SIGTERM/SIGHUP handlers that SIGKILL the process group of every live worker and
-// exit (128 + signal): an interrupted kiln leaves no worker or candidate behind.
-void InstallWorkerCleanupOnSignal();
 
 class WorkerRunner : public Runner {
  public:

@@ -13,6 +13,8 @@
 
 #include "exec/runner.h"
 
+#include "common/children.h"
+
 namespace kiln::exec {
 
 namespace fs = std::filesystem;
@@ -48,139 +50,7 @@ bool MentionsCudaError(const EvalResult& r) {
   return false;
 }
 
-// Process groups of live workers, for the signal handler (async-signal-safe: a fixed array of atomics).
-constexpr int kMaxWorkers = 1024;
-std::atomic<pid_t> g_workers[kMaxWorkers];
-
-void RegisterWorker(pid_t pid) {
-  for (auto& slot : g_workers) {
-    pid_t expected = 0;
-    if (slot.compare_exchange_strong(expected, pid)) return;
-  }
-}
-
-void UnregisterWorker(pid_t pid) {
-  for (auto& slot : g_workers) {
-    pid_t expected = pid;
-    if (slot.compare_exchange_strong(expected, 0)) return;
-  }
-}
-
-// Every descendant of `root` and its process group, found through /proc with raw system calls only
-// (no allocation: usable from a signal handler). The fork zygote puts each candidate child in a process
-// group of its own, so killing the worker's group alone would orphan a running candidate.
-struct ProcEntry {
-  pid_t pid, ppid, pgid;
-};
-constexpr int kMaxProcs = 32768;
-ProcEntry g_procs[kMaxProcs];
-std::atomic<bool> g_procs_busy{false};
-
-int ParseInt(const char*& p) {
-  while (*p == ' ') ++p;
-  int sign = 1;
-  if (*p == '-') {
-    sign = -1;
-    ++p;
-  }
-  int v = 0;
-  while (*p >= '0' && *p <= '9') v = v * 10 + (*p++ - '0');
-  return sign * v;
-}
-
-int ScanProcs() {
-  int n = 0;
-  int dir = ::open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dir < 0) return 0;
-  alignas(8) char buf[8192];
-  while (true) {
-    long got = ::syscall(SYS_getdents64, dir, buf, sizeof buf);
-    if (got <= 0) break;
-    for (long off = 0; off < got;) {
-      auto* d = reinterpret_cast<struct dirent64*>(buf + off);
-      off += d->d_reclen;
-      const char* name = d->d_name;
-      if (*name < '0' || *name > '9') continue;
-      char path[64] = "/proc/";
-      size_t len = 6;
-      for (const char* c = name; *c && len < 50; ++c) path[len++] = *c;
-      const char* tail = "/stat";
-      for (const char* c = tail; *c; ++c) path[len++] = *c;
-      path[len] = 0;
-      int fd = ::open(path, O_RDONLY | O_CLOEXEC);
-      if (fd < 0) continue;
-      char st[512];
-      ssize_t r = ::read(fd, st, sizeof st - 1);
-      ::close(fd);
-      if (r <= 0) continue;
-      st[r] = 0;
-      const char* close_paren = nullptr;
-      for (const char* c = st; *c; ++c) {
-        if (*c == ')') close_paren = c;
-      }
-      if (!close_paren || n >= kMaxProcs) continue;
-      const char* q = st;
-      pid_t pid = ParseInt(q);
-      q = close_paren + 1;
-      while (*q == ' ') ++q;
-      if (*q) ++q;  // state
-      pid_t ppid = ParseInt(q);
-      pid_t pgid = ParseInt(q);
-      g_procs[n++] = {pid, ppid, pgid};
-    }
-  }
-  ::close(dir);
-  return n;
-}
-
-void KillTree(pid_t root) {
-  if (root <= 0) return;
-  bool expected = false;
-  // One scan at a time (the table is static); a concurrent caller falls back to the group kill.
-  if (g_procs_busy.compare_exchange_strong(expected, true)) {
-    int n = ScanProcs();
-    const pid_t self_group = ::getpgrp();
-    // Mark descendants by repeated passes (ppid chains), using pgid = -1 as the mark on a copy.
-    static bool mark[kMaxProcs];
-    for (int i = 0; i < n; ++i) mark[i] = g_procs[i].pid == root;
-    for (bool changed = true; changed;) {
-      changed = false;
-      for (int i = 0; i < n; ++i) {
-        if (mark[i]) continue;
-        for (int j = 0; j < n; ++j) {
-          if (mark[j] && g_procs[i].ppid == g_procs[j].pid) {
-            mark[i] = changed = true;
-            break;
-          }
-        }
-      }
-    }
-    for (int i = 0; i < n; ++i) {
-      if (!mark[i]) continue;
-      if (g_procs[i].pgid > 1 && g_procs[i].pgid != self_group) ::kill(-g_procs[i].pgid, SIGKILL);
-      ::kill(g_procs[i].pid, SIGKILL);
-    }
-    g_procs_busy.store(false);
-  }
-  if (root != ::getpgrp()) ::kill(-root, SIGKILL);
-}
-
-void KillWorkersAndExit(int sig) {
-  for (auto& slot : g_workers) {
-    pid_t p = slot.load();
-    if (p > 0) KillTree(p);
-  }
-  _exit(128 + sig);
-}
-
 }  // namespace
-
-void InstallWorkerCleanupOnSignal() {
-  struct sigaction sa = {};
-  sa.sa_handler = KillWorkersAndExit;
-  sigemptyset(&sa.sa_mask);
-  for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaction(sig, &sa, nullptr);
-}
 
 std::string ResolvePython(const std::string& explicit_python) {
   if (!explicit_python.empty()) return explicit_python;
@@ -222,7 +92,6 @@ std::string WorkerRunner::NextId() {
 
 void WorkerRunner::Kill() {
   if (!proc_) return;
-  UnregisterWorker(proc_->pid());
   if (proc_->running()) KillTree(proc_->pid());
   proc_->Kill(SIGKILL);
   proc_->Wait(milliseconds(3000));
@@ -232,7 +101,6 @@ void WorkerRunner::Kill() {
 
 void WorkerRunner::Shutdown() {
   if (!proc_) return;
-  UnregisterWorker(proc_->pid());
   if (proc_->running()) {
     (void)proc_->Write(json{{"id", NextId()}, {"op", "shutdown"}}.dump() + "\n");
     proc_->CloseStdin();
@@ -248,7 +116,6 @@ void WorkerRunner::Shutdown() {
 
 Status WorkerRunner::EnsureStarted() {
   if (proc_ && proc_->running()) return Status::Ok();
-  if (proc_) UnregisterWorker(proc_->pid());
   proc_.reset();
   tmp_.Remove();
   SpawnOptions so;
@@ -287,7 +154,6 @@ Status WorkerRunner::EnsureStarted() {
     return Unavailable(fmt::format("cannot start the worker ({}): {}", so.argv[0], p.status().message()));
   }
   proc_ = std::move(*p);
-  RegisterWorker(proc_->pid());
   ++starts_;
   garbage_.clear();
   Exchange ex = Send(json{{"id", NextId()}, {"op", "hello"}}, opts_.startup_s);

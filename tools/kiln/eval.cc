@@ -590,7 +590,6 @@ Command RegisterEval(CLI::App& app) {
                 return 2;
               }
             }
-            exec::InstallWorkerCleanupOnSignal();
             if (f->batch.empty() == f->task.empty()) {
               std::fprintf(stderr, "kiln eval: give either --task (one evaluation) or --batch (many)\n");
               return 2;

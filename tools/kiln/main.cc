@@ -7,6 +7,7 @@
 #include <string>
 
 #include "commands.h"
+#include "common/children.h"
 
 int main(int argc, char** argv) {
 #ifndef __SANITIZE_ADDRESS__
@@ -30,6 +31,9 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
+  // An interrupted kiln (Ctrl-C, a CI job's timeout) kills every child tree it started before it exits:
+  // workers, candidates and ncu lead process groups of their own, out of reach of the terminal's signal.
+  kiln::InstallChildCleanupOnSignal();
   for (auto& c : commands) {
     if (c.sub->parsed()) return c.run();
   }
