@@ -365,7 +365,14 @@ Status WrapBodyInTileLoop(const Ctx& c, Plan& plan, const std::string& header) {
   std::vector<const analysis::ProgramId*> ps;
   for (const auto& p : k.program_ids) ps.push_back(&p);
   std::sort(ps.begin(), ps.end(), [](auto* x, auto* y) { return x->span.begin.byte > y->span.begin.byte; });
-  for (auto* p : ps) text.replace(p->span.begin.byte - b, p->span.size(), "_kiln_tile");
+  // `tl.program_id(0).to(tl.int64)` (Liger's kernels): the loop variable is a tensor when compiled but a
+  // Python int under Triton's interpreter, which has no `.to`; a cast makes it a tensor on both paths.
+  const std::string tile_tensor = fmt::format("{}.cast(_kiln_tile, {}.int32)", TlAlias(c.model), TlAlias(c.model));
+  for (auto* p : ps) {
+    const size_t at = p->span.begin.byte - b;
+    const bool method = at + p->span.size() < text.size() && text[at + p->span.size()] == '.';
+    text.replace(at, p->span.size(), method ? tile_tensor : "_kiln_tile");
+  }
   std::string ind = IndentOf(c.text(), body.span().begin.byte);
   std::string unit = "    ";
   // Parameters the body reassigns (X += row * stride) restart from their value at entry in every
