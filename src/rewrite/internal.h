@@ -42,6 +42,8 @@ Node NodeAtBytes(const Tree& tree, uint32_t begin, uint32_t end);
 // Identifier nodes of an expression (not attribute names after '.', not keyword names).
 std::vector<Node> Identifiers(const Node& expr);
 std::set<std::string> IdentifierNames(const Node& expr);
+// `n` without enclosing parentheses.
+Node Unparen(Node n);
 // Copy of the expression text with identifiers replaced where `fn` returns a value.
 std::string SubstituteIdentifiers(const Node& expr,
                                   const std::function<std::optional<std::string>(std::string_view)>& fn);
@@ -112,6 +114,13 @@ struct DivisorUse {
   bool tiled = false;
 };
 std::map<std::string, DivisorUse> DivisorConstexprs(const Tree& tree, const ModuleModel& m, const Kernel& k);
+// Constexprs that set the granularity of per-block data the kernel indexes: a pointer is offset by a
+// value divided by B (`X // B`, `X / B`, `cdiv(X, B)`), in its own expression or through a variable
+// assigned one (attn_fwd_triton: `q_scale_offset = off_hz * tl.cdiv(N_CTX, BLOCK_M)` then
+// `Q_scale_ptr = Q_scale + q_scale_offset + start_m`: one quantization scale per BLOCK_M rows). The data
+// was laid out for the written value; another value reads other elements. A division whose result is
+// itself a divisor (`k // (groupsize // B)`) scales by B and does not count. Name -> where.
+std::map<std::string, std::string> BlockIndexConstexprs(const Tree& tree, const ModuleModel& m, const Kernel& k);
 std::string TlAlias(const ModuleModel& m);
 std::string TritonAlias(const ModuleModel& m);
 

@@ -55,11 +55,6 @@ std::string NoSpace(std::string_view s) {
   return o;
 }
 
-Node Unparen(Node n) {
-  while (!n.is_null() && n.type() == "parenthesized_expression") n = n.named_child(0);
-  return n;
-}
-
 std::string StringLiteralValueOf(std::string_view s) {
   std::string t = Trim(s);
   if (t.size() >= 2 && (t.front() == '\'' || t.front() == '"') && t.back() == t.front()) return t.substr(1, t.size() - 2);

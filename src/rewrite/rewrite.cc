@@ -484,6 +484,7 @@ Result<Tunables> ExtractTunables(const pyast::Tree& tree, const analysis::Module
   auto pow2 = PowerOfTwoConstexprs(tree, *k);
   auto values = ValueConstexprs(tree, model, *k);
   auto divisors = DivisorConstexprs(tree, model, *k);
+  auto block_index = BlockIndexConstexprs(tree, model, *k);
   std::set<std::string> flags;
   KernelDef(tree, *k).field("body").Walk([&](const Node& n) {
     Node cond;
@@ -662,6 +663,11 @@ Result<Tunables> ExtractTunables(const pyast::Tree& tree, const analysis::Module
       // Not a performance knob: its value is part of what the kernel computes.
       editable = false;
       reason = "its value enters the computed data (" + values.at(name) + "): changing it changes the results";
+    } else if (!option && block_index.count(name) && editable) {
+      // The data is laid out per block of the written value (one scale per BLOCK_M rows).
+      editable = false;
+      reason = "it sets the granularity of per-block data the kernel indexes (" + block_index.at(name) +
+               "): another value reads other elements";
     } else if (!option && divisors.count(name) && editable) {
       // The kernel relies on B dividing an extent (unmasked accesses, `E // B`): the inputs it was written for
       // satisfy that for the values it was written with, hence for their divisors, not for larger values.

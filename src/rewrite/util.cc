@@ -926,3 +926,112 @@ std::map<std::string, DivisorUse> DivisorConstexprs(const Tree& tree, const Modu
 }
 
 }  // namespace kiln::rewrite::internal
+
+namespace kiln::rewrite::internal {
+
+Node Unparen(Node n) {
+  while (!n.is_null() && n.type() == "parenthesized_expression") n = n.named_child(0);
+  return n;
+}
+
+std::map<std::string, std::string> BlockIndexConstexprs(const Tree& tree, const ModuleModel& m, const Kernel& k) {
+  (void)m;
+  std::map<std::string, std::string> out;
+  Node def = KernelDef(tree, k);
+  if (def.is_null()) return out;
+  Node body = def.field("body");
+  std::set<std::string> cx, ptrs;
+  for (const auto& p : k.params) {
+    if (p.kind == analysis::ParamKind::kConstexpr) cx.insert(p.name);
+    if (p.kind == analysis::ParamKind::kPointer) ptrs.insert(p.name);
+  }
+  if (cx.empty() || ptrs.empty()) return out;
+  auto is_div = [](const Node& n) {
+    if (n.type() != "binary_operator") return false;
+    Node op = n.field("operator");
+    return !op.is_null() && (op.type() == "//" || op.type() == "/");
+  };
+  auto is_cdiv = [](const Node& n) { return n.type() == "call" && CalleeIs(n.field("function").text(), "cdiv"); };
+  // The constexprs `e` divides by, outside any denominator of `e`.
+  auto divided_by = [&](const Node& e) {
+    std::set<std::string> s;
+    e.Walk([&](const Node& n) {
+      Node d;
+      if (is_div(n)) d = Unparen(n.field("right"));
+      else if (is_cdiv(n) && n.field("arguments").named_child_count() == 2) d = Unparen(n.field("arguments").named_child(1));
+      if (d.is_null() || d.type() != "identifier" || !cx.count(std::string(d.text()))) return true;
+      for (Node c = n; !(c == e);) {
+        Node p = c.parent();
+        if (p.is_null()) break;
+        if (is_div(p) && p.field("right") == c) return true;  // a denominator: scales by B
+        if (p.type() == "argument_list" && !p.parent().is_null() && is_cdiv(p.parent()) && p.named_child_count() == 2 &&
+            p.named_child(1) == c)
+          return true;
+        c = p;
+      }
+      s.insert(std::string(d.text()));
+      return true;
+    });
+    return s;
+  };
+  auto as = AssignmentsIn(body);
+  // Pointer variables: pointer parameters and what is assigned from them.
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (const auto& a : as)
+      if (!ptrs.count(a.name))
+        for (const auto& id : IdentifierNames(a.value))
+          if (ptrs.count(id)) {
+            ptrs.insert(a.name);
+            changed = true;
+            break;
+          }
+  }
+  auto line_of = [](const Node& n) { return n.span().begin.line; };
+  // A tile index times a block size (`pid_n * BLOCK_N`) is an ordinary tile offset, whatever pid_n is.
+  auto scaled = [&](Node n, const Node& root) {
+    for (Node c = n; !(c == root);) {
+      Node p = c.parent();
+      if (p.is_null()) break;
+      if (p.type() == "binary_operator" && !p.field("operator").is_null() && p.field("operator").type() == "*") {
+        Node other = p.field("left") == c ? p.field("right") : p.field("left");
+        for (const auto& id : IdentifierNames(other))
+          if (cx.count(id)) return true;
+      }
+      c = p;
+    }
+    return false;
+  };
+  auto note = [&](const Node& ptr_expr, const std::string& via) {
+    ptr_expr.Walk([&](const Node& n) {
+      if ((is_div(n) || is_cdiv(n)) && !scaled(n, ptr_expr)) {
+        for (const auto& b : divided_by(n))
+          if (!out.count(b)) out[b] = fmt::format("a pointer at line {} is offset by a value divided by it", line_of(ptr_expr));
+        return false;
+      }
+      if (n.type() != "identifier") return true;
+      std::string id(n.text());
+      Node par = n.parent();
+      if (!par.is_null() && ((par.type() == "attribute" && par.field("attribute") == n) ||
+                             (par.type() == "keyword_argument" && par.field("name") == n)))
+        return true;
+      if (ptrs.count(id) || id == via || scaled(n, ptr_expr)) return true;
+      for (const auto& a : as)
+        if (a.name == id)
+          for (const auto& b : divided_by(a.value))
+            if (!out.count(b))
+              out[b] = fmt::format("`{}` (line {}) divides by it and offsets a pointer at line {}", id, line_of(a.stmt),
+                                   line_of(ptr_expr));
+      return true;
+    });
+  };
+  for (const auto& a : as)
+    if (ptrs.count(a.name)) note(a.value, a.name);
+  for (const auto& mo : k.memops) {
+    Node pe = NodeAt(tree, mo.pointer.span);
+    if (!pe.is_null()) note(pe, "");
+  }
+  return out;
+}
+
+}  // namespace kiln::rewrite::internal
