@@ -71,6 +71,8 @@ class FakeEvaluator : public Evaluator {
   // Whether the config fails the task's own check (mode check on the default cases) while passing
   // every named case (a path the timed sizes do not take).
   std::function<bool(const Config&)> wrong_in_own_check = [](const Config&) { return false; };
+  // Whether the worker dies on the config (a crash verdict).
+  std::function<bool(const Config&)> crashes = [](const Config&) { return false; };
   // Per-case times (instead of time_ms x the case's scale) when set; an autotuned source runs each
   // case with the fastest of its configs.
   std::function<double(const Config&, const std::string&)> case_ms;
@@ -121,6 +123,9 @@ class FakeEvaluator : public Evaluator {
     if (std::isnan(t)) {
       res.verdict = exec::Verdict::kCompileError;
       res.message = "fake compile error";
+    } else if (r.mode != exec::Mode::kCompile && crashes(cfg)) {
+      res.verdict = exec::Verdict::kCrash;
+      res.message = "the worker died without answering: killed by signal 11 (Segmentation fault)";
     } else if (r.mode == exec::Mode::kCheck && r.cases.empty() && wrong_in_own_check(cfg)) {
       res.verdict = exec::Verdict::kMismatch;
       res.message = "fake mismatch in the task's own test";

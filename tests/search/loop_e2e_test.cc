@@ -430,6 +430,21 @@ TEST(Loop, OriginalThatFailsIsAnError) {
   EXPECT_NE(r.status().message().find("original"), std::string::npos);
 }
 
+// An original that crashes under the interpreter (--dry-run) may still run on a GPU: the error says so.
+TEST(Loop, OriginalThatCrashesInTheInterpreterSaysWhy) {
+  Fixture f;
+  f.ev.crashes = [](const Config&) { return true; };
+  auto gpu = f.Run(Input());
+  ASSERT_FALSE(gpu.ok());
+  EXPECT_NE(gpu.status().message().find("does not pass its own check (crash)"), std::string::npos);
+  EXPECT_EQ(gpu.status().message().find("interpreter"), std::string::npos) << gpu.status().message();
+  f.ev.interpreter = true;
+  f.o.dry_run = true;
+  auto dry = f.Run(Input());
+  ASSERT_FALSE(dry.ok());
+  EXPECT_NE(dry.status().message().find("under Triton's interpreter"), std::string::npos) << dry.status().message();
+}
+
 TEST(Loop, EmitAutotuneListsVerifiedConfigs) {
   Fixture f;
   f.o.emit_autotune = true;
