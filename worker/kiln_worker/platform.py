@@ -395,15 +395,41 @@ def install_interpreter_shims():
     tc.current_device = lambda: 0
     tc.set_device = lambda d: None
     tc.device = lambda d=None: contextlib.nullcontext()
+    tc._DeviceGuard = lambda index=None: contextlib.nullcontext()  # inductor-generated host code
     tc.empty_cache = lambda: None
     for n in ("memory_allocated", "max_memory_allocated", "memory_reserved", "max_memory_reserved"):
         setattr(tc, n, lambda *a, **k: 0)
     tc.reset_peak_memory_stats = lambda *a, **k: None
     tc.get_device_name = lambda *a, **k: "triton-interpreter"
     tc.get_device_capability = lambda *a, **k: (9, 0)
+    # Host code that sizes grids by the SM count (Liger's layer norm, FlagGems' softmax at import).
+    tc.get_device_properties = lambda *a, **k: _FAKE_PROPERTIES
+    # Inductor-generated modules allocate through this helper (TritonBench-G layer_norm_welfold).
+    try:
+        guards = torch._C._dynamo.guards
+        guards._empty_strided_cuda = lambda size, stride, dtype: torch.empty_strided(size, stride, dtype=dtype)
+        torch._C._cuda_getCurrentRawStream = lambda index=0: 0
+    except Exception:  # noqa: BLE001 - a torch without it: nothing to fake
+        pass
 
 
 _DEFAULT_STREAM = _FakeStream()
+
+
+class _FakeDeviceProperties:
+    """What torch.cuda.get_device_properties() answers under the interpreter (an H100's shape)."""
+    name = "triton-interpreter"
+    major, minor = 9, 0
+    multi_processor_count = 132
+    total_memory = 80 * 1024 ** 3
+    max_threads_per_multi_processor = 2048
+    warp_size = 32
+    L2_cache_size = 50 * 1024 ** 2
+    is_integrated = False
+    is_multi_gpu_board = False
+
+
+_FAKE_PROPERTIES = _FakeDeviceProperties()
 
 
 @contextlib.contextmanager
