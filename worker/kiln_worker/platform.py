@@ -178,6 +178,99 @@ def _install_interpreter():
             log.in_launch -= 1
 
     interp.GridExecutor.__call__ = call
+    _install_interpreter_libdevice(interp)
+
+
+# libdevice under the interpreter. Triton 3.6's interpreter raises for extern_elementwise and does not pass
+# `_semantic` to the libdevice functions, and the backend-neutral `triton.language.extra.libdevice` (what
+# torch inductor's helpers import) holds stubs the compiler resolves: called directly they return None.
+# Kernels call libdevice for pow, tanh, erf, llrint... (11 TritonBench-G modules; GELU in many generated
+# candidates), so the worker emulates the elementwise functions with numpy, in float64, cast to the result
+# type. Unknown functions raise NotImplementedError naming the symbol.
+def _libdevice_numpy():
+    import math
+
+    import numpy as np
+
+    erf = np.vectorize(math.erf, otypes=[np.float64])
+    lgamma = np.vectorize(math.lgamma, otypes=[np.float64])
+    half_away = lambda x: np.sign(x) * np.floor(np.abs(x) + 0.5)  # noqa: E731 - C round()
+    return {
+        "abs": np.abs, "fabs": np.abs, "acos": np.arccos, "acosh": np.arccosh, "asin": np.arcsin,
+        "asinh": np.arcsinh, "atan": np.arctan, "atan2": np.arctan2, "atanh": np.arctanh, "cbrt": np.cbrt,
+        "ceil": np.ceil, "copysign": np.copysign, "cos": np.cos, "cosh": np.cosh, "erf": erf,
+        "erfc": lambda x: 1.0 - erf(x), "exp": np.exp, "exp10": lambda x: np.power(10.0, x), "exp2": np.exp2,
+        "expm1": np.expm1, "fast_exp": np.exp, "fast_log": np.log, "fast_log2": np.log2, "fast_pow": np.power,
+        "fast_tan": np.tan, "fast_sin": np.sin, "fast_cos": np.cos, "fdim": lambda a, b: np.maximum(a - b, 0.0),
+        "floor": np.floor, "fma": lambda a, b, c: a * b + c, "fmax": np.fmax, "fmin": np.fmin, "fmod": np.fmod,
+        "hypot": np.hypot, "isinf": np.isinf, "isnan": np.isnan, "isfinite": np.isfinite, "finite": np.isfinite,
+        "signbit": np.signbit, "lgamma": lgamma, "llrint": np.rint, "lrint": np.rint, "llround": half_away,
+        "lround": half_away, "log": np.log, "log10": np.log10, "log1p": np.log1p, "log2": np.log2,
+        "nearbyint": np.rint, "rint": np.rint, "round": half_away, "pow": np.power, "powi": np.power,
+        "rcp": lambda x: 1.0 / x, "rsqrt": lambda x: 1.0 / np.sqrt(x), "saturate": lambda x: np.clip(x, 0.0, 1.0),
+        "sin": np.sin, "sinh": np.sinh, "sqrt": np.sqrt, "tan": np.tan, "tanh": np.tanh, "trunc": np.trunc,
+        "div_rn": np.divide, "fdivide": np.divide, "max": np.maximum, "min": np.minimum,
+    }
+
+
+def _libdevice_function(symbol, table):
+    """The numpy function for a libdevice symbol (`__nv_powf`, `__nv_isinfd`, `__nv_fast_expf`), or None."""
+    name = symbol[5:] if symbol.startswith("__nv_") else symbol
+    for cand in (name, name[:-1] if name.endswith(("f", "d")) else None):
+        if cand and cand in table:
+            return table[cand]
+    return None
+
+
+def _install_interpreter_libdevice(interp):
+    import numpy as np
+    import triton.language as tl
+
+    table = _libdevice_numpy()
+
+    def create_extern_elementwise(self, lib_name, lib_path, symbol, args, ret_type, is_pure):
+        fn = _libdevice_function(symbol, table)
+        if fn is None:
+            raise NotImplementedError(f"libdevice {symbol} is not emulated under the interpreter")
+        scalar = ret_type.scalar
+        vals = [a.data.astype(np.float64) if a.data.dtype.kind == "f" else a.data for a in args]
+        with np.errstate(all="ignore"):
+            out = np.asarray(fn(*vals))
+        return interp.TensorHandle(out.astype(interp._get_np_dtype(scalar)), scalar)
+
+    interp.InterpreterBuilder.create_extern_elementwise = create_extern_elementwise
+    modules = []
+    try:
+        from triton.language.extra.cuda import libdevice as cuda_libdevice
+        modules.append(cuda_libdevice)
+        from triton.language.extra import libdevice as neutral
+        for name in dir(neutral):
+            f = getattr(cuda_libdevice, name, None)
+            if not name.startswith("_") and callable(f) and tl.core.is_builtin(f):
+                setattr(neutral, name, f)
+        modules.append(neutral)
+    except Exception:  # noqa: BLE001 - a Triton without them: nothing to emulate
+        return
+    orig_patch_lang = interp._patch_lang
+
+    semantic = interp.TritonSemantic(interp.interpreter_builder)
+
+    def with_semantic(member):
+        return lambda *a, **k: member(*a, **{n: v for n, v in k.items() if n != "_semantic"}, _semantic=semantic)
+
+    def patch_lang(fn):
+        scope = orig_patch_lang(fn)
+        for m in modules:
+            interp._patch_builtin(m, interp.interpreter_builder, scope)
+        # Functions bound to globals (`from ...libdevice import isfinited`, `triton_tanh = libdevice.tanh`):
+        # wrapped once, for good (the wrapper is right whenever the interpreter runs).
+        g = getattr(fn, "__globals__", None) or {}
+        for name, v in list(g.items()):
+            if tl.core.is_builtin(v) and getattr(v, "__module__", "").startswith("triton.language.extra"):
+                g[name] = with_semantic(v)
+        return scope
+
+    interp._patch_lang = patch_lang
 
 
 _SUPPRESS = [False]
