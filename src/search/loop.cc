@@ -579,7 +579,15 @@ Result<OptimizeResult> Optimize(const OptimizeInput& in, const OptimizeOptions& 
     else if (same_program)
       res.notes.push_back(fmt::format("dry run: {} proposed configs differ from a checked one only in launch options "
                                       "that Triton's interpreter ignores; not checked again", same_program));
+    size_t checked = 0;
     for (const auto& cfg : props) {
+      // The budget holds here too: under the interpreter one check can take minutes.
+      if (c.Elapsed() >= o.budget_seconds) {
+        res.notes.push_back(fmt::format("dry run: the {:.0f} s budget ended after {} of {} candidates",
+                                        o.budget_seconds, checked, props.size()));
+        break;
+      }
+      ++checked;
       CandidateRecord cr;
       cr.id = next_id++;
       cr.config = cfg;

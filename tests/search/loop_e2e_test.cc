@@ -430,6 +430,22 @@ TEST(Loop, OriginalThatFailsIsAnError) {
   EXPECT_NE(r.status().message().find("original"), std::string::npos);
 }
 
+// --budget-seconds holds in a dry run: no check starts after it (under the interpreter one takes minutes).
+TEST(Loop, DryRunStopsAtTheBudget) {
+  Fixture f;
+  f.ev.interpreter = true;
+  f.ev.cost_s = 1.5;
+  f.o.dry_run = true;
+  f.o.dry_run_candidates = 4;
+  f.o.budget_seconds = 2;
+  auto d = f.Run(Input());
+  ASSERT_TRUE(d.ok()) << d.status().message();
+  EXPECT_EQ(f.ev.Count(exec::Mode::kCheck), 2);  // the original and one candidate
+  bool said = false;
+  for (const auto& n : d->notes) said = said || n.find("budget ended after 1 of") != std::string::npos;
+  EXPECT_TRUE(said);
+}
+
 // An original that crashes under the interpreter (--dry-run) may still run on a GPU: the error says so.
 TEST(Loop, OriginalThatCrashesInTheInterpreterSaysWhy) {
   Fixture f;
