@@ -8,7 +8,7 @@ cd "$root"
 
 DEB_PACKAGES=(build-essential cmake ninja-build git python3 python3-venv python3-pip
   nlohmann-json3-dev libcli11-dev libfmt-dev libspdlog-dev libsqlite3-dev libtree-sitter-dev
-  libeigen3-dev libgtest-dev libgmock-dev libbenchmark-dev libcpp-httplib-dev libxxhash-dev)
+  libeigen3-dev libgtest-dev libgmock-dev libbenchmark-dev libcpp-httplib-dev libxxhash-dev procps)
 PY_PACKAGES=(torch==2.11.0 triton==3.6.0 numpy pytest)
 
 missing=()
