@@ -58,7 +58,6 @@ std::string ResolvePython(const std::string& explicit_python);
 // running executable (<exe dir>/worker, <exe dir>/../../worker, <exe dir>/../share/kiln/worker).
 Result<std::string> FindWorkerDir();
 
-
 class WorkerRunner : public Runner {
  public:
   explicit WorkerRunner(WorkerOptions opts);

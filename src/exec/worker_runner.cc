@@ -1,10 +1,6 @@
-#include <dirent.h>
-#include <fcntl.h>
 #include <signal.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <random>
