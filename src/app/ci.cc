@@ -12,7 +12,6 @@
 namespace kiln::app {
 
 using search::SteadySeconds;
-using search::VerdictString;
 
 namespace {
 
@@ -139,7 +138,7 @@ Result<CiReport> RunCi(const std::vector<CiTask>& tasks, search::Measurer& ev, c
       row.task = t.spec.name;
       row.case_name = "*";
       row.status = "failed";
-      row.message = std::string(VerdictString(r.verdict)) + ": " + r.message;
+      row.message = std::string(exec::VerdictName(r.verdict)) + ": " + r.message;
       row.time_s = SteadySeconds() - ts;
       rep.rows.push_back(row);
       ++rep.failures;

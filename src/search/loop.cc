@@ -189,7 +189,7 @@ Result<exec::EvalResult> OptimizeRun::TimeShort(const std::string& src, Candidat
   rec->eval_s = Now() - t1;
   rec->phases = r.raw.value("phases_s", nlohmann::json::object());
   ++res_.measured;
-  rec->verdict = VerdictString(r.verdict);
+  rec->verdict = exec::VerdictName(r.verdict);
   rec->message = r.message;
   rec->cases = CaseTimes(r);
   if (!r.kernels.empty()) rec->kernels = KernelsJson(r.kernels);
@@ -252,7 +252,7 @@ Status OptimizeRun::MeasureOriginal() {
   const exec::EvalResult& br = original_;
   base_.eval_s = Now() - t_eval;
   base_.phases = br.raw.value("phases_s", nlohmann::json::object());
-  base_.verdict = VerdictString(br.verdict);
+  base_.verdict = exec::VerdictName(br.verdict);
   base_.message = br.message;
   base_.cases = CaseTimes(br);
   base_.kernels = KernelsJson(br.kernels);

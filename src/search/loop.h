@@ -182,7 +182,4 @@ Result<OptimizeResult> Optimize(const OptimizeInput& in, const OptimizeOptions& 
 // Geometric mean of the finite positive values (NaN when none).
 double GeoMean(const std::vector<double>& v);
 
-// A verdict's name ("ok", "compile_error", ...), independent of exec's implementation file.
-const char* VerdictString(exec::Verdict v);
-
 }  // namespace kiln::search

@@ -120,19 +120,6 @@ double SteadySeconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-const char* VerdictString(exec::Verdict v) {
-  switch (v) {
-    case exec::Verdict::kOk: return "ok";
-    case exec::Verdict::kCompileError: return "compile_error";
-    case exec::Verdict::kRuntimeError: return "runtime_error";
-    case exec::Verdict::kTimeout: return "timeout";
-    case exec::Verdict::kCrash: return "crash";
-    case exec::Verdict::kMismatch: return "mismatch";
-    case exec::Verdict::kRejected: return "rejected";
-  }
-  return "unknown";
-}
-
 double GeoMean(const std::vector<double>& v) {
   double s = 0;
   int n = 0;

@@ -59,7 +59,7 @@ Status OptimizeRun::DryRun() {
       cr.source_hash = HashHex(*src);
       KILN_ASSIGN_OR_RETURN(exec::EvalResult r, Measure(MakeRequest(*src, exec::Mode::kCheck, NextSeed(),
                                                                     o_.verify_trials, {}, run_cases_)));
-      cr.verdict = VerdictString(r.verdict);
+      cr.verdict = exec::VerdictName(r.verdict);
       cr.message = r.message;
       if (r.verdict != exec::Verdict::kOk) ++res_.failed;
     }
@@ -203,7 +203,7 @@ Status OptimizeRun::MeasurePending(Pending* p, CompileBatch* batch, bool* stoppe
     ++res_.compiled;
     rec.kernels = KernelsJson(cr.kernels);
     if (cr.verdict != exec::Verdict::kOk) {
-      rec.verdict = VerdictString(cr.verdict);
+      rec.verdict = exec::VerdictName(cr.verdict);
       rec.message = cr.message;
     } else if (auto why_not = PruneAfterCompile(cr.kernels, prune_)) {
       rec.verdict = "pruned";

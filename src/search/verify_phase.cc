@@ -73,7 +73,7 @@ std::vector<size_t> OptimizeRun::PickFinalists() {
 
 // Whether one long run passes against the original: "" when it does, else why not.
 std::string OptimizeRun::Judge(const exec::EvalResult& r, std::vector<CaseComparison>* cmp) const {
-  if (r.verdict != exec::Verdict::kOk) return std::string(VerdictString(r.verdict)) + ": " + r.message;
+  if (r.verdict != exec::Verdict::kOk) return std::string(exec::VerdictName(r.verdict)) + ": " + r.message;
   *cmp = Compare(r);
   if (cmp->size() < all_cases_.size()) return "not every input case ran";
   std::vector<double> sp;
@@ -119,11 +119,11 @@ Result<std::string> OptimizeRun::OwnCheck(const std::string& src) {
                                                                   o_.verify_trials, {}, {})));
     original_own_ok_ = b.verdict == exec::Verdict::kOk;
     if (!*original_own_ok_)
-      res_.notes.push_back("the original fails the task's own check too (" + std::string(VerdictString(b.verdict)) +
+      res_.notes.push_back("the original fails the task's own check too (" + std::string(exec::VerdictName(b.verdict)) +
                            "): finalists are judged on the timed cases only");
   }
   if (!*original_own_ok_) return std::string();
-  return "fails the task's own check (" + std::string(VerdictString(r.verdict)) + "): " + r.message;
+  return "fails the task's own check (" + std::string(exec::VerdictName(r.verdict)) + "): " + r.message;
 }
 
 // A verified winner: reported with the more conservative of its two runs per case.
@@ -218,7 +218,7 @@ Status OptimizeRun::TryPerShapeAutotune() {
   if (why.empty()) {
     KILN_ASSIGN_OR_RETURN(why, JudgeLongRun(*at, &cmp2));
   }
-  cr.verdict = VerdictString(r1.verdict);
+  cr.verdict = exec::VerdictName(r1.verdict);
   cr.cases = CaseTimes(r1);
   cr.eval_s = Elapsed() - cr.at_s;
   if (why.empty()) {
@@ -288,7 +288,7 @@ Status OptimizeRun::EmitAutotune(const std::vector<size_t>& order) {
     KILN_ASSIGN_OR_RETURN(exec::EvalResult r, Measure(MakeRequest(*src, exec::Mode::kCheck, NextSeed(),
                                                                   o_.verify_trials, {}, run_cases_)));
     if (r.verdict != exec::Verdict::kOk) {
-      res_.notes.push_back("--emit-autotune: dropped " + ConfigKey(cfg) + " (" + VerdictString(r.verdict) + ")");
+      res_.notes.push_back("--emit-autotune: dropped " + ConfigKey(cfg) + " (" + exec::VerdictName(r.verdict) + ")");
       return Status::Ok();
     }
     cfgs.push_back(cfg);
@@ -317,7 +317,7 @@ Status OptimizeRun::EmitAutotune(const std::vector<size_t>& order) {
                                                                 {}, run_cases_)));
   if (r.verdict == exec::Verdict::kOk) res_.autotune_source = *at;
   else res_.notes.push_back(std::string("--emit-autotune: the autotuned module failed its check (") +
-                            VerdictString(r.verdict) + ": " + r.message + "); writing the plain winner");
+                            exec::VerdictName(r.verdict) + ": " + r.message + "); writing the plain winner");
   return Status::Ok();
 }
 
