@@ -4,7 +4,8 @@
 //   -> measure the original (short timing; its case names, times and compile facts)
 //   -> profile + diagnose it when a Profiler is available (else measure-only, said in the result)
 //   -> search: the strategy proposes configs; each is pruned before compiling (shared memory,
-//      accumulator registers), rendered to source, compiled on the CPU pool in parallel (mode
+//      accumulator registers), rendered to source, compiled in the background (Measurer::StartCompiles,
+//      app: exec::EvalPool over the compile workers) in parallel (mode
 //      `compile`) while the GPU times the previous ones, pruned after compiling (spills), then
 //      timed briefly (rung 0, with a one-trial correctness check)
 //   -> successive halving: the best ones are re-timed longer (rung 1) down to the finalists

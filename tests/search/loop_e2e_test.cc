@@ -1,4 +1,4 @@
-// The tuning loop end to end with a fake evaluator: finds the optimum, never returns a slower or
+// The tuning loop end to end with a fake measurer: finds the optimum, never returns a slower or
 // wrong variant, keeps the original when nothing wins, stops at budgets, prunes before and after
 // compiling, compiles in parallel, records every step, refuses to time without a GPU.
 #include <cmath>
