@@ -1,4 +1,4 @@
-#include "search/ci.h"
+#include "app/ci.h"
 
 #include <chrono>
 #include <cmath>
@@ -9,7 +9,9 @@
 #include "common/file.h"
 #include "search/loop.h"
 
-namespace kiln::search {
+namespace kiln::app {
+
+using search::SteadySeconds;
 
 namespace {
 
@@ -88,7 +90,7 @@ Result<Baseline> Baseline::Load(const std::string& path) {
 
 Status Baseline::Save(const std::string& path) const { return WriteFile(path, ToJson().dump(2) + "\n"); }
 
-Result<CiReport> RunCi(const std::vector<CiTask>& tasks, Evaluator& ev, const Baseline* baseline,
+Result<CiReport> RunCi(const std::vector<CiTask>& tasks, search::Measurer& ev, const Baseline* baseline,
                        const CiOptions& o) {
   const double t0 = SteadySeconds();
   CiReport rep;
@@ -121,7 +123,8 @@ Result<CiReport> RunCi(const std::vector<CiTask>& tasks, Evaluator& ev, const Ba
   uint64_t seed = o.seed;
   for (const auto& t : tasks) {
     const double ts = SteadySeconds();
-    auto r = ev.Evaluate(Req(t, o, seed++, o.timing));
+    // A machinery failure (the worker cannot start) stops the gate: it is no task's verdict.
+    KILN_ASSIGN_OR_RETURN(exec::EvalResult r, ev.Evaluate(Req(t, o, seed++, o.timing)));
     const BaselineTask* bt = nullptr;
     if (baseline && !rep.gpu_mismatch) {
       auto it = baseline->tasks.find(t.spec.name);
@@ -135,7 +138,7 @@ Result<CiReport> RunCi(const std::vector<CiTask>& tasks, Evaluator& ev, const Ba
       row.task = t.spec.name;
       row.case_name = "*";
       row.status = "failed";
-      row.message = std::string(VerdictString(r.verdict)) + ": " + r.message;
+      row.message = std::string(exec::VerdictName(r.verdict)) + ": " + r.message;
       row.time_s = SteadySeconds() - ts;
       rep.rows.push_back(row);
       ++rep.failures;
@@ -193,7 +196,7 @@ Result<CiReport> RunCi(const std::vector<CiTask>& tasks, Evaluator& ev, const Ba
       }
     }
     if (flagged && o.remeasure) {
-      auto r2 = ev.Evaluate(Req(t, o, seed++ + 1000003, o.remeasure_timing));
+      KILN_ASSIGN_OR_RETURN(exec::EvalResult r2, ev.Evaluate(Req(t, o, seed++ + 1000003, o.remeasure_timing)));
       for (auto& row : rows) {
         if (row.status != "regression") continue;
         const exec::CaseResult* c2 = nullptr;
@@ -304,4 +307,4 @@ std::string JUnitXml(const CiReport& r) {
   return x;
 }
 
-}  // namespace kiln::search
+}  // namespace kiln::app

@@ -1,4 +1,4 @@
-// kiln/search: `kiln ci`, the performance-regression gate.
+// kiln/app: `kiln ci`, the performance-regression gate.
 //
 // A baseline file (JSON, schema_version 1) holds per task and input case the median time measured on
 // one GPU model, with the spread and the versions. RunCi re-measures every task (its own code, or a
@@ -20,7 +20,7 @@
 #include "search/interfaces.h"
 #include "task/task.h"
 
-namespace kiln::search {
+namespace kiln::app {
 
 struct CiTask {
   task::TaskSpec spec;
@@ -80,8 +80,9 @@ struct CiReport {
   double wall_s = 0;
 };
 
-// `baseline` may be null only with update_baseline.
-Result<CiReport> RunCi(const std::vector<CiTask>& tasks, Evaluator& ev, const Baseline* baseline,
+// `baseline` may be null only with update_baseline. Errors: no GPU, no baseline, or a machinery
+// failure of `ev` (never a task's "failed" row).
+Result<CiReport> RunCi(const std::vector<CiTask>& tasks, search::Measurer& ev, const Baseline* baseline,
                        const CiOptions& o);
 
 std::string FormatCiTable(const CiReport& r);
@@ -90,4 +91,4 @@ std::string FormatCiTable(const CiReport& r);
 std::string JUnitXml(const CiReport& r);
 std::string XmlEscape(const std::string& s);
 
-}  // namespace kiln::search
+}  // namespace kiln::app

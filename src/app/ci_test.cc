@@ -7,23 +7,25 @@
 #include <gtest/gtest.h>
 
 #include "fakes.h"
-#include "search/ci.h"
+#include "app/ci.h"
 
-namespace kiln::search {
+namespace kiln::app {
+
+using search::Config;
 namespace {
 
 // Times per task name; `slow_once` makes the first measurement of a task slower (noise).
-class CiEvaluator : public testing::FakeEvaluator {
+class CiEvaluator : public search::testing::FakeMeasurer {
  public:
   std::map<std::string, double> ms;
   std::map<std::string, int> seen;
   std::map<std::string, double> first_factor;
-  exec::EvalResult Evaluate(const exec::EvalRequest& r) override {
+  exec::EvalResult Run(const exec::EvalRequest& r) override {
     int n = seen[r.task.name]++;
     double f = (n == 0 && first_factor.count(r.task.name)) ? first_factor[r.task.name] : 1.0;
     double t = ms[r.task.name] * f;
     time_ms = [t](const Config&, bool) { return t; };
-    return FakeEvaluator::Evaluate(r);
+    return FakeMeasurer::Run(r);
   }
 };
 
@@ -196,4 +198,4 @@ TEST(Ci, JUnitXmlIsWellFormed) {
 }
 
 }  // namespace
-}  // namespace kiln::search
+}  // namespace kiln::app

@@ -1,4 +1,4 @@
-#include "search/progress.h"
+#include "app/progress.h"
 
 #include <unistd.h>
 
@@ -6,18 +6,18 @@
 
 #include <fmt/format.h>
 
-namespace kiln::search {
+namespace kiln::app {
 
 StderrProgress::StderrProgress(std::FILE* out, int tty)
     : out_(out), tty_(tty < 0 ? isatty(fileno(out)) != 0 : tty == 1) {}
 
-std::string StderrProgress::Format(const ProgressState& s) {
+std::string StderrProgress::Format(const search::ProgressState& s) {
   double left = std::max(0.0, s.budget_s - s.elapsed_s);
   return fmt::format("[{}] tried {} (pruned {}, failed {}) | best {:.3f}x {} | {:.0f}s elapsed, {:.0f}s left",
                      s.phase, s.tried, s.pruned, s.failed, s.best_speedup, s.best_config, s.elapsed_s, left);
 }
 
-void StderrProgress::Update(const ProgressState& s) {
+void StderrProgress::Update(const search::ProgressState& s) {
   std::string line = Format(s);
   if (tty_) {
     std::fprintf(out_, "\r\033[K%s", line.c_str());
@@ -47,4 +47,27 @@ void StderrProgress::Finish() {
   std::fflush(out_);
 }
 
-}  // namespace kiln::search
+BatchProgress::BatchProgress(size_t total, bool quiet)
+    : total_(total), quiet_(quiet), tty_(isatty(2)), start_(std::chrono::steady_clock::now()) {}
+
+void BatchProgress::Done(bool ok, bool error) {
+  ++done_;
+  if (error) ++errors_;
+  else if (ok) ++ok_;
+  else ++failed_;
+  if (quiet_) return;
+  size_t step = std::max<size_t>(1, total_ / 20);
+  if (!tty_ && done_ % step != 0 && done_ != total_) return;
+  double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  double rate = s > 0 ? done_ / s * 60 : 0;
+  double eta = rate > 0 ? (total_ - done_) / rate * 60 : 0;
+  const int width = 30;
+  int fill = total_ ? static_cast<int>(width * done_ / total_) : width;
+  std::string bar = std::string(fill, '#') + std::string(width - fill, '.');
+  std::fprintf(stderr, "%s[%s] %zu/%zu  ok %zu  failed %zu  errors %zu  %.1f/min  eta %.0fs%s",
+               tty_ ? "\r" : "", bar.c_str(), done_, total_, ok_, failed_, errors_, rate, eta,
+               tty_ ? (done_ == total_ ? "\n" : "") : "\n");
+  std::fflush(stderr);
+}
+
+}  // namespace kiln::app
