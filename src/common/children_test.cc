@@ -58,6 +58,7 @@ pid_t SpawnSleeper(int grandchild_fd = -1) {
       execlp("sleep", "sleep", "30", static_cast<char*>(nullptr));
       _exit(127);
     }
+    setpgid(g, g);  // as well as in the grandchild: its group is set before its pid is reported
     (void)!write(grandchild_fd, &g, sizeof g);
     close(grandchild_fd);
   }
