@@ -42,6 +42,7 @@ struct EvalFlags {
   std::vector<std::string> sizes;  // NAME=VALUE
   bool json = false;
   std::string mode = "check", policy = "strict", isolation = "fork";
+  std::string protocol;  // tolerance protocol: kernelbench (worker default) or legacy
   std::string time_isolation = "shared";  // batch: the timing stage after check workers
   uint64_t seed = 1234;
   int trials = 3;
@@ -77,6 +78,7 @@ Result<exec::EvalRequest> BaseRequest(const EvalFlags& f) {
   exec::EvalRequest r;
   KILN_ASSIGN_OR_RETURN(r.mode, exec::ParseMode(f.mode));
   KILN_ASSIGN_OR_RETURN(r.policy, exec::ParsePolicy(f.policy));
+  r.protocol = f.protocol;
   r.seed = f.seed;
   r.trials = f.trials;
   r.cases = f.cases;
@@ -390,6 +392,7 @@ int RunBatch(const EvalFlags& f) {
         if (p.ok()) req.policy = *p;
       }
       if (in.contains("trials") && in["trials"].is_number_integer()) req.trials = in["trials"];
+      if (in.contains("protocol") && in["protocol"].is_string()) req.protocol = in["protocol"];
       if (in.contains("seed") && in["seed"].is_number_unsigned()) req.seed = in["seed"];
       if (in.contains("timeout_s") && in["timeout_s"].is_number()) req.timeout_s = in["timeout_s"];
       Status cs = Status::Ok();
@@ -550,6 +553,8 @@ Command RegisterEval(CLI::App& app) {
   sub->add_option("--mode", f->mode, "check (correctness) or time (correctness, then timing)");
   sub->add_option("--policy", f->policy, "strict (untrusted code) or trusted (your own kernel)");
   sub->add_option("--isolation", f->isolation, "shared, fork (default) or fresh");
+  sub->add_option("--protocol", f->protocol, "Tolerances: kernelbench (per dtype, default) or legacy (1e-2 everywhere)")
+      ->check(CLI::IsMember({"kernelbench", "legacy"}));
   sub->add_option("--seed", f->seed, "Seed of the input trials");
   sub->add_option("--trials", f->trials, "Correctness trials per case (fresh inputs each)")->check(CLI::Range(1, 1000));
   sub->add_option("--case", f->cases, "Run only these cases (repeatable)");

@@ -1,0 +1,128 @@
+"""GPU memory as a budget (docs/eval.md, "Memory"): the task's own footprint (the reference's inputs and
+outputs, measured once per request) beside the worker's peak GPU memory during the request, and the release of
+cached blocks between requests."""
+from __future__ import annotations
+
+import gc
+import weakref
+
+import torch
+
+from . import platform as plat
+
+
+def tree_bytes(x, seen=None) -> int:
+    """Bytes of the distinct tensor storages in a nested structure."""
+    seen = set() if seen is None else seen
+    if isinstance(x, torch.Tensor):
+        try:
+            key = (x.untyped_storage().data_ptr(), x.device.type)
+            if key in seen:
+                return 0
+            seen.add(key)
+            return int(x.untyped_storage().nbytes())
+        except Exception:
+            return int(x.numel() * x.element_size())
+    if isinstance(x, (list, tuple)):
+        return sum(tree_bytes(v, seen) for v in x)
+    if isinstance(x, dict):
+        return sum(tree_bytes(v, seen) for v in x.values())
+    return 0
+
+
+class Budget:
+    """Measures one request: the footprint at its first trial, the peak of the worker's allocations."""
+
+    def __init__(self):
+        self.footprint = None
+        self.base = 0
+        if not plat.INTERPRET:
+            try:
+                torch.cuda.reset_peak_memory_stats()
+                self.base = int(torch.cuda.memory_allocated())
+            except Exception:
+                pass
+
+    def note_task(self, inputs, outputs):
+        if self.footprint is None:
+            self.footprint = tree_bytes(inputs) + tree_bytes(outputs)
+
+    def report(self) -> dict:
+        out = {"footprint_bytes": self.footprint}
+        if plat.INTERPRET:
+            return out
+        try:
+            peak = int(torch.cuda.max_memory_allocated()) - self.base
+            out["peak_bytes"] = peak
+            out["peak_reserved_bytes"] = int(torch.cuda.max_memory_reserved())
+            if self.footprint:
+                out["ratio"] = round(peak / self.footprint, 3)
+        except Exception:
+            pass
+        return out
+
+
+def release():
+    """Between requests: drop what the last one left and give the allocator's cached blocks back."""
+    gc.collect()
+    if not plat.INTERPRET:
+        try:
+            torch.cuda.empty_cache()
+        except Exception:
+            pass
+
+
+# Earlier outputs held strongly, in all, up to this many bytes (see History).
+STRONG_BYTES = 1 << 30
+
+
+class History:
+    """Outputs of earlier calls, for the aliasing checks (output_aliases_reference, cached_output). Held
+    strongly while their total stays under STRONG_BYTES: their memory cannot be reused, so an overlap with them
+    is real. Beyond that (a 6 GiB output per trial would keep tens of GiB alive), they are held weakly: an
+    output that only kiln held is freed and its memory may be reused legitimately, so only those still alive
+    (held by someone else: a candidate that caches its output) are compared."""
+
+    def __init__(self, cap=None):
+        self.cap = STRONG_BYTES if cap is None else cap
+        self.items = []        # ("s", tree) or ("w", [weakref to a tensor])
+        self.bytes = 0
+
+    def append(self, tree):
+        from . import compare
+        n = tree_bytes(tree)
+        if self.bytes + n <= self.cap:
+            self.items.append(("s", tree))
+            self.bytes += n
+            return
+        refs = []
+        for _, v in compare.flatten(tree):
+            if isinstance(v, torch.Tensor):
+                try:
+                    refs.append(weakref.ref(v))
+                except TypeError:
+                    pass
+        self.items.append(("w", refs))
+
+    def storages(self):
+        from . import compare
+        out = []
+        for kind, x in self.items:
+            if kind == "s":
+                out += compare.storages(x)
+                continue
+            for r in x:
+                t = r()
+                if t is not None:
+                    out += compare.storages(t)
+        return out
+
+    def last(self):
+        """The latest output when still held (else None)."""
+        if not self.items:
+            return None
+        kind, x = self.items[-1]
+        if kind == "s":
+            return x
+        alive = [r() for r in x]
+        return alive if alive and all(t is not None for t in alive) else None
