@@ -157,6 +157,7 @@ def test_profiler_attribution_counts_own_launches_and_names_foreign_kernels():
     ev = _Ev(cand, [None])
     rec = at.judge_profile(ev)
     assert rec["own_share"] == round(10 / 95, 4) and rec["allowed_ms"] == 0.005
+    assert rec["own_share_of_compute"] == round(10 / 90, 4)
     assert rec["foreign_kernels"][0]["name"] == "cutlass::Kernel2"
     assert [r["code"] for r in ev.reasons.items] == ["foreign_kernel"] and "84%" in ev.reasons.items[0]["message"]
     # the same foreign kernel launched by a Triton reference (TritonBench-G wrappers) is the task's own
@@ -209,3 +210,16 @@ def test_history_holds_large_outputs_only_weakly():
     del small
     gc.collect()
     assert len(h.storages()) == 2      # the strong one stays alive
+
+
+@pytest.mark.skipif(not os.path.isdir(os.path.join(CORPUS, "tritonbench", "G")), reason="corpus not present")
+def test_triton_reference_sets_the_precision(fork_worker):
+    """TritonBench-G's matmul_triton2 runs fp32 tl.dot at Triton's default (TF32), as its own reference does: no
+    reduced_precision against itself (the H100 sweep rejected it while the first trial judged the precision before
+    the reference's launches were counted)."""
+    spec = {"format": "tritonbench_g", "name": "matmul_triton2",
+            "path": os.path.join(CORPUS, "tritonbench", "G", "kernels", "matmul_triton2.py")}
+    r = fork_worker.request({"op": "eval", "task": spec, "candidate": None, "mode": "check", "trials": 1,
+                             "limits": {"timeout_s": 120}}, timeout=200)
+    assert r["verdict"] == "ok", r.get("reasons")
+    assert r["precision"] == {"candidate_dots": "tf32", "task": "tf32"}

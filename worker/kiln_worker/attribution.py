@@ -192,7 +192,9 @@ def judge_profile(ev):
     total = own_us + allowed_us + foreign_us
     groups = _group([(n, us) for _, n, us in foreign])
     top = sorted(groups.items(), key=lambda kv: -kv[1][1])
+    computing = own_us + foreign_us   # without fills and copies (the worker's own poison fills among them)
     rec = {"method": "profiler", "own_share": round(own_us / total, 4) if total else None,
+           "own_share_of_compute": round(own_us / computing, 4) if computing else None,
            "own_ms": round(own_us / 1e3, 4), "allowed_ms": round(allowed_us / 1e3, 4),
            "foreign_ms": round(foreign_us / 1e3, 4),
            "foreign_kernels": [{"name": k, "count": n, "ms": round(us / 1e3, 4),

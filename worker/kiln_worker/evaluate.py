@@ -478,9 +478,9 @@ class Evaluator:
             out_r, rec_r, ref_launches = self._call_reference(ref_fn, r_args, r_kwargs, seed)
         self.ref_traces.append(ref_trace if ref_launches else None)
         self.mem.note_task(master, out_r)
-        self._judge_precision(out_r)
         self.ref_launches += ref_launches
         self.ref_ops.append((case, rec_r.calls, ref_launches))
+        self._judge_precision(out_r)
 
         # inputs: the candidate may change them only where the reference does too
         c_changed = compare.changed_paths((c_args, c_kwargs), master)
