@@ -7,7 +7,7 @@
 #   bash .device-carry/verdict/bench/gpu/run_verdicts.sh tbg   every TritonBench-G module against itself (mode
 #                                                              check, 10 check workers), compared with the last
 #                                                              sweep (bench/results/session4/h100_tritonbench_g_check.jsonl)
-# TBG_LIMIT=N: only the first N modules; TBG_ONLY="a b": only these (a re-check); INTERPRET=1: under the interpreter (a CPU dry run of this script).
+# KB_ONLY=TASK:CAND.py,...: only these KernelBench cases; TBG_LIMIT=N: only the first N modules; TBG_ONLY="a b": only these (a re-check); INTERPRET=1: under the interpreter (a CPU dry run of this script).
 set -uo pipefail
 here=$(cd "$(dirname "$0")/../.." && pwd)
 export KILN_WORKER_DIR=$here/worker KILN_PYTHON=${KILN_PYTHON:-python3} PYTHONUNBUFFERED=1
@@ -21,7 +21,7 @@ case "${1:-kb}" in
   kb)
     small=(); [ -n "${INTERPRET:-}" ] && small=(--small)
     timeout "${KB_S:-540}" "$KILN_PYTHON" "$here/bench/gpu/verdicts_gpu.py" --out "$w" --phase "${PHASE:-all}" \
-      "${interp[@]}" "${small[@]}" > "$w/kb_stdout.txt" 2>&1
+      "${interp[@]}" "${small[@]}" --only "${KB_ONLY:-}" > "$w/kb_stdout.txt" 2>&1
     echo "kb rc=$? in $((SECONDS - t0)) s" | tee -a "$w/times.txt" ;;
   tbg)
     if [ -n "${TBG_ONLY:-}" ]; then for m in $TBG_ONLY; do echo "$KILN_CORPUS_DIR/tritonbench/G/kernels/$m.py"; done

@@ -69,9 +69,11 @@ def run_suite(rec, out):
               f"{time.monotonic() - t0:.1f}s", file=out, flush=True)
 
 
-def run_kb(rec, out, small, jsonl):
+def run_kb(rec, out, small, jsonl, only=None):
     for task, cands in KB.items():
         for cand, trials in cands:
+            if only and f"{task[:-3]}:{os.path.basename(cand)}" not in only:
+                continue
             req = eval_request(cand, trials=trials)
             req["task"] = {"format": "kernelbench", "name": task[:-3], "path": os.path.join(L1, task)}
             if small:
@@ -106,6 +108,7 @@ def main():
     ap.add_argument("--phase", default="all", choices=["suite", "kb", "all"])
     ap.add_argument("--interpret", action="store_true")
     ap.add_argument("--small", action="store_true")
+    ap.add_argument("--only", default="", help="TASK:CANDIDATE.py,... (e.g. 19_ReLU:relu_ok.py): only these cases")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     w = Worker(isolation="fork", interpret=a.interpret)
@@ -119,7 +122,7 @@ def main():
             run_suite(rec, tee)
         if a.phase in ("kb", "all"):
             with open(os.path.join(a.out, "verdicts_kb.jsonl"), "a") as jsonl:
-                run_kb(rec, tee, a.small, jsonl)
+                run_kb(rec, tee, a.small, jsonl, set(filter(None, a.only.split(","))))
     finally:
         w.close()
 

@@ -223,3 +223,23 @@ def test_triton_reference_sets_the_precision(fork_worker):
                              "limits": {"timeout_s": 120}}, timeout=200)
     assert r["verdict"] == "ok", r.get("reasons")
     assert r["precision"] == {"candidate_dots": "tf32", "task": "tf32"}
+
+
+def test_large_master_inputs_are_checked_by_fingerprint():
+    import torch
+    from kiln_worker import compare, memory
+    x = torch.randn(1000)
+    tree = ([x, torch.arange(10)], {})
+    small = memory.snapshot(tree)
+    assert small[0] == "clone" and memory.changed(tree, small) == []
+    memory.STRONG_BYTES, compare.CHUNK = 0, 64
+    try:
+        snap = memory.snapshot(tree)
+        assert snap[0] == "fingerprint" and memory.changed(tree, snap) == []
+        x[3], x[500] = x[500].item(), x[3].item()       # a swap keeps the plain sum: the weighted one moves
+        assert memory.changed(tree, snap) == ["out[0][0]"]
+        x[3], x[500] = x[500].item(), x[3].item()
+        tree[0][1][9] += 1
+        assert memory.changed(tree, snap) == ["out[0][1]"]
+    finally:
+        memory.STRONG_BYTES, compare.CHUNK = 1 << 30, 1 << 24

@@ -442,7 +442,7 @@ class Evaluator:
         args, kwargs = inp if inp is not None else ([], {})
         self._last_args = args
         master = (args, kwargs)
-        master_copy = tasks_mod.clone_tree(master)  # the master's bits, to see the candidate reach it
+        master_copy = memory.snapshot(master)  # the master's bits (large: fingerprints), to see the candidate reach it
         c_args, c_kwargs = tasks_mod.clone_tree(args), tasks_mod.clone_tree(kwargs)
         guards.FLAGS.reference_called = 0
         guards.FLAGS.streams_created = 0
@@ -468,7 +468,7 @@ class Evaluator:
             self.reasons.add("foreign_stream", "the candidate created or launched on a CUDA stream of its own")
         for code, n in guards.FLAGS.events.items():
             self.reasons.add(code, f"the candidate did {guards.FLAGS.event_detail.get(code, code)} while running")
-        if compare.changed_paths(master, master_copy):
+        if memory.changed(master, master_copy):
             self.runtime["inputs_mutated"] = True
             self.reasons.add("input_mutated", "the candidate modified the worker's master copy of the inputs")
 
@@ -533,7 +533,8 @@ class Evaluator:
         finally:
             self.ref_out_history.append(out_r)
             self.cand_out_history.append(out_c)
-            self.prev_ref_out[case] = out_r
+            # (not kept when large: the cached-answer comparison then covers small outputs only)
+            self.prev_ref_out[case] = out_r if memory.tree_bytes(out_r) <= memory.STRONG_BYTES else None
         stats["_max_abs"], stats["_rel"] = st["max_abs_err"], st["rel_l2_err"]
         stats["shapes"], stats["dtypes"] = st["shapes"], st["dtypes"]
         return True

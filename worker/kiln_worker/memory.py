@@ -126,3 +126,50 @@ class History:
             return x
         alive = [r() for r in x]
         return alive if alive and all(t is not None for t in alive) else None
+
+
+def _fingerprint(t: torch.Tensor):
+    """Two sums over a tensor's bits (plain and position-weighted), CHUNK elements at a time, on its device."""
+    from . import compare
+    bits = compare._bits(t.detach())
+    if not bits.is_contiguous():
+        bits = bits.contiguous()
+    flat = bits.reshape(-1)
+    s1 = torch.zeros((), dtype=torch.int64, device=t.device)
+    s2 = torch.zeros((), dtype=torch.int64, device=t.device)
+    for i in range(0, flat.numel(), compare.CHUNK):
+        c = flat[i:i + compare.CHUNK].to(torch.int64)
+        w = (torch.arange(i, i + c.numel(), device=t.device, dtype=torch.int64) % 65521) + 1
+        s1 += c.sum()
+        s2 += (c * w).sum()
+    return s1, s2
+
+
+def snapshot(tree):
+    """What the master inputs are checked against after the candidate ran: a clone while they are small (up to
+    STRONG_BYTES), else per-tensor fingerprints (a clone of 6 GiB inputs would be 6 GiB more per trial)."""
+    from . import compare, tasks
+    if tree_bytes(tree) <= STRONG_BYTES:
+        return ("clone", tasks.clone_tree(tree))
+    return ("fingerprint", [(p, tuple(v.shape), v.dtype, _fingerprint(v)) for p, v in compare.flatten(tree)
+                            if isinstance(v, torch.Tensor)])
+
+
+def changed(tree, snap) -> list:
+    """Paths of the tensors of `tree` that differ from the snapshot."""
+    from . import compare
+    kind, data = snap
+    if kind == "clone":
+        return compare.changed_paths(tree, data)
+    now = [(p, v) for p, v in compare.flatten(tree) if isinstance(v, torch.Tensor)]
+    if len(now) != len(data):
+        return [p for p, _ in now] or ["out"]
+    out = []
+    for (p, v), (_, shape, dtype, (s1, s2)) in zip(now, data):
+        if tuple(v.shape) != shape or v.dtype != dtype:
+            out.append(p)
+            continue
+        t1, t2 = _fingerprint(v)
+        if not (bool(t1 == s1) and bool(t2 == s2)):
+            out.append(p)
+    return out
