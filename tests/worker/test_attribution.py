@@ -243,3 +243,35 @@ def test_large_master_inputs_are_checked_by_fingerprint():
         assert memory.changed(tree, snap) == ["out[0][1]"]
     finally:
         memory.STRONG_BYTES, compare.CHUNK = 1 << 30, 1 << 24
+
+
+SMALL_OOM = '''
+import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        # what a GPU shared with other workers answers to a modest allocation
+        raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 64.00 MiB. GPU 0 has a total capacity")
+'''
+
+
+def test_out_of_memory_is_the_infrastructures_unless_the_candidate_asks_for_far_more(fork_worker):
+    r = fork_worker.request(eval_request(os.path.join(CANDIDATES, "faulty", "huge_allocation.py")))
+    assert r["verdict"] == "runtime_error" and codes(r) == ["out_of_memory"]
+    assert "the task's footprint is" in r["message"]        # both figures
+    req = eval_request(_cand("honest", "relu_ok"))
+    req["candidate"] = {"source": SMALL_OOM, "name": "small_oom.py"}
+    r = fork_worker.request(req)
+    assert not r["ok"] and r["error_code"] == "infra_out_of_memory", r
+    assert r["memory"]["requested_bytes"] == 64 << 20 and r["memory"]["in_candidate"]
+
+
+def test_blame_outside_the_candidate_is_always_the_infrastructures():
+    from kiln_worker import memory
+    b = memory.Budget()
+    b.footprint = 1 << 20
+    assert memory.blame_oom("Tried to allocate 8.00 GiB", True, b, None) is None
+    assert memory.blame_oom("Tried to allocate 8.00 GiB", False, b, None)["in_candidate"] is False
+    assert memory.blame_oom("out of memory", True, b, None)["requested_bytes"] is None

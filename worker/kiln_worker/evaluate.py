@@ -129,6 +129,7 @@ class Evaluator:
         self.cand_traces, self.ref_traces = [], []   # GPU kernel records per trial (attribution.py)
         self.attribution = None
         self.precision = None
+        self._in_cand_call = False
         self._own_keys, self._ref_keys = set(), set()
         self.protocol = req.get("protocol") or "kernelbench"
         self.mem = memory.Budget()
@@ -172,6 +173,12 @@ class Evaluator:
                 return {"ok": False, "error": f"task_error: {e}", "error_code": "task_error"}
             except BaseException as e:  # noqa: BLE001 - outcomes are values
                 code, msg = classify_exception(e)
+                if code == "out_of_memory":
+                    blame = memory.blame_oom(msg, self._in_cand_call, self.mem, getattr(self, "_last_args", None))
+                    if blame is not None:   # not the candidate's alone: an infrastructure outcome
+                        return {"ok": False, "error": blame["message"], "error_code": "infra_out_of_memory",
+                                "memory": blame}
+                    msg += f" ({self.mem.oom_note})"
                 self.reasons.add(code, msg)
                 if code in ("illegal_memory_access", "cuda_error"):
                     self.fatal = True
@@ -371,9 +378,11 @@ class Evaluator:
         guards.FLAGS.host_elements = 0
         plat.poison_allocator()
         tasks_mod.seed_all(seed)
+        self._in_cand_call = True
         with attribution.kernel_trace() as trace, plat.cuda_shim(), guards.candidate_running(), \
                 guards.watch_streams(), rec:
             out = fn(*args, **kwargs)
+        self._in_cand_call = False
         plat.synchronize()
         self._trace = trace
         # A thread the candidate left running would run on while the reference does (and could touch

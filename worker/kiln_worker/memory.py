@@ -36,6 +36,7 @@ class Budget:
     def __init__(self):
         self.footprint = None
         self.base = 0
+        self.oom_note = ""
         if not plat.INTERPRET:
             try:
                 torch.cuda.reset_peak_memory_stats()
@@ -172,4 +173,46 @@ def changed(tree, snap) -> list:
         t1, t2 = _fingerprint(v)
         if not (bool(t1 == s1) and bool(t2 == s2)):
             out.append(p)
+    return out
+
+
+# A candidate's failed allocation is its own out_of_memory only when it asked for this many times the task's
+# footprint (and at least 1 GiB); otherwise an out-of-memory error is the infrastructure's (a GPU shared with
+# other workers, kiln's own copies), for the runner to retry alone.
+OOM_FACTOR = 4
+_UNITS = {"b": 1, "bytes": 1, "kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30, "tib": 1 << 40, "pib": 1 << 50,
+          "kb": 1 << 10, "mb": 1 << 20, "gb": 1 << 30, "tb": 1 << 40, "pb": 1 << 50}
+
+
+def requested_bytes(msg: str):
+    """The size a failed allocation asked for, from torch's message ("Tried to allocate 20.00 GiB", "you tried
+    to allocate 4503599627370496 bytes"); None when it does not say."""
+    import re
+    m = re.search(r"allocate\s+([0-9.]+)\s*([KMGTP]i?B|bytes|B)\b", msg, re.I)
+    if not m:
+        return None
+    return int(float(m.group(1)) * _UNITS[m.group(2).lower()])
+
+
+def blame_oom(msg, in_candidate, budget, last_args):
+    """None when the candidate alone asked for far more than the task needs (its out_of_memory, with both
+    figures in budget.oom_note); else the infrastructure outcome's details."""
+    asked = requested_bytes(msg)
+    task = budget.footprint
+    if task is None and last_args is not None:
+        task = 2 * tree_bytes(last_args)    # before the reference ran: its inputs and an output as large
+    budget.oom_note = (f"it asked for {asked} bytes; the task's footprint is {task} bytes"
+                       if asked is not None else "")
+    if in_candidate and asked is not None and asked >= max(1 << 30, OOM_FACTOR * (task or 0)):
+        return None
+    out = {"requested_bytes": asked, "footprint_bytes": task, "in_candidate": bool(in_candidate),
+           "message": f"out of memory ({msg[:200]}): not the candidate's alone "
+                      f"({'in its call' if in_candidate else 'outside its call'}; asked {asked} bytes, task "
+                      f"footprint {task} bytes); retry alone on a fresh worker"}
+    if not plat.INTERPRET:
+        try:
+            out["in_use_bytes"] = int(torch.cuda.memory_allocated())
+            out["free_bytes"], out["total_bytes"] = (int(x) for x in torch.cuda.mem_get_info())
+        except Exception:
+            pass
     return out
