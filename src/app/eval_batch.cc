@@ -83,6 +83,7 @@ Result<exec::EvalRequest> PairRequest(const EvalOptions& o, const json& in, cons
   if (in.contains("policy") && in["policy"].is_string())
     if (auto p = exec::ParsePolicy(in["policy"]); p.ok()) req.policy = *p;
   if (in.contains("trials") && in["trials"].is_number_integer()) req.trials = in["trials"];
+  if (in.contains("protocol") && in["protocol"].is_string()) req.protocol = in["protocol"];
   if (in.contains("seed") && in["seed"].is_number_unsigned()) req.seed = in["seed"];
   if (in.contains("timeout_s") && in["timeout_s"].is_number()) req.timeout_s = in["timeout_s"];
   if (in.contains("source") && in["source"].is_string()) {

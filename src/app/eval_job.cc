@@ -37,6 +37,7 @@ Result<exec::EvalRequest> BaseRequest(const EvalOptions& o) {
   exec::EvalRequest r;
   KILN_ASSIGN_OR_RETURN(r.mode, exec::ParseMode(o.mode));
   KILN_ASSIGN_OR_RETURN(r.policy, exec::ParsePolicy(o.policy));
+  r.protocol = o.protocol;
   r.seed = o.seed;
   r.trials = o.trials;
   r.cases = o.cases;
@@ -144,6 +145,7 @@ std::optional<int> CheckChoices(const EvalOptions& o) {
        {std::tuple<const char*, std::string, std::vector<std::string>>{"--mode", o.mode, {"check", "time"}},
         {"--policy", o.policy, {"strict", "trusted"}},
         {"--isolation", o.isolation, {"shared", "fork", "fresh"}},
+        {"--protocol", o.protocol.empty() ? std::string("kernelbench") : o.protocol, {"kernelbench", "legacy"}},
         {"--time-isolation", o.time_isolation, {"shared", "fork", "fresh"}}}) {
     if (std::find(allowed.begin(), allowed.end(), value) == allowed.end()) {
       std::string list;

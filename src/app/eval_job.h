@@ -21,6 +21,7 @@ struct EvalOptions {
   std::vector<std::string> sizes;  // NAME=VALUE
   bool json = false;
   std::string mode = "check", policy = "strict", isolation = "fork";
+  std::string protocol;                   // tolerance protocol: kernelbench (worker default) or legacy
   std::string time_isolation = "shared";  // batch: the timing stage after check workers
   uint64_t seed = 1234;
   int trials = 3;

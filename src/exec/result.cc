@@ -88,6 +88,7 @@ json EvalRequest::ToJson(const std::string& id) const {
   if (mode == Mode::kTimeOnly) j["verify_trials"] = verify_trials;
   if (!cases.empty()) j["cases"] = cases;
   if (!tolerance.empty()) j["tolerance"] = tolerance;
+  if (!protocol.empty()) j["protocol"] = protocol;
   if (!timing.empty()) j["timing"] = timing;
   j["limits"] = {{"timeout_s", timeout_s},
                  {"max_gpu_mem_bytes", max_gpu_mem_bytes ? json(*max_gpu_mem_bytes) : json(nullptr)}};
@@ -103,6 +104,8 @@ std::string EvalRequest::ParamsHash() const {
   j.erase("id");
   j.erase("task");
   j.erase("candidate");
+  // the tolerance protocol; "kernelbench" is the worker's default, so it hashes like no protocol
+  if (j.contains("protocol") && j["protocol"] != "kernelbench") j["tolerance_protocol"] = j["protocol"];
   j["protocol"] = kProtocolVersion;
   return HashHex(j.dump());
 }

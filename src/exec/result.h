@@ -52,6 +52,9 @@ struct EvalRequest {
   int verify_trials = 1;  // mode time_only: fresh-input trials before timing (sent only in that mode)
   std::vector<std::string> cases;                      // empty: all
   nlohmann::json tolerance = nlohmann::json::object();  // {"float32": [atol, rtol]}; empty: defaults
+  // Named tolerance protocol (docs/verdicts.md): "kernelbench" (per dtype, the worker's default) or "legacy"
+  // (1e-2 everywhere); empty: not sent.
+  std::string protocol;
   nlohmann::json timing = nlohmann::json::object();     // empty: worker defaults
   double timeout_s = 60;
   std::optional<int64_t> max_gpu_mem_bytes;

@@ -377,5 +377,16 @@ TEST(EvalRequest, ParamsHashCoversProtocolParameters) {
   EXPECT_EQ(a.ParamsHash(), b.ParamsHash());
 }
 
+TEST(EvalRequest, ToleranceProtocolIsSentAndKeyed) {
+  EvalRequest a;
+  EXPECT_FALSE(a.ToJson("1").contains("protocol"));
+  EvalRequest b = a;
+  b.protocol = "legacy";
+  EXPECT_EQ(b.ToJson("1")["protocol"], "legacy");
+  EXPECT_NE(a.ParamsHash(), b.ParamsHash());  // a legacy verdict is not a kernelbench one
+  b.protocol = "kernelbench";                  // the worker's default: same key as unset
+  EXPECT_EQ(a.ParamsHash(), b.ParamsHash());
+}
+
 }  // namespace
 }  // namespace kiln::exec

@@ -9,18 +9,21 @@ import os
 
 import pytest
 
-from workerproc import CANDIDATES, codes, header
+from workerproc import CANDIDATES, codes, header, task_spec
 
 DATA = os.path.join(os.path.dirname(__file__), "data", "h200_worker_check.jsonl")
+# The candidates added for issue 14, recorded on an NVIDIA H100 (bench/gpu/verdicts_gpu.py): read after DATA.
+DATA_VERDICTS = os.path.join(os.path.dirname(__file__), "data", "h100_verdicts_check.jsonl")
 
 
 def _records():
     out = []
-    with open(DATA) as f:
-        for line in f:
-            d = json.loads(line)
-            if d["request"].get("op") == "eval":
-                out.append(d)
+    for path in (DATA, DATA_VERDICTS):
+        with open(path) as f:
+            for line in f:
+                d = json.loads(line)
+                if d["request"].get("op") == "eval":
+                    out.append(d)
     return out
 
 
@@ -41,7 +44,9 @@ def _suite_records():
     for d in _records():
         cand = d["request"].get("candidate") or {}
         name = cand.get("name")
-        if name in files and d["request"].get("mode") == "check":
+        # the suite candidate on its own task (not the same file on a corpus task at its real size)
+        if name in files and d["request"].get("mode") == "check" and \
+                d["request"]["task"].get("name") == task_spec(header(files[name])["task"])["name"]:
             last[name] = d
     return files, last
 

@@ -43,6 +43,7 @@ Command RegisterEval(CLI::App& app) {
   sub->add_option("--mode", o->mode, "check (correctness) or time (correctness, then timing)");
   sub->add_option("--policy", o->policy, "strict (untrusted code) or trusted (your own kernel)");
   sub->add_option("--isolation", o->isolation, "shared, fork (default) or fresh");
+  sub->add_option("--protocol", o->protocol, "Tolerances: kernelbench (per dtype, default) or legacy (1e-2 everywhere)");
   sub->add_option("--seed", o->seed, "Seed of the input trials");
   sub->add_option("--trials", o->trials, "Correctness trials per case (fresh inputs each)")->check(CLI::Range(1, 1000));
   sub->add_option("--case", o->cases, "Run only these cases (repeatable)");

@@ -2,6 +2,7 @@
 then (mode time) the timing protocol. Outcomes are values: every failure becomes a verdict with reasons."""
 from __future__ import annotations
 
+import collections
 import contextlib
 import math
 import re
@@ -12,7 +13,7 @@ import traceback
 
 import torch
 
-from . import capture, compare, guards
+from . import attribution, capture, compare, guards, memory
 from . import platform as plat
 from . import tasks as tasks_mod
 from .verdicts import Reasons
@@ -125,13 +126,20 @@ class Evaluator:
         self.aten_ops = {}
         self.cand_ops = []
         self.ref_ops = []
+        self.cand_traces, self.ref_traces = [], []   # GPU kernel records per trial (attribution.py)
+        self.attribution = None
+        self.precision = None
+        self._in_cand_call = False
+        self._own_keys, self._ref_keys = set(), set()
+        self.protocol = req.get("protocol") or "kernelbench"
+        self.mem = memory.Budget()
         self.ref_launches = 0
         self.ref_mutates_inputs = False   # seen in a trial: the timed-output check does not apply
         self.runtime = {"triton_launches": 0, "foreign_streams": False, "inputs_mutated": False,
                         "output_aliases_input": False, "reverified": False, "streams_created": 0,
                         "reference_called": False}
-        self.ref_out_history = []    # outputs of the reference, kept alive (no address reuse)
-        self.cand_out_history = []
+        self.ref_out_history = memory.History()    # earlier outputs of the reference (aliasing checks)
+        self.cand_out_history = memory.History()
         self.prev_ref_out = {}
         self.tf32 = False
         self.task = None
@@ -140,6 +148,13 @@ class Evaluator:
         self.cand_calls_without_launch = []
         self.has_baseline = False   # a timing baseline replaces the reference while timed
         self.phases = {}   # seconds spent per phase of the request (load, check, timing), for cost accounting
+
+    def release(self):
+        """After the response: drop the request's tensors and give cached GPU blocks back (memory.py)."""
+        self.ref_out_history, self.cand_out_history, self.prev_ref_out = memory.History(), memory.History(), {}
+        self._last_args = None
+        self.cand_traces, self.ref_traces = [], []
+        memory.release()
 
     def _phase(self, name, t0):
         self.phases[name] = round(self.phases.get(name, 0.0) + _perf_counter() - t0, 4)
@@ -150,7 +165,7 @@ class Evaluator:
         resp = {"ok": True}
         with capture.capture_fds() as cap:
             try:
-                with deadline(self.limits.get("timeout_s")), plat.cuda_shim():
+                with deadline(self.limits.get("timeout_s")), plat.cuda_shim(), tasks_mod.scratch_cwd():
                     self._run()
             except Stop:
                 pass
@@ -158,6 +173,12 @@ class Evaluator:
                 return {"ok": False, "error": f"task_error: {e}", "error_code": "task_error"}
             except BaseException as e:  # noqa: BLE001 - outcomes are values
                 code, msg = classify_exception(e)
+                if code == "out_of_memory":
+                    blame = memory.blame_oom(msg, self._in_cand_call, self.mem, getattr(self, "_last_args", None))
+                    if blame is not None:   # not the candidate's alone: an infrastructure outcome
+                        return {"ok": False, "error": blame["message"], "error_code": "infra_out_of_memory",
+                                "memory": blame}
+                    msg += f" ({self.mem.oom_note})"
                 self.reasons.add(code, msg)
                 if code in ("illegal_memory_access", "cuda_error"):
                     self.fatal = True
@@ -185,9 +206,15 @@ class Evaluator:
             "kernels": self._kernels(),
             "aten_ops": self.aten_ops,
             "runtime_checks": self.runtime,
+            "protocol": self.protocol,
             "interpreter": plat.INTERPRET,
             "stderr_tail": capture.tail(out_text + ("\n" + self.notes[-1] if self.notes else "")),
         }
+        if self.attribution is not None:
+            resp["attribution"] = self.attribution
+        if self.precision is not None:
+            resp["precision"] = self.precision
+        resp["memory"] = self.mem.report()
         if self.fatal:
             resp["fatal"] = True
         return resp
@@ -213,7 +240,12 @@ class Evaluator:
         task.reuse_inputs = self.policy == "trusted"
         for k, v in (task.tolerance or {}).items():
             self.tolerance.setdefault(k, v)
+        if self.protocol not in compare.PROTOCOLS:
+            raise tasks_mod.TaskError(f"unknown protocol {self.protocol!r} (expected {', '.join(compare.PROTOCOLS)})")
+        for k, v in compare.PROTOCOLS[self.protocol].items():
+            self.tolerance.setdefault(k, v)
         plat.install_launch_instrumentation()
+        attribution.install()
         guards.install_audit_hook()
         t_ph = _perf_counter()
         with plat.cuda_shim():
@@ -233,6 +265,8 @@ class Evaluator:
             else:
                 raise tasks_mod.TaskError("candidate: null is only valid for tritonbench and kiln tasks")
         self.tf32 = bool(re.search(r"\btl\.dot\b|\.dot\(", source))
+        if self.protocol == "kernelbench" and task.format in ("kernelbench", "tritonbench_t"):
+            self.tf32 = False   # torch reference in IEEE fp32: a tf32 dot is reduced_precision, no allowance
 
         # import the candidate as a fresh module
         plat.LAUNCHES.active = True
@@ -344,9 +378,13 @@ class Evaluator:
         guards.FLAGS.host_elements = 0
         plat.poison_allocator()
         tasks_mod.seed_all(seed)
-        with plat.cuda_shim(), guards.candidate_running(), guards.watch_streams(), rec:
+        self._in_cand_call = True
+        with attribution.kernel_trace() as trace, plat.cuda_shim(), guards.candidate_running(), \
+                guards.watch_streams(), rec:
             out = fn(*args, **kwargs)
+        self._in_cand_call = False
         plat.synchronize()
+        self._trace = trace
         # A thread the candidate left running would run on while the reference does (and could touch
         # its outputs); the static checks reject `threading` imports, this catches the rest.
         # Tensor data taken to numpy / Python lists: the result computed outside torch and Triton.
@@ -360,6 +398,8 @@ class Evaluator:
                                                   f"returned ({left[0].name!r})")
         launches = plat.LAUNCHES.launches[before:]
         own = sum(1 for l in launches if l["own"])
+        self._own_names = collections.Counter(l["name"] for l in launches if l["own"])
+        self._own_keys.update((l["module"], l["name"]) for l in launches if l["own"])
         errors = plat.LAUNCHES.errors[err_before:]
         return out, rec, own, errors
 
@@ -371,6 +411,7 @@ class Evaluator:
         with plat.cuda_shim(), rec:
             out = fn(*args, **kwargs)
         plat.synchronize()
+        self._ref_keys.update((l["module"], l["name"]) for l in plat.LAUNCHES.launches[before:])
         return out, rec, len(plat.LAUNCHES.launches) - before
 
     def _check(self, cases, trials, baseline, seed_offset=0, record=True):
@@ -410,7 +451,7 @@ class Evaluator:
         args, kwargs = inp if inp is not None else ([], {})
         self._last_args = args
         master = (args, kwargs)
-        master_copy = tasks_mod.clone_tree(master)  # the master's bits, to see the candidate reach it
+        master_copy = memory.snapshot(master)  # the master's bits (large: fingerprints), to see the candidate reach it
         c_args, c_kwargs = tasks_mod.clone_tree(args), tasks_mod.clone_tree(kwargs)
         guards.FLAGS.reference_called = 0
         guards.FLAGS.streams_created = 0
@@ -419,7 +460,8 @@ class Evaluator:
         self.runtime["triton_launches"] += own
         for k, v in rec_c.ops.items():
             self.aten_ops[k] = self.aten_ops.get(k, 0) + v
-        self.cand_ops.append((case, rec_c.calls))
+        self.cand_ops.append((case, rec_c.calls, own))
+        self.cand_traces.append((case, self._trace, self._own_names) if self._trace else None)
         if own == 0:
             self.cand_calls_without_launch.append(case)
         if errors:
@@ -435,15 +477,19 @@ class Evaluator:
             self.reasons.add("foreign_stream", "the candidate created or launched on a CUDA stream of its own")
         for code, n in guards.FLAGS.events.items():
             self.reasons.add(code, f"the candidate did {guards.FLAGS.event_detail.get(code, code)} while running")
-        if compare.changed_paths(master, master_copy):
+        if memory.changed(master, master_copy):
             self.runtime["inputs_mutated"] = True
             self.reasons.add("input_mutated", "the candidate modified the worker's master copy of the inputs")
 
         # reference on its own clones, after the candidate
         r_args, r_kwargs = tasks_mod.clone_tree(args), tasks_mod.clone_tree(kwargs)
-        out_r, rec_r, ref_launches = self._call_reference(ref_fn, r_args, r_kwargs, seed)
+        with attribution.kernel_trace() as ref_trace:
+            out_r, rec_r, ref_launches = self._call_reference(ref_fn, r_args, r_kwargs, seed)
+        self.ref_traces.append(ref_trace if ref_launches else None)
+        self.mem.note_task(master, out_r)
         self.ref_launches += ref_launches
         self.ref_ops.append((case, rec_r.calls, ref_launches))
+        self._judge_precision(out_r)
 
         # inputs: the candidate may change them only where the reference does too
         c_changed = compare.changed_paths((c_args, c_kwargs), master)
@@ -470,10 +516,10 @@ class Evaluator:
         if in_alias:
             self.runtime["output_aliases_input"] = True
             self.reasons.add("output_aliases_input", f"output {in_alias[0][0]} is (a view of) an input")
-        ref_all = compare.storages(out_r) + [x for o in self.ref_out_history for x in compare.storages(o)]
+        ref_all = compare.storages(out_r) + self.ref_out_history.storages()
         if compare.overlaps(cs, ref_all):
             self.reasons.add("output_aliases_reference", "the candidate's output lives in the reference's output memory")
-        if compare.overlaps(cs, [x for o in self.cand_out_history for x in compare.storages(o)]):
+        if compare.overlaps(cs, self.cand_out_history.storages()):
             self.reasons.add("cached_output", "the candidate returned the same output memory as in an earlier call")
 
         try:
@@ -496,7 +542,8 @@ class Evaluator:
         finally:
             self.ref_out_history.append(out_r)
             self.cand_out_history.append(out_c)
-            self.prev_ref_out[case] = out_r
+            # (not kept when large: the cached-answer comparison then covers small outputs only)
+            self.prev_ref_out[case] = out_r if memory.tree_bytes(out_r) <= memory.STRONG_BYTES else None
         stats["_max_abs"], stats["_rel"] = st["max_abs_err"], st["rel_l2_err"]
         stats["shapes"], stats["dtypes"] = st["shapes"], st["dtypes"]
         return True
@@ -592,50 +639,25 @@ class Evaluator:
         self._judge_torch_compute()
 
     def _judge_torch_compute(self):
-        """Where is the work done? See docs/verdicts.md (torch_compute)."""
+        """Where is the work done, and at what precision? See docs/verdicts.md (attribution)."""
         task_numel = 1
-        for case, calls in self.cand_ops:
-            pass
-        for args in [self._last_args]:
-            for p, v in compare.flatten(args):
-                if isinstance(v, torch.Tensor):
-                    task_numel = max(task_numel, v.numel())
-        for o in self.ref_out_history[-1:]:
+        for o in [self._last_args, self.ref_out_history.last()]:
             for p, v in compare.flatten(o):
                 if isinstance(v, torch.Tensor):
                     task_numel = max(task_numel, v.numel())
-        floor = max(1, task_numel // 100)
+        rec = attribution.judge_dispatch(self, task_numel)
+        prof = attribution.judge_profile(self)
+        self.attribution = prof or rec
+        if prof is not None:
+            self.attribution["dispatcher"] = rec
 
-        def sig(calls):
-            out = {}
-            for name, shapes, numel in calls:
-                if numel < floor:
-                    continue
-                k = (name, shapes)
-                out[k] = out.get(k, 0) + 1
-            return out
-
-        for (case, ccalls), (_, rcalls, rlaunch) in zip(self.cand_ops, self.ref_ops):
-            c, r = sig(ccalls), sig(rcalls)
-            heavy_c = {k: n for k, n in c.items() if k[0] in guards.HEAVY}
-            if rlaunch == 0:
-                # torch reference: the candidate must not replay it
-                replay = bool(r) and all(c.get(k, 0) >= n for k, n in r.items())
-                heavy_same = [k for k in heavy_c if k in r]
-                if replay or heavy_same:
-                    what = (heavy_same[0][0] if heavy_same else ", ".join(sorted({k[0] for k in r}))[:80])
-                    self.reasons.add("torch_compute", f"the reference's computation ({what}) ran in torch inside "
-                                                      f"the candidate (case {case!r})")
-                    return
-                if heavy_c:
-                    self.reasons.add("torch_compute_partial",
-                                     f"torch ran {sorted({k[0] for k in heavy_c})} inside the candidate")
-            else:
-                excess = [k for k, n in heavy_c.items() if n > r.get(k, 0)]
-                if excess:
-                    self.reasons.add("torch_compute", f"torch ran {excess[0][0]} on task-sized data inside the "
-                                                      f"candidate where the reference does not (case {case!r})")
-                    return
+    def _judge_precision(self, out_r):
+        """After a trial's reference call, before the comparison: dots below the task's precision."""
+        out_dtype = next((v.dtype for _, v in compare.flatten(out_r)
+                          if isinstance(v, torch.Tensor) and v.dtype.is_floating_point), None)
+        torch_ref = all(r[2] == 0 for r in self.ref_ops)
+        self.precision = attribution.judge_precision(self, out_dtype, self._own_keys, self._ref_keys, torch_ref,
+                                                     self.protocol)
 
     # ------------------------------------------------------------------------------------------
     def _compile(self, cases):

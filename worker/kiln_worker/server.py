@@ -174,6 +174,7 @@ def eval_in_process(req, worker) -> dict:
     try:
         resp = ev.run()
     finally:
+        ev.release()
         if shared:
             n = guards.restore_pristine()
             if n:

@@ -9,6 +9,7 @@
 """
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import itertools
 import os
@@ -53,7 +54,7 @@ def _tmpdir():
 
 
 def load_module(source: str, modname: str, filename: str, register_as=(), candidate=False, harness_after=None,
-                harness_skip=(), harness_only=None):
+                harness_skip=(), harness_only=None, self_names=(), sibling_dir=None):
     """Imports `source` as a new module named `modname` from a real file (inspect/triton need source).
     harness_after: the functions defined after this line are the task's harness (guards.register_harness),
     except the top-level ones named in harness_skip (or not named in harness_only, when given)."""
@@ -79,8 +80,47 @@ def load_module(source: str, modname: str, filename: str, register_as=(), candid
     sys.modules[modname] = mod
     for alias in register_as:
         sys.modules[alias] = mod
+    if self_names or sibling_dir:
+        mod.__dict__["__builtins__"] = _scoped_builtins(mod, self_names, sibling_dir)
     exec(code, mod.__dict__)
     return mod
+
+
+def _scoped_builtins(mod, self_names, sibling_dir):
+    """builtins for one module whose __import__ resolves the module's own file name to the module itself
+    (TritonBench-T's tanh_linear test does `from tanh_linear import tanh_linear`: the reference and the candidate
+    each get their own), and a name of a sibling file in the task's directory to that file (loaded once)."""
+    import builtins
+    real = builtins.__import__
+
+    def scoped_import(name, globals=None, locals=None, fromlist=(), level=0):
+        if level == 0:
+            top = name.partition(".")[0]
+            if name in self_names:
+                return mod
+            if sibling_dir and top not in sys.modules and top.isidentifier():
+                path = os.path.join(sibling_dir, top + ".py")
+                if os.path.isfile(path):
+                    load_module(_read(path), top, top + ".py")
+        return real(name, globals, locals, fromlist, level)
+    b = dict(builtins.__dict__)
+    b["__import__"] = scoped_import
+    return b
+
+
+@contextlib.contextmanager
+def scratch_cwd():
+    """The request runs in a fresh scratch directory: a module that writes files writes them there."""
+    prev = os.getcwd()
+    d = tempfile.mkdtemp(prefix="cwd", dir=_tmpdir())
+    os.chdir(d)
+    try:
+        yield d
+    finally:
+        try:
+            os.chdir(prev)
+        except OSError:
+            pass
 
 
 def unique_name(prefix):
@@ -435,7 +475,8 @@ class TritonBenchTask(Task):
         modname = unique_name(f"kiln_{role}")
         # everything below the separator (the test_* function, its helpers) is the harness, in the reference's
         # module and in the candidate's (whose bottom is the task's, never the candidate's own)
-        return load_module(src, modname, name, candidate=candidate, harness_after=top.count("\n") + 1)
+        return load_module(src, modname, name, candidate=candidate, harness_after=top.count("\n") + 1,
+                           self_names=(self.modname,), sibling_dir=os.path.dirname(os.path.abspath(self.path)))
 
     def load_reference(self):
         self.ref_mod = self._load(self.top, "ref", os.path.basename(self.path), False)

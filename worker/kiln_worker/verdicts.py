@@ -36,6 +36,8 @@ CODES = {
     # rejected (policy): the candidate games the protocol
     "no_triton_launch": ("rejected", None),
     "torch_compute": ("rejected", None),
+    "foreign_kernel": ("rejected", None),
+    "reduced_precision": ("rejected", None),
     "swallowed_kernel_error": ("rejected", None),
     "reference_called": ("rejected", "mismatch"),
     "output_aliases_input": ("rejected", "mismatch"),
@@ -64,6 +66,7 @@ CODES = {
     # warnings only
     "excessive_speedup": (None, None),
     "torch_compute_partial": (None, None),
+    "reduced_precision_allowed": (None, None),
     "clock_changed": (None, None),
     "timing_unavailable": (None, None),
 }

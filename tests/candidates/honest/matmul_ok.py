@@ -1,6 +1,7 @@
 # task: matmul
 # expect: ok
-# tries: an honest tiled Triton matmul with tl.dot (fp32 inputs: the documented TF32 allowance applies on GPU).
+# tries: an honest tiled Triton matmul with tl.dot in IEEE fp32 (input_precision="ieee": Triton's default for fp32
+# tries: operands is TF32, which protocol kernelbench rejects as reduced_precision; see adversarial/tf32_dot_fp32.py).
 import torch
 import torch.nn as nn
 import triton
@@ -21,7 +22,7 @@ def mm_kernel(a_ptr, b_ptr, c_ptr, M, N, K, sam, sak, sbk, sbn, scm, scn,
                     mask=(rm[:, None] < M) & ((k + rk)[None, :] < K), other=0.0)
         b = tl.load(b_ptr + (k + rk)[:, None] * sbk + rn[None, :] * sbn,
                     mask=((k + rk)[:, None] < K) & (rn[None, :] < N), other=0.0)
-        acc += tl.dot(a, b)
+        acc += tl.dot(a, b, input_precision="ieee")
     tl.store(c_ptr + rm[:, None] * scm + rn[None, :] * scn, acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
 
 
