@@ -158,6 +158,11 @@ class Task:
     def trials_for(self, case, trials):
         return trials
 
+    def inputs_vary_with_seed(self, case):
+        """Whether inputs(case, seed) draws other values for another seed (the timing stage draws a second
+        set only then: a copy of the same values would cost memory and change nothing)."""
+        return True
+
     # A baseline (kiln optimize's original, trusted): timed in place of the reference, interleaved with the
     # candidate in the same request, so that a candidate is compared with the original under one process,
     # one autotune pick of each and the same clocks. It is loaded like the reference (no candidate guards).
@@ -410,6 +415,9 @@ class TritonBenchTask(Task):
 
     def trials_for(self, case, trials):
         return trials if case == "test" else 1
+
+    def inputs_vary_with_seed(self, case):
+        return False   # the perf harness's sweep is drawn once (seeded by kiln); `test` makes its own
 
     def largest_cases(self, k):
         """The k perf-harness cases with the most input bytes, in sweep order (the `test` case when the
