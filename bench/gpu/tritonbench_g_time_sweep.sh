@@ -49,7 +49,19 @@ if [ -n "${RESUME:-}" ] && [ -s "$RESUME" ]; then
   resume=(--resume)
 fi
 t0=$SECONDS
-timeout "$limit" "$bin" eval --batch "$pairs" --out "$res" --mode time --no-db --timeout "${PER_MODULE_S:-180}" \
+# (kiln eval --resume aborts when no pair is left to evaluate: nothing to do then)
+left=$(python3 -c '
+import json, sys
+done = set()
+for l in open(sys.argv[1]) if len(sys.argv) > 2 else []:
+    try:
+        j = json.loads(l)
+    except ValueError:
+        continue
+    if "error" not in j:
+        done.add(j.get("line"))
+print(sum(1 for i, _ in enumerate(open(sys.argv[-1]), 1) if i not in done))' ${resume:+"$res"} "$pairs")
+[ "$left" -gt 0 ] && timeout "$limit" "$bin" eval --batch "$pairs" --out "$res" --mode time --no-db --timeout "${PER_MODULE_S:-180}" \
   "${resume[@]}" > /dev/null 2> "$OUT/stderr.txt"
 echo "batch rc=$? in $((SECONDS - t0)) s, $(wc -l < "$res") of $(wc -l < "$pairs") results" | tee "$OUT/times.txt"
 python3 "$(dirname "$0")/summarize_time_sweep.py" "$res" > "$OUT/summary.txt" 2>&1
