@@ -107,10 +107,10 @@ def diff(a, b):
 
 
 def flood(value):
-    """Fills the free memory the caching allocator holds (and up to 8 GiB more) with `value`."""
+    """Fills the free memory the caching allocator holds (and up to 2 GiB more) with `value`."""
     torch.cuda.synchronize()
     free, _ = torch.cuda.mem_get_info()
-    n = int(min(free * 0.5, 8 << 30)) // 4
+    n = int(min(free * 0.25, 2 << 30)) // 4
     if n > 0:
         t = torch.full((n,), value, dtype=torch.float32, device="cuda")
         del t

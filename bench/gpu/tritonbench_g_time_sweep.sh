@@ -7,7 +7,8 @@
 # LIMIT_S (default 540) bounds the batch so that the command fits a 10-minute GPU call; a batch cut off
 # by it is continued by the next call with RESUME=FILE (the results so far, e.g. the last call's
 # tbg_time.jsonl): `kiln eval --resume` keeps them and evaluates only the modules without a result.
-# ONLY="a b c" sweeps the named modules alone. PER_MODULE_S (default 180) is each module's limit.
+# ONLY="a b c" sweeps the named modules alone. PER_MODULE_S (default 180) is each module's limit;
+# CHECK_WORKERS (default: kiln's) the check workers sharing the GPU.
 # Layout: run from anywhere; the binary is $KILN_BIN, else <dir>/bin/kiln beside bench/ (a carried copy,
 # see bench/results/tritonbench_g_time.md), else build/release/kiln; the worker is <dir>/worker; the
 # corpus is $KILN_CORPUS_DIR, else <dir>/corpus, else ../shared/corpus.
@@ -62,7 +63,7 @@ for l in open(sys.argv[1]) if len(sys.argv) > 2 else []:
         done.add(j.get("line"))
 print(sum(1 for i, _ in enumerate(open(sys.argv[-1]), 1) if i not in done))' ${resume:+"$res"} "$pairs")
 [ "$left" -gt 0 ] && timeout "$limit" "$bin" eval --batch "$pairs" --out "$res" --mode time --no-db --timeout "${PER_MODULE_S:-180}" \
-  "${resume[@]}" > /dev/null 2> "$OUT/stderr.txt"
+  ${CHECK_WORKERS:+--check-workers "$CHECK_WORKERS"} "${resume[@]}" > /dev/null 2> "$OUT/stderr.txt"
 echo "batch rc=$? in $((SECONDS - t0)) s, $(wc -l < "$res") of $(wc -l < "$pairs") results" | tee "$OUT/times.txt"
 python3 "$(dirname "$0")/summarize_time_sweep.py" "$res" > "$OUT/summary.txt" 2>&1
 cat "$OUT/summary.txt"
