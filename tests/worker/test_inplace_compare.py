@@ -37,3 +37,45 @@ def test_a_failing_comparison_is_not_a_mismatch(monkeypatch):
         _ev()._same_side_effects(([x], {}), ([x.clone()], {}))
     code, _ = evaluate.classify_exception(torch.OutOfMemoryError("CUDA out of memory."))
     assert code == "out_of_memory"
+
+
+def _racy_scatter(out, src, idx, winner):
+    """out[idx[i]] = src[i] with repeated indices: which write lands depends on `winner` (the race)."""
+    order = range(len(idx)) if winner == 0 else reversed(range(len(idx)))
+    for i in order:
+        out[idx[i]] = src[i]
+
+
+def test_racing_in_place_writes_are_not_compared():
+    # destindex_copy's harness: destination indices with repeats; the slot a repeat lands in differs from
+    # run to run, in the candidate as in the reference (the module against itself).
+    src = torch.arange(8, dtype=torch.float32) + 1
+    idx = torch.tensor([0, 1, 1, 2, 3, 3, 4, 5])
+    base = torch.zeros(6)
+    runs = iter([1, 0, 1])
+
+    def run(w):
+        o = base.clone()
+        _racy_scatter(o, src, idx, w)
+        return ([o], {})
+    c, r = run(0), run(1)
+    stats = {}
+    assert _ev()._same_side_effects(c, r, stats, lambda: run(next(runs)))
+    assert stats["unstable_input_elements"] == 2 and "not compared" in stats["note"]
+
+
+def test_a_wrong_write_outside_the_race_still_mismatches():
+    src = torch.arange(8, dtype=torch.float32) + 1
+    idx = torch.tensor([0, 1, 1, 2, 3, 3, 4, 5])
+    base = torch.zeros(6)
+
+    def run(w):
+        o = base.clone()
+        _racy_scatter(o, src, idx, w)
+        return ([o], {})
+    c = run(0)
+    c[0][0][5] = -1.0            # the candidate's own error, on a slot written once
+    runs = iter([0, 1, 0])
+    assert not _ev()._same_side_effects(c, run(1), {}, lambda: run(next(runs)))
+    # and a deterministic reference gives the difference no slack
+    assert not _ev()._same_side_effects(run(0), run(1), {}, lambda: run(1))

@@ -41,17 +41,30 @@ class FakeGenerator:
         self.offset += 4
 
     def graphsafe_get_state(self):
-        return (self.seed, self.offset)
+        return self   # shares the state, its capture mark included (as torch's does)
 
-    def graphsafe_set_state(self, state):
-        self.seed, self.offset = state
-        self.capturing = False
+    def clone_state(self):
+        c = FakeGenerator()
+        c.seed, c.offset = self.seed, self.offset   # a copy: not capturing
+        return c
+
+    def graphsafe_set_state(self, other):
+        self.seed, self.offset, self.capturing = other.seed, other.offset, other.capturing
         self.renewed += 1
+
+
+def _draw_ok(gen):
+    try:
+        gen.draw()
+        return True
+    except RuntimeError:
+        return False
 
 
 def install_rng(monkeypatch, gpu, gen):
     install_graphs(monkeypatch, gpu)
     monkeypatch.setattr(timing, "_cuda_generator", lambda: gen)
+    monkeypatch.setattr(timing, "_draw_ok", lambda: _draw_ok(gen))
     monkeypatch.setattr(timing, "_l2_buffer", lambda: None)
     real = timing._graph
 
