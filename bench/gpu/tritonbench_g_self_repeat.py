@@ -182,7 +182,10 @@ def main():
                 tb = traceback.extract_tb(e.__traceback__)
                 if tb:
                     note += f" (at {os.path.basename(tb[-1].filename)}:{tb[-1].lineno})"
-                torch.cuda.empty_cache()
+                try:
+                    torch.cuda.empty_cache()
+                except Exception:  # noqa: BLE001 - the context is dead (an illegal address): say so, stop
+                    pass
             rec["cases"][f"perf_{i}"] = {"result": res, "note": note, "mutates_inputs": mutated}
             print(f"{name} perf_{i}: {res}{' (mutates its inputs)' if mutated else ''} {note}", flush=True)
             if res == "fault" and "CUDA" in note:
@@ -192,7 +195,11 @@ def main():
             out.write(json.dumps(rec) + "\n")
             out.flush()
         del sweep
-        torch.cuda.empty_cache()
+        try:
+            torch.cuda.empty_cache()
+        except Exception:  # noqa: BLE001
+            print(f"{name}: the CUDA context is dead; the modules after it need a process of their own", flush=True)
+            break
 
 
 if __name__ == "__main__":
