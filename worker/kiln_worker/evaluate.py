@@ -462,7 +462,8 @@ class Evaluator:
             elif not self._same_side_effects((c_args, c_kwargs), (r_args, r_kwargs), stats,
                                              lambda: self._rerun_reference_inputs(ref_fn, args, kwargs, seed)):
                 self.reasons.add("input_side_effect_mismatch",
-                                 "the candidate's in-place changes to its inputs differ from the reference's")
+                                 f"case {case}, trial {t}: the candidate's in-place changes to its inputs differ "
+                                 "from the reference's")
 
         # aliasing
         cs = compare.storages(out_c)
