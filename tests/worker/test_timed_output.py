@@ -224,3 +224,41 @@ def test_no_second_draw_no_refresh(monkeypatch):
     codes = _run_time_cases(_Failing(lambda x: torch.relu(x)), {"time_reference": False, "rounds": 5})
     # (no Triton under the stand-in: no_triton_launch is expected; nothing else)
     assert codes == ["no_triton_launch"], codes
+
+
+def _partial_writer(x):
+    """A reference that leaves rows of its `torch.empty` output unwritten (TritonBench-G block_sparse_attn:
+    CSR rows with no blocks)."""
+    out = torch.empty_like(x)
+    out[: x.shape[0] // 2] = torch.relu(x[: x.shape[0] // 2])
+    return out
+
+
+def test_rows_the_reference_never_writes_give_no_verdict():
+    # The replayed graph's output was poisoned (NaN) and the graph writes what the reference writes: the
+    # NaN rows are memory nobody writes. The reference's first run has them poisoned as well (as in the
+    # check's calls), so the two agree; a run with that memory finite would disagree with itself.
+    x = torch.randn(64, 32)
+    junk = torch.full((64, 32), 3.0)   # what the allocator held: the earlier reference run read this
+    del junk
+    out = _partial_writer(x)
+    out[32:] = float("nan")
+    assert timing.check_timed_output(out, _partial_writer, [x], {}, {}, False) is None
+
+
+def test_work_cut_on_written_rows_is_still_caught():
+    x = torch.randn(64, 32)
+    out = _partial_writer(x)
+    out[32:] = float("nan")
+    out[:16] = 0.0           # the timed call skipped rows the reference writes
+    assert timing.check_timed_output(out, _partial_writer, [x], {}, {}, False)
+
+
+def test_reference_that_draws_its_own_inputs_gives_no_verdict():
+    # A TritonBench `test` case draws its inputs inside the call (unseeded while timed): the reference's
+    # runs disagree on written elements, so nothing is decided (the few elements that happened to agree
+    # between two draws were compared once, and 14 modules were rejected against themselves on an H100).
+    def draws(x):
+        return torch.relu(torch.randn(256)) + x.sum() * 0
+    x = torch.randn(4)
+    assert timing.check_timed_output(draws(x), draws, [x], {}, {}, False) is None
