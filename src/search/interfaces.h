@@ -1,19 +1,23 @@
-// kiln/search: the boundaries of the tuning loop, each an interface with a test double.
+// kiln/search: the boundaries of the tuning loop, each an interface with a test double
+// (tests/search/fakes.h); the real implementations live in src/app and src/store.
 //
-//   Evaluator  runs eval requests (exec::EvalRequest -> exec::EvalResult): the GPU worker
-//              (WorkerRunner), recorded transcripts (ReplayRunner) or a fake in tests. Must be
-//              callable from several threads at once for mode `compile` (the CPU compile pool)
-//              while one thread measures.
+//   Measurer   runs eval requests (exec::EvalRequest -> exec::EvalResult): app::CandidateRunner over
+//              the GPU worker, recorded transcripts or a fake in tests. A candidate's failure is a
+//              verdict in the result; an error Status is a machinery failure (the worker cannot
+//              start, a protocol error, a replay miss) and stops the loop: it is never a verdict.
+//              StartCompiles compiles a round's candidates (mode `compile`) in the background while
+//              the loop times earlier ones.
 //   Renderer   turns a config into a whole candidate module (the rewrites' SetParams), and a list
 //              of configs into an @triton.autotune module (InsertAutotune).
 //   Profiler   profiles one candidate (ncu) and diagnoses it: roofline fraction, bound, findings
 //              with suggested moves. Optional: without it the loop is measure-only and says so.
-//   Recorder   keeps every step of a run (SQLite tables optimize_runs / optimize_steps).
+//   Recorder   keeps every step of a run (the store's optimize_runs / optimize_steps).
 //   Progress   the live display on stderr.
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -26,12 +30,24 @@
 
 namespace kiln::search {
 
-class Evaluator {
+// The compiles of one search round, in the background: Wait(i) blocks until request i is done.
+// Destroying it abandons the requests not started yet.
+class CompileBatch {
  public:
-  virtual ~Evaluator() = default;
-  virtual exec::EvalResult Evaluate(const exec::EvalRequest& r) = 0;
+  virtual ~CompileBatch() = default;
+  virtual Result<exec::EvalResult> Wait(size_t i) = 0;
+};
+
+class Measurer {
+ public:
+  virtual ~Measurer() = default;
+  virtual Result<exec::EvalResult> Evaluate(const exec::EvalRequest& r) = 0;
   // Versions and devices (the worker's hello).
   virtual Result<exec::HelloInfo> Hello() = 0;
+  // Starts the mode `compile` requests of a round, at most `jobs` at once. The default runs them one
+  // after another through Evaluate on one background thread (Evaluate must then be callable from two
+  // threads at once); app::CandidateRunner spreads them over its compile workers.
+  virtual std::unique_ptr<CompileBatch> StartCompiles(std::vector<exec::EvalRequest> requests, int jobs);
 };
 
 class Renderer {
@@ -50,12 +66,14 @@ class Renderer {
   }
 };
 
-struct Finding {
-  std::string rule;                 // e.g. "memory_bound", "low_occupancy_registers"
-  std::string severity = "info";    // "info", "warning"
+// What the loop and its report need of a diagnose::Finding, converted at the boundary
+// (app/ncu_profiler.cc), so the search core does not depend on the diagnosis.
+struct FindingView {
+  std::string rule;                 // diagnose's rule id, e.g. "memory_bound_headroom", "register_spills"
+  std::string severity;             // diagnose::SeverityName: "info", "minor" or "major"
   std::string message;
-  std::vector<std::string> moves;   // e.g. "bigger_tiles", "more_stages", "split_k"
-  nlohmann::json evidence = nlohmann::json::object();
+  std::vector<std::string> moves;   // in the search's vocabulary (app::SearchMoveName), e.g. "bigger_tiles"
+  nlohmann::json evidence = nlohmann::json::array();  // diagnose::ToJson(finding)["evidence"]
 };
 
 struct ProfileSummary {
@@ -63,7 +81,7 @@ struct ProfileSummary {
   std::string bound;                // "memory", "compute", "latency", "balanced", ...
   double roofline_fraction = -1;    // 0..1 of the relevant roof; < 0 unknown
   double duration_ms = -1;          // ncu duration (clocks unlocked; not used for ranking)
-  std::vector<Finding> findings;
+  std::vector<FindingView> findings;
   nlohmann::json raw = nlohmann::json::object();
   nlohmann::json ToJson() const;
 };

@@ -1,10 +1,11 @@
 // kiln/search: the tuning loop behind `kiln optimize`.
 //
-//   analyze (caller: the Space and baseline config come from the rewrite module's tunables)
+//   analyze (caller, app::PrepareInput: the Space and baseline config come from the kernel's tunables)
 //   -> measure the original (short timing; its case names, times and compile facts)
 //   -> profile + diagnose it when a Profiler is available (else measure-only, said in the result)
 //   -> search: the strategy proposes configs; each is pruned before compiling (shared memory,
-//      accumulator registers), rendered to source, compiled on the CPU pool in parallel (mode
+//      accumulator registers), rendered to source, compiled in the background (Measurer::StartCompiles,
+//      app: exec::EvalPool over the compile workers) in parallel (mode
 //      `compile`) while the GPU times the previous ones, pruned after compiling (spills), then
 //      timed briefly (rung 0, with a one-trial correctness check)
 //   -> successive halving: the best ones are re-timed longer (rung 1) down to the finalists
@@ -101,7 +102,7 @@ struct OptimizeInput {
 };
 
 struct Deps {
-  Evaluator* evaluator = nullptr;  // required
+  Measurer* measurer = nullptr;    // required
   Renderer* renderer = nullptr;    // required
   Profiler* profiler = nullptr;    // optional
   Recorder* recorder = nullptr;    // optional
@@ -174,13 +175,12 @@ struct OptimizeResult {
   nlohmann::json ToJson() const;
 };
 
-// Runs the loop. Errors: the original fails its own check, or no GPU and not a dry run (Unavailable).
+// Runs the loop: a short driver over named phases (optimize_run.h). Errors: the original fails its own
+// check (InvalidArgument), no GPU and not a dry run (Unavailable), or the Measurer's machinery failed
+// (its Status, prefixed; never turned into a candidate's verdict).
 Result<OptimizeResult> Optimize(const OptimizeInput& in, const OptimizeOptions& o, const Deps& d);
 
 // Geometric mean of the finite positive values (NaN when none).
 double GeoMean(const std::vector<double>& v);
-
-// A verdict's name ("ok", "compile_error", ...), independent of exec's implementation file.
-const char* VerdictString(exec::Verdict v);
 
 }  // namespace kiln::search

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "common/hash.h"
+#include "store/sqlite_stmt.h"
 
 namespace kiln::store {
 
@@ -33,50 +34,11 @@ std::string CacheKey::Digest() const {
   return HashHex(acc);
 }
 
+using internal::Busy;
+using internal::kNow;
+using internal::Stmt;
+
 namespace {
-
-// RAII prepared statement with 1-based binds.
-class Stmt {
- public:
-  Stmt(sqlite3* db, const char* sql) : db_(db) { rc_ = sqlite3_prepare_v2(db, sql, -1, &st_, nullptr); }
-  ~Stmt() { sqlite3_finalize(st_); }
-  bool ok() const { return rc_ == SQLITE_OK; }
-  Stmt& Bind(int i, const std::string& s) {
-    sqlite3_bind_text(st_, i, s.data(), static_cast<int>(s.size()), SQLITE_TRANSIENT);
-    return *this;
-  }
-  Stmt& Bind(int i, int64_t v) {
-    sqlite3_bind_int64(st_, i, v);
-    return *this;
-  }
-  Stmt& Bind(int i, std::optional<double> v) {
-    if (v) sqlite3_bind_double(st_, i, *v);
-    else sqlite3_bind_null(st_, i);
-    return *this;
-  }
-  Stmt& BindD(int i, double v) {
-    sqlite3_bind_double(st_, i, v);
-    return *this;
-  }
-  int Step() { return sqlite3_step(st_); }
-  std::string Text(int c) const {
-    const unsigned char* t = sqlite3_column_text(st_, c);
-    return t ? std::string(reinterpret_cast<const char*>(t), sqlite3_column_bytes(st_, c)) : "";
-  }
-  int64_t Int(int c) const { return sqlite3_column_int64(st_, c); }
-  std::optional<double> Double(int c) const {
-    if (sqlite3_column_type(st_, c) == SQLITE_NULL) return std::nullopt;
-    return sqlite3_column_double(st_, c);
-  }
-  std::string Error() const { return sqlite3_errmsg(db_); }
-
- private:
-  sqlite3* db_;
-  sqlite3_stmt* st_ = nullptr;
-  int rc_;
-};
-
-bool Busy(int rc) { return rc == SQLITE_BUSY || rc == SQLITE_LOCKED; }
 
 // Numbered migrations: migration i takes the schema from version i to i+1.
 const char* kMigrations[] = {
@@ -106,10 +68,28 @@ CREATE INDEX IF NOT EXISTS evaluations_by_key ON evaluations(cache_key);
 CREATE INDEX IF NOT EXISTS evaluations_by_candidate ON evaluations(candidate_hash);
 CREATE INDEX IF NOT EXISTS evaluations_by_task ON evaluations(task_hash);
 )",
+    // 2 -> 3: the optimize runs and their steps (optimize_records.cc). IF NOT EXISTS: databases written
+    // before version 3 may hold these tables already (kiln optimize created them itself then); their
+    // rows are kept.
+    R"(
+CREATE TABLE IF NOT EXISTS optimize_runs(
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  started_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now')),
+  finished_at TEXT,
+  task TEXT, task_hash TEXT, kernel TEXT, device TEXT, device_uuid TEXT, strategy TEXT,
+  status TEXT NOT NULL DEFAULT 'running',
+  info_json TEXT, result_json TEXT);
+CREATE TABLE IF NOT EXISTS optimize_steps(
+  run_id INTEGER NOT NULL REFERENCES optimize_runs(id),
+  seq INTEGER NOT NULL,
+  at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now')),
+  kind TEXT NOT NULL,
+  candidate_hash TEXT, verdict TEXT, score_ms REAL,
+  detail_json TEXT,
+  PRIMARY KEY(run_id, seq));
+)",
 };
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion, "one migration per version");
-
-const char* kNow = "strftime('%Y-%m-%dT%H:%M:%fZ','now')";
 
 }  // namespace
 

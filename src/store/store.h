@@ -1,8 +1,10 @@
 // kiln/store: SQLite records and the result cache.
 //
 // Tables: devices (by UUID), tasks (by task hash), candidates (by source hash), evaluations (one row
-// per evaluation: verdict, timings, compile facts, clocks, versions, the full response JSON) and
-// meta (schema version). Schema changes are numbered migrations applied in order at Open().
+// per evaluation: verdict, timings, compile facts, clocks, versions, the full response JSON),
+// optimize_runs and optimize_steps (every step of a `kiln optimize` run: optimize_records.cc) and
+// meta (schema version). Schema changes are numbered migrations applied in order at Open(); the
+// store is the only owner of the schema.
 //
 // The cache key of an evaluation covers the task hash, the candidate hash, the device UUID, the
 // torch/triton/driver versions and a hash of the protocol parameters (mode, policy, seed, trials,
@@ -29,7 +31,7 @@ struct sqlite3;
 
 namespace kiln::store {
 
-inline constexpr int kSchemaVersion = 2;
+inline constexpr int kSchemaVersion = 3;
 
 // $XDG_CACHE_HOME/kiln/kiln.db, else ~/.cache/kiln/kiln.db (env KILN_DB overrides both).
 std::string DefaultDbPath();
@@ -80,6 +82,17 @@ class Store {
   Result<std::vector<EvaluationRecord>> EvaluationsOf(const std::string& candidate_hash, int limit = 100);
   Result<int64_t> CountEvaluations();
   Result<std::optional<std::string>> CandidateSource(const std::string& hash);
+
+  // Optimize runs (optimize_records.cc). A run's row carries the info's task, task_hash, kernel,
+  // device, device_uuid and strategy strings and the whole info JSON; steps are numbered 1, 2, ... per
+  // run in the order they arrive. Step kinds: baseline, profile_before, candidate, rung, verify,
+  // profile_after, dry_run_check; a step's candidate hash, verdict (else "outcome") and score_ms come
+  // from its detail JSON.
+  Result<int64_t> BeginOptimizeRun(const nlohmann::json& info);
+  Status AddOptimizeStep(int64_t run, const std::string& kind, const nlohmann::json& detail);
+  Status EndOptimizeRun(int64_t run, const std::string& status, const nlohmann::json& result);
+  Result<int64_t> CountOptimizeRuns();
+  Result<int64_t> CountOptimizeSteps(int64_t run);
 
  private:
   Store() = default;

@@ -201,6 +201,89 @@ TEST_F(StoreTest, MigratesAnOlderSchemaAndRefusesANewerOne) {
   EXPECT_NE(s.status().message().find("schema version 99"), std::string::npos);
 }
 
+TEST_F(StoreTest, OptimizeRunsAndStepsRoundTrip) {
+  auto s = Store::Open(path_);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  Store& st = **s;
+  auto run = st.BeginOptimizeRun({{"task", "softmax"}, {"kernel", "softmax_kernel"}, {"strategy", "rules"}});
+  ASSERT_TRUE(run.ok()) << run.status().message();
+  auto other = st.BeginOptimizeRun({{"task", "add"}});
+  ASSERT_TRUE(other.ok());
+  EXPECT_NE(*run, *other);
+  ASSERT_TRUE(st.AddOptimizeStep(*run, "baseline", {{"source_hash", "h0"}, {"verdict", "ok"}, {"score_ms", 1.5}}).ok());
+  ASSERT_TRUE(st.AddOptimizeStep(*run, "verify", {{"id", 3}, {"outcome", "won"}}).ok());
+  ASSERT_TRUE(st.AddOptimizeStep(*other, "baseline", {{"verdict", "crash"}}).ok());
+  ASSERT_TRUE(st.EndOptimizeRun(*run, "improved", {{"improved", true}}).ok());
+  EXPECT_EQ(*st.CountOptimizeRuns(), 2);
+  EXPECT_EQ(*st.CountOptimizeSteps(*run), 2);
+  EXPECT_EQ(*st.CountOptimizeSteps(*other), 1);
+  s->reset();
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
+  sqlite3_stmt* q = nullptr;
+  sqlite3_prepare_v2(db, "SELECT seq, kind, candidate_hash, verdict, score_ms FROM optimize_steps WHERE run_id = ?1 "
+                     "ORDER BY seq", -1, &q, nullptr);
+  sqlite3_bind_int64(q, 1, *run);
+  ASSERT_EQ(sqlite3_step(q), SQLITE_ROW);
+  EXPECT_EQ(sqlite3_column_int(q, 0), 1);
+  EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(q, 2)), "h0");
+  EXPECT_DOUBLE_EQ(sqlite3_column_double(q, 4), 1.5);
+  ASSERT_EQ(sqlite3_step(q), SQLITE_ROW);
+  EXPECT_EQ(sqlite3_column_int(q, 0), 2);
+  EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(q, 3)), "won");  // the outcome as the verdict
+  EXPECT_EQ(sqlite3_column_type(q, 4), SQLITE_NULL);
+  sqlite3_finalize(q);
+  sqlite3_prepare_v2(db, "SELECT status, finished_at IS NOT NULL FROM optimize_runs WHERE id = ?1", -1, &q, nullptr);
+  sqlite3_bind_int64(q, 1, *run);
+  ASSERT_EQ(sqlite3_step(q), SQLITE_ROW);
+  EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(q, 0)), "improved");
+  EXPECT_EQ(sqlite3_column_int(q, 1), 1);
+  sqlite3_finalize(q);
+  sqlite3_close(db);
+}
+
+// A version-2 database, as kiln wrote it before the optimize records were a migration: with or without
+// the optimize tables that `kiln optimize` then created itself. Both upgrade; existing rows stay.
+TEST_F(StoreTest, Version2DatabaseUpgradesToTheOptimizeRecords) {
+  for (bool had_optimize_tables : {true, false}) {
+    fs::remove_all(dir_);
+    {
+      auto s = Store::Open(path_);
+      ASSERT_TRUE(s.ok());
+    }
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(db, "DROP TABLE IF EXISTS optimize_steps; DROP TABLE IF EXISTS optimize_runs; "
+                           "PRAGMA user_version = 2;", nullptr, nullptr, nullptr), SQLITE_OK);
+    if (had_optimize_tables) {
+      ASSERT_EQ(sqlite3_exec(db,
+                             "CREATE TABLE optimize_runs(id INTEGER PRIMARY KEY AUTOINCREMENT, started_at TEXT "
+                             "NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now')), finished_at TEXT, task "
+                             "TEXT, task_hash TEXT, kernel TEXT, device TEXT, device_uuid TEXT, strategy TEXT, "
+                             "status TEXT NOT NULL DEFAULT 'running', info_json TEXT, result_json TEXT);"
+                             "CREATE TABLE optimize_steps(run_id INTEGER NOT NULL REFERENCES optimize_runs(id), "
+                             "seq INTEGER NOT NULL, at TEXT NOT NULL DEFAULT "
+                             "(strftime('%Y-%m-%dT%H:%M:%fZ','now')), kind TEXT NOT NULL, candidate_hash TEXT, "
+                             "verdict TEXT, score_ms REAL, detail_json TEXT, PRIMARY KEY(run_id, seq));"
+                             "INSERT INTO optimize_runs(task) VALUES('old');"
+                             "INSERT INTO optimize_steps(run_id, seq, kind) VALUES(1, 1, 'baseline');",
+                             nullptr, nullptr, nullptr),
+                SQLITE_OK);
+    }
+    sqlite3_close(db);
+    auto s = Store::Open(path_);
+    ASSERT_TRUE(s.ok()) << s.status().message();
+    EXPECT_EQ((*s)->schema_version(), 3);
+    EXPECT_EQ(*(*s)->CountOptimizeRuns(), had_optimize_tables ? 1 : 0);
+    auto run = (*s)->BeginOptimizeRun({{"task", "new"}});
+    ASSERT_TRUE(run.ok()) << run.status().message();
+    EXPECT_EQ(*run, had_optimize_tables ? 2 : 1);
+    ASSERT_TRUE((*s)->AddOptimizeStep(*run, "baseline", {}).ok());
+    EXPECT_EQ(*(*s)->CountOptimizeSteps(*run), 1);
+    EXPECT_EQ(*(*s)->CountOptimizeSteps(1), 1);
+  }
+}
+
 TEST(StorePaths, DefaultDbPathFollowsXdg) {
   std::string old_x = std::getenv("XDG_CACHE_HOME") ? std::getenv("XDG_CACHE_HOME") : "";
   std::string old_db = std::getenv("KILN_DB") ? std::getenv("KILN_DB") : "";

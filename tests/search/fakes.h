@@ -1,5 +1,5 @@
-// Test doubles for the tuning loop: a renderer that writes the config into the source, and an
-// evaluator whose time is a deterministic function of the config parsed back from it.
+// Test doubles for the tuning loop: a renderer that writes the config into the source, and a
+// measurer whose time is a deterministic function of the config parsed back from it.
 #pragma once
 
 #include <atomic>
@@ -61,7 +61,7 @@ struct FakeCall {
   bool baseline = false;  // the request timed the original (its baseline source) in the reference's place
 };
 
-class FakeEvaluator : public Evaluator {
+class FakeMeasurer : public Measurer {
  public:
   // time_ms(config, long_timing) -> candidate median; NaN: compile error.
   std::function<double(const Config&, bool)> time_ms;
@@ -86,6 +86,8 @@ class FakeEvaluator : public Evaluator {
   double cost_s = 1.0;
   std::mutex mu;
   std::vector<FakeCall> calls;
+  // Whether the machinery fails on the request (an error Status, as when a worker cannot start).
+  std::function<bool(const exec::EvalRequest&)> machinery_fails;
   std::atomic<int> concurrent{0}, max_concurrent{0};
 
   Result<exec::HelloInfo> Hello() override {
@@ -100,7 +102,13 @@ class FakeEvaluator : public Evaluator {
     return h;
   }
 
-  exec::EvalResult Evaluate(const exec::EvalRequest& r) override {
+  Result<exec::EvalResult> Evaluate(const exec::EvalRequest& r) override {
+    if (machinery_fails && machinery_fails(r)) return Unavailable("cannot start the worker (/nonexistent/python)");
+    return Run(r);
+  }
+
+  // The fake's answer to a request (subclasses adjust it).
+  virtual exec::EvalResult Run(const exec::EvalRequest& r) {
     int now = ++concurrent;
     int prev = max_concurrent.load();
     while (now > prev && !max_concurrent.compare_exchange_weak(prev, now)) {}

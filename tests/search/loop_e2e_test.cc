@@ -1,4 +1,4 @@
-// The tuning loop end to end with a fake evaluator: finds the optimum, never returns a slower or
+// The tuning loop end to end with a fake measurer: finds the optimum, never returns a slower or
 // wrong variant, keeps the original when nothing wins, stops at budgets, prunes before and after
 // compiling, compiles in parallel, records every step, refuses to time without a GPU.
 #include <cmath>
@@ -9,14 +9,12 @@
 
 #include "fakes.h"
 #include "search/loop.h"
-#include "search/progress.h"
-#include "search/records.h"
 #include "search/report.h"
 
 namespace kiln::search {
 namespace {
 
-using testing::FakeEvaluator;
+using testing::FakeMeasurer;
 using testing::FakeRenderer;
 using testing::ParseConfigs;
 using testing::RenderConfig;
@@ -50,7 +48,7 @@ OptimizeInput Input(const Config& base = kBase) {
 }
 
 struct Fixture {
-  FakeEvaluator ev;
+  FakeMeasurer ev;
   FakeRenderer rr;
   double clock = 0;
   OptimizeOptions o;
@@ -241,9 +239,9 @@ TEST(Loop, RejectsACaseThatGetsSlower) {
   Fixture f;
   f.ev.cases = {"small", "large"};
   // Faster on average but slower on one case: per-case timing differs via a wrapper.
-  struct Skewed : FakeEvaluator {
-    exec::EvalResult Evaluate(const exec::EvalRequest& r) override {
-      auto res = FakeEvaluator::Evaluate(r);
+  struct Skewed : FakeMeasurer {
+    exec::EvalResult Run(const exec::EvalRequest& r) override {
+      auto res = FakeMeasurer::Run(r);
       Config c = testing::ParseConfig(r.candidate_source.value_or(""));
       if (!(c == kBase))
         for (auto& cs : res.cases)
@@ -635,39 +633,28 @@ TEST(Loop, StopsAtRoofline) {
   EXPECT_EQ(r->measured, 1);
 }
 
-TEST(Loop, RecordsEveryStep) {
-  auto dir = std::filesystem::temp_directory_path() / ("kiln_search_rec_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  auto rec = SqliteRecorder::Open((dir / "kiln.db").string());
-  ASSERT_TRUE(rec.ok()) << rec.status().message();
+TEST(Loop, MachineryFailureStopsTheRunAndIsNoVerdict) {
+  // The worker cannot start for a candidate (after the original ran): the run stops with the
+  // machinery's error; no candidate gets a crash verdict for it.
+  for (bool compile : {false, true}) {
+    Fixture f;
+    f.o.compile_jobs = compile ? 2 : 0;
+    f.ev.machinery_fails = [compile](const exec::EvalRequest& r) {
+      if (compile) return r.mode == exec::Mode::kCompile;
+      return r.mode == exec::Mode::kTime && !(testing::ParseConfig(r.candidate_source.value_or("")) == kBase);
+    };
+    auto r = f.Run(Input());
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.status().message().find("cannot start the worker"), std::string::npos) << r.status().message();
+    EXPECT_NE(r.status().message().find(compile ? "the compile workers failed" : "the measuring machinery failed"),
+              std::string::npos) << r.status().message();
+  }
+  // The worker never starts: no run at all.
   Fixture f;
-  auto r = Optimize(Input(), f.o, {&f.ev, &f.rr, nullptr, rec->get()});
-  ASSERT_TRUE(r.ok());
-  EXPECT_EQ((*rec)->CountRuns(), 1);
-  EXPECT_GE((*rec)->CountSteps(r->run_id), static_cast<int64_t>(r->candidates.size()));
-  std::filesystem::remove_all(dir);
-}
-
-TEST(Progress, PlainLinesWhenNotATty) {
-  char buf[4096] = {0};
-  std::FILE* f = fmemopen(buf, sizeof buf, "w");
-  StderrProgress p(f, 0);
-  ProgressState s;
-  s.phase = "search";
-  s.tried = 3;
-  s.best_speedup = 1.5;
-  s.budget_s = 60;
-  s.elapsed_s = 10;
-  p.Update(s);
-  p.Update(s);  // unchanged: no second line
-  p.Line("hello");
-  p.Finish();
-  std::fclose(f);
-  std::string out = buf;
-  EXPECT_EQ(out.find('\r'), std::string::npos);
-  EXPECT_NE(out.find("best 1.500x"), std::string::npos);
-  EXPECT_NE(out.find("50s left"), std::string::npos);
-  EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 2);
+  f.ev.machinery_fails = [](const exec::EvalRequest&) { return true; };
+  auto r = f.Run(Input());
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), Code::kUnavailable);
 }
 
 }  // namespace

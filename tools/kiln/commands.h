@@ -3,7 +3,8 @@
 //
 //   static kiln::cli::Registrar reg(50, [](CLI::App& app) -> kiln::cli::Command { ... });
 //
-// `order` sorts the subcommands in --help. No logic beyond argument handling lives in tools/kiln.
+// `order` sorts the subcommands in --help. No logic beyond argument handling lives in tools/kiln:
+// a subcommand registers its flags into an options struct of src/app and makes one call into src/app.
 #pragma once
 
 #include <CLI/CLI.hpp>

@@ -1,0 +1,297 @@
+// kiln/app: `kiln eval --batch`: JSON-lines pairs over exec::EvalPool, results as JSON lines
+// (docs/eval.md "Batch").
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <set>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "app/eval_internal.h"
+#include "app/progress.h"
+#include "common/file.h"
+#include "exec/evaluator.h"
+#include "task/task.h"
+
+namespace kiln::app::eval_internal {
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+int Fail(const std::string& message) {
+  std::fprintf(stderr, "kiln eval: %s\n", message.c_str());
+  return 2;
+}
+
+std::string ResolveRel(const std::string& p, const fs::path& base) {
+  if (p.empty() || fs::path(p).is_absolute()) return p;
+  std::error_code ec;
+  if (fs::exists(base / p, ec)) return (base / p).lexically_normal().string();
+  return p;
+}
+
+// --resume: pairs (by line of the pairs file) that already have a result in --out are skipped and
+// the new results are appended; error lines and a torn last line are evaluated again (and dropped
+// from --out here).
+Result<std::set<size_t>> ReadResults(const std::string& out) {
+  std::set<size_t> done_lines;
+  auto prev = ReadFile(out);
+  if (!prev.ok()) return done_lines;
+  std::string kept;
+  size_t p = 0;
+  while (p < prev->size()) {
+    size_t nl = prev->find('\n', p);
+    if (nl == std::string::npos) break;  // a torn last line: dropped
+    std::string l = prev->substr(p, nl - p);
+    p = nl + 1;
+    json j = json::parse(l, nullptr, false);
+    if (!j.is_object() || !j.contains("result") || !j["line"].is_number_unsigned()) continue;
+    done_lines.insert(j["line"].get<size_t>());
+    kept += l + "\n";
+  }
+  KILN_RETURN_IF_ERROR(WriteFile(out, kept));
+  return done_lines;
+}
+
+struct Pairs {
+  std::vector<exec::PoolItem> items;
+  std::vector<json> echo;   // what each line asked for, echoed in its result
+  std::vector<json> early;  // error lines written before the pool starts
+  size_t total = 0;
+};
+
+// One line's request; an error becomes the line's "error".
+Result<exec::EvalRequest> PairRequest(const EvalOptions& o, const json& in, const exec::EvalRequest& base,
+                                      const fs::path& dir) {
+  task::LoadOptions lo = o.task_options.ToLoadOptions();
+  lo.format = in.value("format", lo.format);
+  lo.entry = in.value("entry", lo.entry);
+  lo.bench = ResolveRel(in.value("bench", lo.bench), dir);
+  auto sizes = ParseSizes(o.sizes);
+  lo.sizes = sizes.ok() ? *sizes : json::object();
+  if (in.contains("sizes") && in["sizes"].is_object()) lo.sizes.update(in["sizes"]);
+  KILN_ASSIGN_OR_RETURN(task::TaskSpec spec, task::LoadTask(ResolveRel(in["task"].get<std::string>(), dir), lo));
+  exec::EvalRequest req = base;
+  req.task = spec;
+  if (in.contains("mode") && in["mode"].is_string())
+    if (auto m = exec::ParseMode(in["mode"]); m.ok()) req.mode = *m;
+  if (in.contains("policy") && in["policy"].is_string())
+    if (auto p = exec::ParsePolicy(in["policy"]); p.ok()) req.policy = *p;
+  if (in.contains("trials") && in["trials"].is_number_integer()) req.trials = in["trials"];
+  if (in.contains("seed") && in["seed"].is_number_unsigned()) req.seed = in["seed"];
+  if (in.contains("timeout_s") && in["timeout_s"].is_number()) req.timeout_s = in["timeout_s"];
+  if (in.contains("source") && in["source"].is_string()) {
+    req.candidate_source = WorkerModule(in["source"].get<std::string>(), req);
+    req.candidate_name = in.value("name", std::string("candidate.py"));
+  } else if (in.contains("candidate") && in["candidate"].is_string()) {
+    KILN_RETURN_IF_ERROR(LoadCandidate(ResolveRel(in["candidate"].get<std::string>(), dir), &req));
+  }
+  if (in.contains("baseline") && in["baseline"].is_string())
+    KILN_RETURN_IF_ERROR(LoadBaseline(ResolveRel(in["baseline"].get<std::string>(), dir), &req));
+  return req;
+}
+
+// Parses the pairs; a bad line becomes an error line, never a stop.
+Pairs ParsePairs(const EvalOptions& o, const std::string& text, const std::set<size_t>& done_lines,
+                 const exec::EvalRequest& base) {
+  Pairs out;
+  const fs::path dir = fs::absolute(o.batch).parent_path();
+  size_t pos = 0, line_no = 0;
+  while (pos < text.size()) {
+    size_t nl = text.find('\n', pos);
+    if (nl == std::string::npos) nl = text.size();
+    std::string line = text.substr(pos, nl - pos);
+    pos = nl + 1;
+    ++line_no;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    if (done_lines.count(line_no)) continue;  // --resume: already has a result
+    size_t index = out.total++;
+    json in = json::parse(line, nullptr, false);
+    json head = {{"index", index}, {"line", line_no}};
+    auto fail = [&](std::string m) {
+      while (!m.empty() && m.back() == '\n') m.pop_back();
+      json e = head;
+      e["error"] = m;
+      out.early.push_back(e);
+    };
+    if (!in.is_object() || !in.contains("task") || !in["task"].is_string()) {
+      fail(fmt::format("{}:{}:1: error: expected {{\"task\": PATH, \"candidate\": PATH|null, ...}}", o.batch, line_no));
+      continue;
+    }
+    if (in.contains("id")) head["id"] = in["id"];
+    head["task"] = in["task"];
+    head["candidate"] = in.value("candidate", json(nullptr));
+    auto req = PairRequest(o, in, base, dir);
+    if (!req.ok()) {
+      fail(req.status().message());
+      continue;
+    }
+    out.echo.resize(index + 1);
+    out.echo[index] = head;
+    out.items.push_back({index, std::move(*req)});
+  }
+  return out;
+}
+
+std::unique_ptr<exec::Runner> Make(const RunnerSpec& spec) {
+  auto r = MakeRunner(spec);
+  return r.ok() ? std::move(*r) : nullptr;
+}
+
+// The workers of a batch: measuring workers (one per GPU, or --workers under the interpreter), check
+// workers (the pipeline) and compile workers, sized from the probe worker's hello.
+struct Workers {
+  exec::PoolConfig cfg;
+  std::vector<std::string> gpu_uuids;
+  bool interpreter = true;
+  int slots = 1;
+};
+
+// Check workers (the pipeline, docs/eval.md "Batch"): K per GPU share it for correctness; timing
+// follows on the measuring workers, alone, after the last check. Not under the interpreter (there
+// --workers measuring workers run in parallel) nor with --record (transcripts keep whole exchanges).
+// Under the interpreter only an explicit --check-workers K turns it on (K workers in all; tests).
+// Compile workers: automatic only for mode time on GPUs without check workers.
+void SizeStages(const EvalOptions& o, const exec::EvalRequest& base, Workers* w) {
+  const bool on_gpus = !w->interpreter && !w->gpu_uuids.empty();
+  const int n_gpus = static_cast<int>(w->gpu_uuids.size());
+  int check_per_gpu = o.check_workers;
+  if (!on_gpus) {
+    check_per_gpu = std::max(0, o.check_workers);
+  } else if (check_per_gpu < 0) {
+    int ncpu = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+    check_per_gpu = o.worker.record.empty() ? std::clamp(ncpu / (2 * n_gpus), 1, 8) : 0;
+  }
+  w->cfg.check_slots = on_gpus ? check_per_gpu * n_gpus : check_per_gpu;
+  int compile = o.compile_workers;
+  if (w->cfg.check_slots > 0 && compile < 0) compile = 0;  // the check workers compile everything
+  if (compile < 0) {
+    int ncpu = static_cast<int>(std::thread::hardware_concurrency());
+    compile = w->interpreter || base.mode != exec::Mode::kTime
+                  ? 0
+                  : std::clamp(ncpu / 2 - w->slots, 0, 2 * static_cast<int>(w->gpu_uuids.size()));
+  }
+  w->cfg.compile_slots = compile;
+}
+
+// Sets up the pool's runner factories; `w` and `o` must outlive the pool's run.
+Status SetUpWorkers(const EvalOptions& o, const exec::EvalRequest& base, size_t total, Workers* w) {
+  if (!o.worker.replay.empty()) {
+    KILN_RETURN_IF_ERROR(exec::ReplayRunner::Open(o.worker.replay).status());
+    w->cfg.measure_slots = 1;
+    w->cfg.make_measure = [&o](int) { return Make(SpecOf(o)); };
+    return Status::Ok();
+  }
+  auto probe = std::make_shared<std::unique_ptr<exec::Runner>>(Make(SpecOf(o)));
+  KILN_ASSIGN_OR_RETURN(exec::HelloInfo h, (*probe)->Hello());
+  w->interpreter = h.interpreter;
+  for (const auto& d : h.devices) w->gpu_uuids.push_back(d.uuid.empty() ? std::to_string(d.index) : d.uuid);
+  if (o.gpus >= 0 && static_cast<int>(w->gpu_uuids.size()) > o.gpus) w->gpu_uuids.resize(o.gpus);
+  w->slots = w->interpreter || w->gpu_uuids.empty() ? std::max(1, o.workers) : static_cast<int>(w->gpu_uuids.size());
+  w->cfg.measure_slots = w->slots;
+  // A worker of its own per GPU slot (it sees only that GPU, as device 0).
+  auto on_slot_gpu = [w](RunnerSpec s, int slot) {
+    if (!w->interpreter && !w->gpu_uuids.empty()) s.cuda_visible_devices = w->gpu_uuids[slot % w->gpu_uuids.size()];
+    if (!s.cuda_visible_devices.empty()) s.device = 0;
+    return s;
+  };
+  w->cfg.make_measure = [&o, w, probe, on_slot_gpu](int slot) -> std::unique_ptr<exec::Runner> {
+    // After a check stage the timing workers run candidates that already passed in an isolated
+    // child: --time-isolation (default shared: no fork + CUDA init per candidate; the worker restores
+    // replaced attributes after each one and restarts after a CUDA error or leftover threads/processes).
+    const bool timing_stage = w->cfg.check_slots > 0 && o.isolation != o.time_isolation;
+    if (slot == 0 && !timing_stage && (w->gpu_uuids.size() <= 1 || w->interpreter)) return std::move(*probe);
+    if (slot == 0) probe->reset();  // it sees every GPU; each slot gets a worker of its own
+    RunnerSpec s = SpecOf(o);
+    if (timing_stage) s.isolation = exec::ParseIsolation(o.time_isolation).value();
+    if (w->interpreter || slot >= static_cast<int>(w->gpu_uuids.size())) return Make(s);
+    return Make(on_slot_gpu(s, slot));
+  };
+  w->cfg.make_check = [&o, on_slot_gpu](int c) { return Make(on_slot_gpu(SpecOf(o), c)); };
+  w->cfg.make_compile = [&o, on_slot_gpu](int c) {
+    RunnerSpec s = on_slot_gpu(SpecOf(o), c);
+    s.isolation = exec::Isolation::kFork;
+    s.record.clear();  // compile exchanges are not recorded
+    return Make(s);
+  };
+  SizeStages(o, base, w);
+  if (!o.quiet)
+    std::fprintf(stderr, "kiln eval: %zu pairs on %d measuring worker(s)%s, %d check worker(s), %d compile worker(s)\n",
+                 total, w->slots, w->interpreter ? " (Triton interpreter, no GPU)" : "", w->cfg.check_slots,
+                 w->cfg.compile_slots);
+  return Status::Ok();
+}
+
+}  // namespace
+
+int RunBatch(const EvalOptions& o) {
+  auto text = ReadFile(o.batch);
+  if (!text.ok()) return Fail(text.status().message());
+  auto base = BaseRequest(o);
+  if (!base.ok()) return Fail(base.status().message());
+  auto st = OpenStore(o);
+  if (!st.ok()) return Fail(st.status().message());
+  std::set<size_t> done_lines;
+  if (o.resume) {
+    if (o.out.empty() || o.out == "-") return Fail("--resume needs --out FILE (the results so far)");
+    auto done = ReadResults(o.out);
+    if (!done.ok()) return Fail(done.status().message());
+    done_lines = std::move(*done);
+    if (!o.quiet)
+      std::fprintf(stderr, "kiln eval: resuming: %zu pair(s) already have results in %s\n", done_lines.size(),
+                   o.out.c_str());
+  }
+  std::FILE* out = stdout;
+  if (!o.out.empty() && o.out != "-") {
+    out = std::fopen(o.out.c_str(), o.resume ? "a" : "w");
+    if (!out) return Fail(fmt::format("{}: cannot write: {}", o.out, std::strerror(errno)));
+  }
+  auto write_line = [&](const json& j) {
+    std::string s = j.dump() + "\n";
+    std::fwrite(s.data(), 1, s.size(), out);
+    std::fflush(out);  // results survive whatever happens next
+  };
+  Pairs pairs = ParsePairs(o, *text, done_lines, *base);
+  BatchProgress progress(pairs.total, o.quiet);
+  for (const auto& e : pairs.early) {
+    write_line(e);
+    progress.Done(false, true);
+  }
+  Workers w;
+  w.cfg.store = st->get();
+  w.cfg.use_cache = !o.no_cache;
+  if (!o.worker.replay.empty() || !pairs.items.empty()) {
+    if (Status s = SetUpWorkers(o, *base, pairs.total, &w); !s.ok()) {
+      if (out != stdout) std::fclose(out);
+      return Fail(s.message());
+    }
+  }
+  int machinery_errors = 0;
+  if (pairs.items.empty()) {  // every line was blank, done or bad: no worker to start
+    if (out != stdout) std::fclose(out);
+    return pairs.early.empty() ? 0 : 1;
+  }
+  exec::EvalPool(w.cfg).Run(std::move(pairs.items), [&](const exec::PoolItem& it, const Result<exec::EvalResult>& r,
+                                                        int slot) {
+    json line = pairs.echo[it.index];
+    if (r.ok()) {
+      line["result"] = ResultLine(*r, it.request);
+      line["verdict"] = exec::VerdictName(r->verdict);
+      if (slot >= 0 && slot < static_cast<int>(w.gpu_uuids.size())) line["gpu"] = w.gpu_uuids[slot];
+    } else {
+      line["error"] = r.status().message();
+      ++machinery_errors;
+    }
+    write_line(line);
+    progress.Done(r.ok() && r->ok(), !r.ok());
+  });
+  if (out != stdout) std::fclose(out);
+  return pairs.early.size() + machinery_errors > 0 ? 1 : 0;
+}
+
+}  // namespace kiln::app::eval_internal

@@ -1,0 +1,79 @@
+#include "app/ncu_profiler.h"
+
+#include "app/facts_join.h"
+#include "common/file.h"
+#include "diagnose/report.h"
+#include "profile/ncu_runner.h"
+#include "profile/profile_task.h"
+
+namespace kiln::app {
+
+std::string SearchMoveName(const std::string& m) {
+  if (m == "group_m_swizzle") return "group_m";
+  if (m == "multiple_rows_per_program") return "bigger_block";
+  return m;
+}
+
+search::FindingView ToFindingView(const diagnose::Finding& f) {
+  search::FindingView x;
+  x.rule = f.rule;
+  x.severity = diagnose::SeverityName(f.severity);
+  x.message = f.message;
+  for (auto m : f.moves) x.moves.push_back(SearchMoveName(diagnose::MoveName(m)));
+  x.evidence = diagnose::ToJson(f)["evidence"];
+  return x;
+}
+
+bool NcuProfiler::Available(std::string* why) {
+  auto ncu = profile::FindNcu(ncu_path_);
+  if (!ncu.ok()) {
+    if (why) *why = "ncu not found (" + ncu.status().message() + "); measuring only";
+    return false;
+  }
+  ncu_path_ = *ncu;
+  return true;
+}
+
+Result<search::ProfileSummary> NcuProfiler::Profile(const task::TaskSpec& task,
+                                                    const std::optional<std::string>& source,
+                                                    const std::string& case_name) {
+  profile::ProfileOptions po;
+  po.ncu.ncu_path = ncu_path_;
+  po.python = python_;
+  po.case_name = case_name;
+  auto out = profile::ProfileTask(task, source, po, device_);
+  if (!out.ok()) return out.status();
+  // The static facts of what ran (the candidate, else the task's module), as `kiln profile` joins them.
+  std::optional<SourceText> text;
+  if (source) text = SourceText{*source, task.path};
+  else if (auto t = ReadFile(task.path); t.ok()) text = SourceText{*t, task.path};
+  (void)JoinFacts(&out->run, text);  // a module the analysis cannot read is diagnosed on its counters
+  auto rep = diagnose::DiagnoseRun(out->run);
+  if (rep.run.kernels.empty()) return NotFound("ncu profiled no kernel");
+  // The tuned kernel (by name), else the one with the largest share of the time.
+  size_t pick = 0;
+  double best_share = -1;
+  for (size_t i = 0; i < rep.run.kernels.size(); ++i) {
+    const auto& k = rep.run.kernels[i];
+    bool named = !kernel_.empty() && k.name().find(kernel_) != std::string::npos;
+    double score = k.time_share + (named ? 10 : 0);
+    if (score > best_share) {
+      best_share = score;
+      pick = i;
+    }
+  }
+  const auto& kp = rep.run.kernels[pick];
+  search::ProfileSummary s;
+  s.kernel = kp.name();
+  if (kp.roofline.valid && kp.roofline.fraction_of_roof > 0) s.roofline_fraction = kp.roofline.fraction_of_roof;
+  if (kp.roofline.valid) s.duration_ms = kp.roofline.seconds * 1e3;
+  if (pick < rep.diagnoses.size()) {
+    const auto& d = rep.diagnoses[pick];
+    s.bound = diagnose::ClassName(d.cls);
+    for (const auto& f : d.findings) s.findings.push_back(ToFindingView(f));
+  }
+  s.raw = diagnose::ToJson(rep);
+  return s;
+}
+
+}  // namespace kiln::app

@@ -1,0 +1,46 @@
+// kiln/app: option groups shared by the commands (tools/kiln/flags.h registers each group's flags on
+// a command, with the same names and help everywhere).
+#pragma once
+
+#include <string>
+
+#include "app/runner_factory.h"
+#include "task/task.h"
+
+namespace kiln::app {
+
+// --format, --entry, --bench: how a task file is read.
+struct TaskOptions {
+  std::string format, entry, bench;
+  task::LoadOptions ToLoadOptions() const {
+    task::LoadOptions lo;
+    lo.format = format;
+    lo.entry = entry;
+    lo.bench = bench;
+    return lo;
+  }
+};
+
+// --python, --interpret, --replay, --record: where requests go.
+struct WorkerFlags {
+  std::string python, replay, record;
+  bool interpret = false;
+  RunnerSpec Spec(exec::Isolation isolation) const {
+    RunnerSpec s;
+    s.python = python;
+    s.isolation = isolation;
+    s.interpret = interpret;
+    s.replay = replay;
+    s.record = record;
+    return s;
+  }
+};
+
+// --db, --no-db: the records database.
+struct RecordsOptions {
+  std::string db;
+  bool no_db = false;
+  std::string Path() const;  // --db, else store::DefaultDbPath()
+};
+
+}  // namespace kiln::app

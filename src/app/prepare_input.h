@@ -1,0 +1,18 @@
+// kiln/app: the optimizer's input from a task: the module text a candidate replaces (TritonBench: the
+// part above the separator line), the analysed kernel (`kernel` or, when empty, the launched kernel
+// with the most tunables), and its search space and baseline config from its tunables.
+#pragma once
+
+#include <string>
+
+#include "search/loop.h"
+#include "search/space.h"
+#include "task/task.h"
+
+namespace kiln::app {
+
+// Errors: unreadable or unparsable module, no launched kernel, unsupported format.
+Result<search::OptimizeInput> PrepareInput(const task::TaskSpec& spec, const std::string& kernel,
+                                           const search::SpaceOptions& so = {});
+
+}  // namespace kiln::app

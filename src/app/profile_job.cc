@@ -1,0 +1,143 @@
+#include "app/profile_job.h"
+
+#include <cstdio>
+
+#include "app/facts_join.h"
+#include "app/runner_factory.h"
+#include "common/file.h"
+#include "diagnose/report.h"
+#include "profile/device.h"
+#include "profile/metrics.h"
+#include "profile/profile_task.h"
+#include "task/task.h"
+
+namespace kiln::app {
+
+namespace {
+
+using nlohmann::json;
+
+int Fail(const Status& s) {
+  std::fprintf(stderr, "kiln profile: error: %s\n", s.message().c_str());
+  return 1;
+}
+
+// --facts: compile facts / static booleans given by hand (JSON).
+Result<std::vector<profile::KernelFacts>> GivenFacts(const std::string& path) {
+  if (path.empty()) return std::vector<profile::KernelFacts>();
+  KILN_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
+  json j = json::parse(text, nullptr, false);
+  if (j.is_discarded()) return ParseError(path + ": not valid JSON");
+  auto k = profile::KernelFactsFromJson(j);
+  if (!k.ok()) return Status(k.status().code(), path + ": " + k.status().message());
+  return *k;
+}
+
+// Device peaks: a file, the cache via the worker (live modes), or none.
+Result<std::optional<profile::DeviceRecord>> DevicePeaks(const ProfileJobOptions& o) {
+  if (!o.device_file.empty()) {
+    KILN_ASSIGN_OR_RETURN(profile::DeviceRecord d, profile::LoadDeviceRecordFile(o.device_file));
+    return std::optional<profile::DeviceRecord>(d);
+  }
+  if (!o.from_csv.empty() || o.no_device) return std::optional<profile::DeviceRecord>();
+  RunnerSpec spec;
+  spec.python = o.worker.python;
+  spec.isolation = exec::Isolation::kShared;
+  KILN_ASSIGN_OR_RETURN(auto runner, MakeRunner(spec));
+  profile::JsonDeviceStore store(o.cache_dir);
+  auto d = profile::CharacterizeDevice(*runner, {}, store);
+  if (d.ok()) return std::optional<profile::DeviceRecord>(*d);
+  std::fprintf(stderr, "kiln profile: warning: no device peaks (%s); roofline fractions unavailable\n",
+               d.status().message().c_str());
+  return std::optional<profile::DeviceRecord>();
+}
+
+struct Profiled {
+  profile::ProfileRun run;
+  std::string csv;
+  std::string source;  // the profiled module's source file, for its static facts ("" when none)
+};
+
+// Runs ncu (or reads a recording) in the mode the options name.
+Result<Profiled> RunNcu(const ProfileJobOptions& o, const std::optional<profile::DeviceRecord>& device) {
+  profile::ProfileOptions po;
+  po.ncu.ncu_path = o.ncu;
+  po.ncu.kernel_regex = o.kernel;
+  po.ncu.launch_skip = o.launch_skip;
+  po.ncu.launch_count = o.launch_count;
+  po.ncu.timeout = std::chrono::seconds(o.timeout_s);
+  po.python = o.worker.python;
+  po.case_name = o.case_name;
+  po.use_nvtx = !o.no_nvtx;
+  Profiled p;
+  p.source = o.source;
+  if (p.source.empty()) p.source = !o.candidate.empty() ? o.candidate : !o.script.empty() ? o.script : "";
+  if (!o.from_csv.empty()) {
+    KILN_ASSIGN_OR_RETURN(p.run, profile::ProfileFromCsv(o.from_csv, {}, device));
+    return p;
+  }
+  if (!o.script.empty()) {
+    KILN_ASSIGN_OR_RETURN(auto r, profile::ProfileScript(o.script, o.script_args, po, device));
+    p.run = std::move(r.run);
+    p.csv = r.csv;
+    return p;
+  }
+  KILN_ASSIGN_OR_RETURN(task::TaskSpec spec, task::LoadTask(o.task, o.task_options.ToLoadOptions()));
+  std::optional<std::string> cand;
+  if (!o.candidate.empty()) {
+    KILN_ASSIGN_OR_RETURN(std::string text, ReadFile(o.candidate));
+    cand = text;
+  }
+  if (p.source.empty()) p.source = spec.path;
+  KILN_ASSIGN_OR_RETURN(auto r, profile::ProfileTask(spec, cand, po, device));
+  p.run = std::move(r.run);
+  p.csv = r.csv;
+  return p;
+}
+
+}  // namespace
+
+int RunProfile(const ProfileJobOptions& o) {
+  if (o.list_metrics) {
+    for (const auto& m : profile::DefaultMetrics()) std::printf("%s\n", m.c_str());
+    return 0;
+  }
+  if (!o.task.empty() + !o.script.empty() + !o.from_csv.empty() != 1) {
+    std::fprintf(stderr, "kiln profile: error: give exactly one of --task, --script, --from-csv\n");
+    return 2;
+  }
+  auto given = GivenFacts(o.facts);
+  if (!given.ok()) return Fail(given.status());
+  auto device = DevicePeaks(o);
+  if (!device.ok()) return Fail(device.status());
+  auto p = RunNcu(o, *device);
+  if (!p.ok()) return Fail(p.status());
+  // Join: static facts of the source, then the hand-given facts, onto each kernel's compile facts.
+  std::optional<SourceText> source;
+  Status source_status = Status::Ok();
+  if (!p->source.empty()) {
+    if (auto text = ReadFile(p->source); text.ok()) source = SourceText{*text, p->source};
+    else source_status = text.status();
+  }
+  if (Status s = JoinFacts(&p->run, source, *given); !s.ok()) source_status = s;
+  if (!source_status.ok() && !o.source.empty())
+    std::fprintf(stderr, "kiln profile: warning: static analysis of %s failed: %s\n", p->source.c_str(),
+                 source_status.message().c_str());
+  if (!o.save_csv.empty()) {
+    if (p->csv.empty() && !o.from_csv.empty())
+      if (auto t = ReadFile(o.from_csv); t.ok()) p->csv = *t;
+    if (auto s = WriteFile(o.save_csv, p->csv); !s.ok()) return Fail(s);
+  }
+  auto report = diagnose::DiagnoseRun(std::move(p->run));
+  if (!o.html.empty())
+    if (auto s = WriteFile(o.html, diagnose::RenderHtml(report)); !s.ok()) return Fail(s);
+  if (o.json) {
+    std::printf("%s\n", diagnose::ToJson(report).dump(2).c_str());
+  } else {
+    std::fputs(diagnose::FormatText(report).c_str(), stdout);
+    if (!o.html.empty()) std::printf("html report: %s\n", o.html.c_str());
+  }
+  return 0;
+}
+
+}  // namespace kiln::app

@@ -1,0 +1,144 @@
+// kiln/search: one run of the tuning loop as named phases over explicit state (internal to
+// src/search; the interface is Optimize in loop.h). loop.cc holds the driver and the phases up to
+// the strategy, search_phase.cc the search rounds and the dry run, verify_phase.cc the finalists,
+// their verification and what follows a winner.
+//
+// A phase returns an error Status only for a machinery failure (the Measurer's) or an unusable
+// original; the driver then records the run as failed and returns the error. A phase that ends the
+// run early with a result (kept, dry run) sets `finished_`.
+#pragma once
+
+#include <initializer_list>
+#include <limits>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "search/loop.h"
+#include "search/strategy.h"
+
+namespace kiln::search::internal {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// Seconds the worker reported for the named phases of a request (phases_s).
+double PhaseSum(const nlohmann::json& phases, std::initializer_list<const char*> names);
+// Median of one case (0 when it was not timed).
+double CaseMs(const std::vector<CaseTiming>& cases, const std::string& name);
+std::vector<CaseTiming> CaseTimes(const exec::EvalResult& r);
+// Geometric mean of the case medians over `names` (all cases when empty); +inf when not ok or a
+// case has no time.
+double Score(const exec::EvalResult& r, const std::vector<std::string>& names);
+nlohmann::json KernelsJson(const std::vector<exec::KernelFacts>& ks);
+nlohmann::json CandJson(const CandidateRecord& c);
+// Per-case comparison of a finalist's long run against the original, which that request timed
+// interleaved with it (its timing baseline). A case without that timing cannot win.
+std::vector<CaseComparison> Compare(const exec::EvalResult& cand);
+
+class OptimizeRun {
+ public:
+  OptimizeRun(const OptimizeInput& in, const OptimizeOptions& o, const Deps& d);
+  Result<OptimizeResult> Run();
+
+ private:
+  // Phases, in order.
+  Status ConnectToDevice();
+  Status MeasureOriginal();
+  void ProfileOriginal();
+  void AddBlockSizeMoves();
+  Status ChooseStrategy();
+  Status MeasureAutotunedStart();
+  Status DryRun();
+  Status Search();
+  std::vector<size_t> PickFinalists();
+  Status VerifyFinalists(const std::vector<size_t>& order);
+  Status TryPerShapeAutotune();
+  void KeepOriginal();
+  void ProfileWinner();
+  Status EmitAutotune(const std::vector<size_t>& order);
+
+  // Search helpers.
+  struct Pending {
+    CandidateRecord rec;
+    std::string src;
+    int compile_index = -1;
+  };
+  Status SearchRound(const std::vector<Config>& proposals, bool* stopped);
+  std::vector<Pending> RenderRound(const std::vector<Config>& proposals, std::vector<exec::EvalRequest>* compiles);
+  Status MeasurePending(Pending* p, CompileBatch* batch, bool* stopped);
+  void ObserveCandidate(CandidateRecord rec);
+  bool OverBudget() const { return Elapsed() >= search_end_; }
+  int EvalsLeft() const { return o_.max_evals > 0 ? o_.max_evals - res_.measured : 1 << 30; }
+  void UpdateReserve();
+
+  // Verification helpers.
+  Result<std::string> JudgeLongRun(const std::string& src, std::vector<CaseComparison>* cmp,
+                                   exec::EvalResult* r = nullptr);
+  std::string Judge(const exec::EvalResult& r, std::vector<CaseComparison>* cmp) const;
+  Result<std::string> OwnCheck(const std::string& src);
+  void DeclareWinner(const Config& cfg, const std::string& src, const std::vector<CaseComparison>& first,
+                     std::vector<CaseComparison> second);
+  std::string SourceOf(size_t candidate);
+
+  // Measurement.
+  exec::EvalRequest MakeRequest(const std::optional<std::string>& source, exec::Mode mode, uint64_t seed,
+                                int trials, const nlohmann::json& timing,
+                                const std::vector<std::string>& cases) const;
+  Result<exec::EvalResult> Measure(const exec::EvalRequest& r);
+  Result<exec::EvalResult> TimeShort(const std::string& src, CandidateRecord* rec);
+  uint64_t NextSeed();
+
+  // Clock, records, display.
+  double Now() const;
+  double Elapsed() const { return Now() - t0_; }
+  void Step(const std::string& kind, const nlohmann::json& j);
+  void Say(const std::string& s);
+  void Show(const std::string& phase);
+  Result<OptimizeResult> Finish(const std::string& status);
+  Status Fail(const std::string& stop_reason, Status error);
+
+  const OptimizeInput& in_;
+  const OptimizeOptions& o_;
+  const Deps& d_;
+  OptimizeResult res_;
+  ProgressState ps_;
+  double t0_ = 0;
+  uint64_t seed_ = 0;
+  int next_id_ = 0;
+  bool finished_ = false;            // a phase ended the run with a result
+  std::string finish_status_;        // its status ("kept", "dry-run", ...)
+
+  // What the original's measurement established.
+  PruneContext prune_;
+  exec::EvalResult original_;        // its short run
+  CandidateRecord base_;             // its record
+  std::vector<std::string> all_cases_;
+  std::vector<std::string> run_cases_;     // --cases resolved to names by the baseline (empty: all)
+  std::vector<std::string> search_cases_;  // the cases timed while searching
+  std::string profile_case_;               // the original's slowest case: the one profiled
+  double profile_s_ = 0;                   // what one ncu profile costs here
+  std::vector<std::string> moves_;         // from the diagnosis, highest priority first
+
+  // Search state.
+  std::unique_ptr<Strategy> strategy_;
+  std::map<std::string, std::string> static_pruned_;  // config key -> reason
+  double start_score_ = 1.0;
+  double best_score_ = 0;
+  Config best_config_;
+  double t_measure_ = 0;                   // what one search measurement costs (for the reserve)
+  std::vector<double> cand_eval_s_;
+  double search_floor_ = 0, search_end_ = 0;
+  int measured_search_ = 0;
+  double base_profile_case_ms_ = 0, best_profile_case_ms_ = 0;
+
+  // Verification state.
+  Status halving_error_;                   // a machinery failure while re-timing for the halving
+  std::map<size_t, std::string> sources_;  // candidate index -> rendered source ("" when it failed)
+  std::optional<bool> original_own_ok_;
+  std::vector<size_t> lost_some_;          // finalists that won some cases and lost others
+};
+
+}  // namespace kiln::search::internal

@@ -1,0 +1,19 @@
+// Flags of the option groups several commands share (src/app/options.h): one registration per group,
+// so a flag has the same name and help in every command that takes it.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include "app/options.h"
+
+namespace kiln::cli {
+
+// Which of the worker flags a command takes.
+enum WorkerFlag { kPython = 1, kInterpret = 2, kReplay = 4, kRecord = 8, kAllWorkerFlags = 15 };
+
+void AddWorkerFlags(CLI::App* sub, app::WorkerFlags* f, int which = kAllWorkerFlags);
+// --format (checked against the known formats when `check_format`), and --entry/--bench when `files`.
+void AddTaskFlags(CLI::App* sub, app::TaskOptions* f, bool files = true, bool check_format = false);
+void AddRecordsFlags(CLI::App* sub, app::RecordsOptions* f);
+
+}  // namespace kiln::cli
