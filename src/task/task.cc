@@ -270,6 +270,12 @@ Result<TaskSpec> LoadManifest(const std::string& path, const LoadOptions& opts) 
     return FileError(path, fmt::format("bad kiln task manifest: {}", e.what()));
   }
   if (!j.is_object()) return FileError(path, "bad kiln task manifest: expected a JSON object");
+  for (const char* key : {"module", "bench", "entry", "name"}) {  // strings, or nlohmann's value() throws
+    if (j.contains(key) && !j[key].is_string())
+      return FileError(path, fmt::format("bad kiln task manifest: \"{}\" must be a string", key));
+  }
+  if (j.contains("sizes") && !j["sizes"].is_object())
+    return FileError(path, "bad kiln task manifest: \"sizes\" must be an object {NAME: VALUE}");
   fs::path dir = fs::path(Abs(path)).parent_path();
   auto rel = [&](const std::string& key) -> std::string {
     std::string v = j.value(key, "");

@@ -221,6 +221,14 @@ TEST_F(TaskTest, KilnFlagsAndManifest) {
   EXPECT_EQ(m->entry, "softmax");
   std::string bad_man = Write("bad.json", R"({"module": "m.py"})");
   EXPECT_FALSE(LoadTask(bad_man).ok());
+  // wrong types are errors, not an uncaught nlohmann exception (kiln aborted)
+  for (const char* text : {R"({"module": 5, "entry": "f", "bench": "b.py"})",
+                           R"({"module": "m.py", "entry": [1], "bench": "b.py"})",
+                           R"({"module": "m.py", "entry": "f", "bench": "b.py", "sizes": 3})"}) {
+    auto r = LoadTask(Write("typed.json", text));
+    ASSERT_FALSE(r.ok()) << text;
+    EXPECT_NE(r.status().message().find("bad kiln task manifest"), std::string::npos) << r.status().message();
+  }
 }
 
 TEST_F(TaskTest, KilnDirectory) {

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Seeded, time-bounded fuzz of what kiln reads besides candidates (issue 15): pairs files through
-`kiln eval --batch` and task files (and --size values) through task loading. No worker runs: batches answer
+`kiln eval --batch` and task files, kiln task manifests and --size values through task loading. No worker runs: batches answer
 from a replay transcript or have no worker, single evaluations get a candidate the static checks reject.
 
 Asserts, for every input: no death by a signal (abort, SIGSEGV), no hang, an exit code of 0, 1 or 2, and on
@@ -101,7 +101,7 @@ def main():
         relu_src = open(RELU, "rb").read()
         while time.monotonic() < end:
             n += 1
-            kind = rng.choice(["pairs", "pairs", "task", "size"])
+            kind = rng.choice(["pairs", "pairs", "task", "size", "manifest"])
             if kind == "pairs":
                 lines = [pair_line(rng, rng.choice([rejected, RELU_CAND]), tmp) for _ in range(rng.randint(1, 6))]
                 data = ("\n".join(lines) + rng.choice(["\n", ""])).encode("utf-8", "surrogateescape")
@@ -119,6 +119,15 @@ def main():
                 with open(path, "wb") as f:
                     f.write(mutate_bytes(rng, relu_src))
                 cmd = ["eval", "--task", path, "--candidate", rejected, "--python", "/nonexistent/python3", "--no-db"]
+            elif kind == "manifest":  # a kiln task manifest with odd values
+                m = {"module": "m.py", "entry": "f", "bench": "b.py"}
+                for _ in range(rng.randint(1, 3)):
+                    m[rng.choice(["module", "entry", "bench", "name", "sizes", "other"])] = rng.choice(ODD_VALUES)
+                path = os.path.join(tmp, f"m{n}.json")
+                data = json.dumps(m).encode()
+                with open(path, "wb") as f:
+                    f.write(mutate_bytes(rng, data) if rng.random() < 0.3 else data)
+                cmd = ["eval", "--task", path, "--python", "/nonexistent/python3", "--no-db"]
             else:
                 path = RELU
                 value = rng.choice([str(rng.choice(ODD_VALUES)), "1e999", "-0", "(", "[[]]", "9" * 400, "1,2",
