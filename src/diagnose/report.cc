@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "common/strings.h"
 #include "profile/metrics.h"
 
 namespace kiln::diagnose {
@@ -25,10 +26,10 @@ std::string Opt(const std::optional<double>& v, const char* fmtstr) {
   return v ? fmt::format(fmt::runtime(fmtstr), *v) : "n/a";
 }
 
+// Kernel durations (seconds): "12.34 us", "1.234 ms", "n/a" when not measured.
 std::string Dur(double s) {
-  if (s <= 0) return "n/a";
-  if (s < 1e-3) return fmt::format("{:.2f} us", s * 1e6);
-  return fmt::format("{:.3f} ms", s * 1e3);
+  constexpr DurationStyle kStyle{.us_decimals = 2, .ms_decimals = 3, .unknown = "n/a", .positive_only = true};
+  return FormatDuration(s, TimeUnit::kSeconds, kStyle);
 }
 
 std::string Bytes(double b) {
@@ -59,7 +60,7 @@ std::string RoofLine(const profile::Roofline& rf) {
   return fmt::format("{:.0f}% of the memory roof{}", rf.fraction_of_roof * 100, above);
 }
 
-std::string FactsLine(const profile::KernelFacts& f) {
+std::string FactsLine(const exec::KernelFacts& f) {
   std::vector<std::string> parts;
   if (f.n_regs) parts.push_back(fmt::format("{} regs", *f.n_regs));
   if (f.n_spills) parts.push_back(fmt::format("{} spills", *f.n_spills));
@@ -70,20 +71,6 @@ std::string FactsLine(const profile::KernelFacts& f) {
   std::string s;
   for (const auto& p : parts) s += (s.empty() ? "" : ", ") + p;
   return s;
-}
-
-std::string HtmlEscape(const std::string& s) {
-  std::string o;
-  for (char c : s) {
-    switch (c) {
-      case '<': o += "&lt;"; break;
-      case '>': o += "&gt;"; break;
-      case '&': o += "&amp;"; break;
-      case '"': o += "&quot;"; break;
-      default: o += c;
-    }
-  }
-  return o;
 }
 
 const char* kDtypeColors[][2] = {{"float32", "#1f77b4"},      {"tf32", "#17becf"},
@@ -177,7 +164,7 @@ json ToJson(const ProfileReport& r) {
             {"roofline", profile::ToJson(k.roofline)},
             {"diagnosis", ToJson(r.diagnoses[i])},
             {"metrics", metrics}};
-    if (k.facts) kj["facts"] = profile::ToJson(*k.facts);
+    if (k.facts) kj["facts"] = exec::ToJson(*k.facts);
     ks.push_back(kj);
   }
   json j{{"schema", "kiln.profile/1"},

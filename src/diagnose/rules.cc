@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "common/strings.h"
 #include "profile/metrics.h"
 
 namespace kiln::diagnose {
@@ -28,7 +29,6 @@ const char* ClassName(BoundClass c) {
 
 namespace {
 
-bool StartsWith(const std::string& s, const char* p) { return s.rfind(p, 0) == 0; }
 
 // Stalls that mean "waiting on memory" vs "waiting on math".
 bool MemoryStall(const std::string& r) {

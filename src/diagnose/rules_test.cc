@@ -15,7 +15,7 @@ using profile::KernelProfile;
 
 struct K {
   std::map<std::string, double> v;
-  std::optional<profile::KernelFacts> facts;
+  std::optional<exec::KernelFacts> facts;
   bool peaks = true;
 
   K& Set(const std::string& k, double x) {
@@ -131,7 +131,7 @@ TEST(AtRoofline, NotWhenBytesAreWastedOrFp32DotOnCudaCores) {
   K dot = Base().Set(m::kSmThroughput, 96).Set(m::kMemThroughput, 20).Set(m::kDramBytesRead, 1e8)
               .Set("sm__sass_thread_inst_executed_op_ffma_pred_on.sum", 0.5 * 49e9);  // 49 TFLOP/s of 50
   EXPECT_EQ(dot.Run().cls, BoundClass::kAtRoofline);
-  dot.facts = profile::KernelFacts{};
+  dot.facts = exec::KernelFacts{};
   dot.facts->fp32_dot_without_tensor_cores = true;
   auto d = dot.Run();
   EXPECT_EQ(d.cls, BoundClass::kComputeBound);
@@ -176,7 +176,7 @@ TEST(Stalls, DominantAbove30PercentWhileIssueBelow08) {
 TEST(Spills, FromCompileFactsOrLocalMemoryInstructions) {
   K k = Base();
   EXPECT_FALSE(Fires(k.Run(), "register_spills"));
-  k.facts = profile::KernelFacts{};
+  k.facts = exec::KernelFacts{};
   k.facts->n_spills = 0;
   EXPECT_FALSE(Fires(k.Run(), "register_spills"));
   k.facts->n_spills = 1;
@@ -211,7 +211,7 @@ TEST(BankConflicts, TenPercentOfWavefronts) {
 TEST(Fp32Dot, StaticFactAndIdleTensorPipe) {
   K k = Base().Set(m::kSmThroughput, 80).Set(m::kMemThroughput, 30);
   EXPECT_FALSE(Fires(k.Run(), "fp32_dot_without_tensor_cores"));
-  k.facts = profile::KernelFacts{};
+  k.facts = exec::KernelFacts{};
   k.facts->fp32_dot_without_tensor_cores = true;
   EXPECT_TRUE(Fires(k.Set(m::kTensorPipeActive, 4.9).Run(), "fp32_dot_without_tensor_cores"));
   EXPECT_FALSE(Fires(k.Set(m::kTensorPipeActive, 5).Run(), "fp32_dot_without_tensor_cores"));
@@ -331,7 +331,7 @@ TEST(Waves, PartialWaveComputeKernelIsNotAtTheRoofline) {
 TEST(Gating, MemoryBoundIsNotToldAboutComputePipes) {
   K k = Base().Set(m::kSmThroughput, 20).Set(m::kMemThroughput, 85).Set(m::kDramBytesRead, 0.85 * 3e9)
             .Set(m::StallMetric("math_pipe_throttle"), 9).Set(m::StallMetric("wait"), 1);
-  k.facts = profile::KernelFacts{};
+  k.facts = exec::KernelFacts{};
   k.facts->fp32_dot_without_tensor_cores = true;
   auto d = k.Run();
   EXPECT_EQ(d.cls, BoundClass::kMemoryBound);

@@ -1,19 +1,14 @@
 #include "diagnose/static_facts.h"
 
+#include "common/strings.h"
 #include "pyast/pyast.h"
 
 namespace kiln::diagnose {
 
-namespace {
-
-bool Contains(const std::string& s, const char* n) { return s.find(n) != std::string::npos; }
-
-}  // namespace
-
-std::vector<profile::KernelFacts> StaticFacts(const analysis::ModuleModel& model) {
-  std::vector<profile::KernelFacts> out;
+std::vector<exec::KernelFacts> StaticFacts(const analysis::ModuleModel& model) {
+  std::vector<exec::KernelFacts> out;
   for (const auto& k : model.kernels) {
-    profile::KernelFacts f;
+    exec::KernelFacts f;
     f.name = k.name;
     f.has_dot = !k.dots.empty();
     for (const auto& d : k.dots) {
@@ -26,7 +21,7 @@ std::vector<profile::KernelFacts> StaticFacts(const analysis::ModuleModel& model
   return out;
 }
 
-Result<std::vector<profile::KernelFacts>> StaticFactsFromFile(const std::string& path) {
+Result<std::vector<exec::KernelFacts>> StaticFactsFromFile(const std::string& path) {
   auto tree = pyast::Tree::ParseFile(path);
   if (!tree.ok()) return tree.status();
   auto model = analysis::AnalyzeModule(**tree);

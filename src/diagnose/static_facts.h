@@ -1,5 +1,5 @@
 // kiln/diagnose: static facts from the analysis model, in the form the rules read
-// (profile::KernelFacts: has_dot, fp32_dot_without_tensor_cores).
+// (exec::KernelFacts: has_dot, fp32_dot_without_tensor_cores).
 //
 // fp32_dot_without_tensor_cores is set for a kernel with a tl.dot whose input_precision is "ieee"
 // or allow_tf32=False: on fp32 inputs that dot runs on CUDA cores. The inputs' dtype is a runtime
@@ -11,11 +11,11 @@
 
 #include "analysis/model.h"
 #include "common/status.h"
-#include "profile/profile.h"
+#include "exec/kernel_facts.h"
 
 namespace kiln::diagnose {
 
-std::vector<profile::KernelFacts> StaticFacts(const analysis::ModuleModel& model);
-Result<std::vector<profile::KernelFacts>> StaticFactsFromFile(const std::string& path);
+std::vector<exec::KernelFacts> StaticFacts(const analysis::ModuleModel& model);
+Result<std::vector<exec::KernelFacts>> StaticFactsFromFile(const std::string& path);
 
 }  // namespace kiln::diagnose

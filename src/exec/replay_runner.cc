@@ -1,3 +1,5 @@
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 
 #include <fmt/format.h>
@@ -121,15 +123,21 @@ Result<json> ReplayRunner::DevicePeaks(const std::vector<std::string>& dtypes) {
 
 std::mutex RecordingRunner::mu_;
 
-void RecordingRunner::Append(const json& request, const json& response) {
+Status RecordingRunner::Append(const json& request, const json& response) {
   std::lock_guard<std::mutex> lock(mu_);
   std::ofstream f(path_, std::ios::app);
+  if (!f) {
+    return IoError(fmt::format("{}: error: cannot open the transcript for appending: {}", path_, std::strerror(errno)));
+  }
   f << json{{"request", request}, {"response", response}}.dump() << "\n";
+  f.flush();
+  if (!f) return IoError(fmt::format("{}: error: cannot write the transcript", path_));
+  return Status::Ok();
 }
 
 Result<HelloInfo> RecordingRunner::Hello() {
   auto h = inner_->Hello();
-  if (h.ok()) Append(json{{"id", "hello"}, {"op", "hello"}}, h->raw);
+  if (h.ok()) KILN_RETURN_IF_ERROR(Append(json{{"id", "hello"}, {"op", "hello"}}, h->raw));
   return h;
 }
 
@@ -140,14 +148,14 @@ Result<EvalResult> RecordingRunner::Evaluate(const EvalRequest& request) {
     // Keep the recording self-contained: the worker's raw answer when there is one, otherwise what
     // kiln made of it (timeouts and crashes are answered on this side).
     json resp = r->raw.is_object() && r->raw.contains("verdict") ? r->raw : r->ToJson();
-    Append(req, resp);
+    KILN_RETURN_IF_ERROR(Append(req, resp));
   }
   return r;
 }
 
 Result<json> RecordingRunner::DevicePeaks(const std::vector<std::string>& dtypes) {
   auto r = inner_->DevicePeaks(dtypes);
-  if (r.ok()) Append(json{{"id", "peaks"}, {"op", "device_peaks"}, {"dtypes", dtypes}}, *r);
+  if (r.ok()) KILN_RETURN_IF_ERROR(Append(json{{"id", "peaks"}, {"op", "device_peaks"}, {"dtypes", dtypes}}, *r));
   return r;
 }
 

@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 
 #include "common/hash.h"
+#include "common/json.h"
+#include "common/strings.h"
 
 namespace kiln::exec {
 
@@ -107,37 +109,16 @@ std::string EvalRequest::ParamsHash() const {
 
 namespace {
 
-std::optional<double> OptDouble(const json& j, const char* key) {
-  auto it = j.find(key);
-  if (it == j.end() || !it->is_number()) return std::nullopt;
-  return it->get<double>();
-}
-std::optional<int64_t> OptInt(const json& j, const char* key) {
-  auto it = j.find(key);
-  if (it == j.end() || !it->is_number()) return std::nullopt;
-  return static_cast<int64_t>(it->get<double>());
-}
-std::string Str(const json& j, const char* key) {
-  auto it = j.find(key);
-  if (it == j.end() || !it->is_string()) return "";
-  return it->get<std::string>();
-}
-json Obj(const json& j, const char* key) {
-  auto it = j.find(key);
-  if (it == j.end() || !it->is_object()) return json::object();
-  return *it;
-}
-
 std::optional<Timing> ParseTiming(const json& j, const char* key) {
   auto it = j.find(key);
   if (it == j.end() || !it->is_object()) return std::nullopt;
   Timing t;
-  t.median = OptDouble(*it, "median").value_or(NAN);
-  t.min = OptDouble(*it, "min").value_or(NAN);
-  t.max = OptDouble(*it, "max").value_or(NAN);
-  t.p20 = OptDouble(*it, "p20").value_or(NAN);
-  t.p80 = OptDouble(*it, "p80").value_or(NAN);
-  t.n = OptInt(*it, "n").value_or(0);
+  t.median = JsonNumber(*it, "median").value_or(NAN);
+  t.min = JsonNumber(*it, "min").value_or(NAN);
+  t.max = JsonNumber(*it, "max").value_or(NAN);
+  t.p20 = JsonNumber(*it, "p20").value_or(NAN);
+  t.p80 = JsonNumber(*it, "p80").value_or(NAN);
+  t.n = JsonInt(*it, "n").value_or(0);
   return t;
 }
 
@@ -165,12 +146,12 @@ Reason ParseReason(const json& j) {
     return r;
   }
   if (!j.is_object()) return r;
-  r.code = Str(j, "code");
-  r.message = Str(j, "message");
-  r.file = Str(j, "file");
-  r.line = static_cast<int>(OptInt(j, "line").value_or(0));
-  r.column = static_cast<int>(OptInt(j, "column").value_or(0));
-  std::string sev = Str(j, "severity");
+  r.code = JsonString(j, "code");
+  r.message = JsonString(j, "message");
+  r.file = JsonString(j, "file");
+  r.line = static_cast<int>(JsonInt(j, "line").value_or(0));
+  r.column = static_cast<int>(JsonInt(j, "column").value_or(0));
+  std::string sev = JsonString(j, "severity");
   if (!sev.empty()) r.severity = sev;
   return r;
 }
@@ -184,8 +165,8 @@ Result<EvalResult> EvalResult::FromResponse(const json& j) {
   }
   EvalResult r;
   r.raw = j;
-  auto v = ParseVerdict(Str(j, "verdict"));
-  if (!v) return InvalidArgument(fmt::format("response has no valid verdict: '{}'", Str(j, "verdict")));
+  auto v = ParseVerdict(JsonString(j, "verdict"));
+  if (!v) return InvalidArgument(fmt::format("response has no valid verdict: '{}'", JsonString(j, "verdict")));
   r.verdict = *v;
   if (auto it = j.find("reasons"); it != j.end() && it->is_array()) {
     for (const auto& x : *it) r.reasons.push_back(ParseReason(x));
@@ -193,48 +174,35 @@ Result<EvalResult> EvalResult::FromResponse(const json& j) {
   if (auto it = j.find("warnings"); it != j.end() && it->is_array()) {
     for (const auto& x : *it) r.warnings.push_back(ParseReason(x));
   }
-  r.message = Str(j, "message");
+  r.message = JsonString(j, "message");
   if (auto it = j.find("cases"); it != j.end() && it->is_array()) {
     for (const auto& c : *it) {
       if (!c.is_object()) continue;
       CaseResult cr;
-      cr.name = Str(c, "name");
+      cr.name = JsonString(c, "name");
       cr.passed = c.value("passed", false);
-      cr.trials = static_cast<int>(OptInt(c, "trials").value_or(0));
-      cr.max_abs_err = OptDouble(c, "max_abs_err");
-      cr.rel_l2_err = OptDouble(c, "rel_l2_err");
+      cr.trials = static_cast<int>(JsonInt(c, "trials").value_or(0));
+      cr.max_abs_err = JsonNumber(c, "max_abs_err");
+      cr.rel_l2_err = JsonNumber(c, "rel_l2_err");
       if (c.contains("shapes") && c["shapes"].is_array()) cr.shapes = c["shapes"];
       if (c.contains("dtypes") && c["dtypes"].is_array()) cr.dtypes = c["dtypes"];
       cr.candidate_ms = ParseTiming(c, "candidate_ms");
       cr.reference_ms = ParseTiming(c, "reference_ms");
-      cr.speedup = OptDouble(c, "speedup");
+      cr.speedup = JsonNumber(c, "speedup");
       if (auto s = c.find("speedup_spread"); s != c.end() && s->is_array() && s->size() == 2 &&
                                              (*s)[0].is_number() && (*s)[1].is_number()) {
         cr.speedup_spread = std::make_pair((*s)[0].get<double>(), (*s)[1].get<double>());
       }
-      cr.timing_method = Str(c, "timing_method");
-      cr.reference_is_baseline = Str(c, "reference_is") == "baseline";
-      cr.error = Str(c, "error");
-      if (cr.error.empty()) cr.error = Str(c, "message");
+      cr.timing_method = JsonString(c, "timing_method");
+      cr.reference_is_baseline = JsonString(c, "reference_is") == "baseline";
+      cr.error = JsonString(c, "error");
+      if (cr.error.empty()) cr.error = JsonString(c, "message");
       r.cases.push_back(std::move(cr));
     }
   }
   if (auto it = j.find("kernels"); it != j.end() && it->is_array()) {
     for (const auto& k : *it) {
-      if (!k.is_object()) continue;
-      KernelFacts f;
-      f.name = Str(k, "name");
-      f.launches = OptInt(k, "launches").value_or(0);
-      f.n_regs = OptInt(k, "n_regs");
-      f.n_spills = OptInt(k, "n_spills");
-      f.shared_bytes = OptInt(k, "shared_bytes");
-      f.num_warps = OptInt(k, "num_warps");
-      f.num_stages = OptInt(k, "num_stages");
-      if (auto g = k.find("grid"); g != k.end() && g->is_array()) {
-        for (const auto& x : *g) f.grid.push_back(x.is_number() ? static_cast<int64_t>(x.get<double>()) : 0);
-      }
-      f.constexprs = Obj(k, "constexprs");
-      r.kernels.push_back(std::move(f));
+      if (k.is_object()) r.kernels.push_back(KernelFactsFromObject(k));
     }
   }
   if (auto it = j.find("aten_ops"); it != j.end() && it->is_object()) {
@@ -242,12 +210,12 @@ Result<EvalResult> EvalResult::FromResponse(const json& j) {
       if (v.is_number()) r.aten_ops[k] = static_cast<int64_t>(v.get<double>());
     }
   }
-  r.runtime_checks = Obj(j, "runtime_checks");
-  r.clocks = Obj(j, "clocks");
-  r.versions = Obj(j, "versions");
-  r.device = Obj(j, "device");
-  r.elapsed_s = OptDouble(j, "elapsed_s").value_or(0);
-  r.stderr_tail = Str(j, "stderr_tail");
+  r.runtime_checks = JsonObject(j, "runtime_checks");
+  r.clocks = JsonObject(j, "clocks");
+  r.versions = JsonObject(j, "versions");
+  r.device = JsonObject(j, "device");
+  r.elapsed_s = JsonNumber(j, "elapsed_s").value_or(0);
+  r.stderr_tail = JsonString(j, "stderr_tail");
   // `fatal` (docs/verdicts.md): the CUDA context is dead; `restart_worker` is the older spelling.
   r.restart_worker = (j.contains("fatal") && j["fatal"].is_boolean() && j["fatal"].get<bool>()) ||
                      (j.contains("restart_worker") && j["restart_worker"].is_boolean() && j["restart_worker"].get<bool>());
@@ -320,13 +288,8 @@ std::optional<double> EvalResult::GeomeanSpeedup() const {
 
 namespace {
 
-std::string Ms(double ms) {
-  if (std::isnan(ms)) return "?";
-  if (ms < 1) return fmt::format("{:.1f} us", ms * 1000);
-  return fmt::format("{:.3f} ms", ms);
-}
-
 std::string TimingText(const Timing& t) {
+  auto Ms = [](double ms) { return FormatDuration(ms, TimeUnit::kMilliseconds); };
   double spread = t.median > 0 ? (t.p80 - t.p20) / t.median * 100 : NAN;
   return fmt::format("{} (min {}, max {}, p20-p80 spread {:.1f}%, n={})", Ms(t.median), Ms(t.min), Ms(t.max),
                      spread, t.n);
@@ -429,17 +392,17 @@ Result<HelloInfo> HelloInfo::FromResponse(const json& j) {
   }
   HelloInfo h;
   h.raw = j;
-  h.protocol = static_cast<int>(OptInt(j, "protocol").value_or(0));
+  h.protocol = static_cast<int>(JsonInt(j, "protocol").value_or(0));
   h.interpreter = j.value("interpreter", false);
-  h.isolation = Str(j, "isolation");
-  h.versions = Obj(j, "versions");
+  h.isolation = JsonString(j, "isolation");
+  h.versions = JsonObject(j, "versions");
   if (auto it = j.find("devices"); it != j.end() && it->is_array()) {
     for (const auto& d : *it) {
       if (!d.is_object()) continue;
       DeviceInfo di;
-      di.index = static_cast<int>(OptInt(d, "index").value_or(static_cast<int64_t>(h.devices.size())));
-      di.name = Str(d, "name");
-      di.uuid = Str(d, "uuid");
+      di.index = static_cast<int>(JsonInt(d, "index").value_or(static_cast<int64_t>(h.devices.size())));
+      di.name = JsonString(d, "name");
+      di.uuid = JsonString(d, "uuid");
       di.raw = d;
       h.devices.push_back(std::move(di));
     }

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/status.h"
+#include "exec/kernel_facts.h"
 #include "task/task.h"
 
 namespace kiln::exec {
@@ -82,14 +83,6 @@ struct CaseResult {
   std::string timing_method;
   bool reference_is_baseline = false;  // reference_ms and speedup are against the request's baseline
   std::string error;  // case-level message when the worker gives one
-};
-
-struct KernelFacts {
-  std::string name;
-  int64_t launches = 0;
-  std::optional<int64_t> n_regs, n_spills, shared_bytes, num_warps, num_stages;
-  std::vector<int64_t> grid;
-  nlohmann::json constexprs = nlohmann::json::object();
 };
 
 struct Reason {

@@ -122,14 +122,15 @@ class ReplayRunner : public Runner {
 
 class RecordingRunner : public Runner {
  public:
-  // Appends to `path` (created when missing). `inner` must outlive this runner.
+  // Appends to `path` (created when missing). `inner` must outlive this runner. A transcript that cannot
+  // be written is a machinery failure: the call returns an IoError (the inner answer is not lost silently).
   RecordingRunner(Runner* inner, std::string path) : inner_(inner), path_(std::move(path)) {}
   Result<HelloInfo> Hello() override;
   Result<EvalResult> Evaluate(const EvalRequest& request) override;
   Result<nlohmann::json> DevicePeaks(const std::vector<std::string>& dtypes) override;
 
  private:
-  void Append(const nlohmann::json& request, const nlohmann::json& response);
+  Status Append(const nlohmann::json& request, const nlohmann::json& response);
   Runner* inner_;
   std::string path_;
   static std::mutex mu_;

@@ -285,6 +285,26 @@ TEST_F(WorkerRunnerTest, RecordThenReplay) {
   fs::remove(transcript);
 }
 
+// A transcript that cannot be written is a machinery failure (an error Status), never a verdict, and
+// never dropped silently.
+TEST(RecordingRunner, UnwritableTranscriptIsAnIoError) {
+  nlohmann::json hand = {{"request", {{"op", "eval"}, {"task", {{"name", "t"}}}, {"candidate", nullptr},
+                                      {"mode", "check"}}},
+                         {"response", {{"id", "x"}, {"ok", true}, {"verdict", "ok"}}}};
+  auto inner = ReplayRunner::FromText(hand.dump() + "\n", "hand.jsonl");
+  ASSERT_TRUE(inner.ok()) << inner.status().message();
+  EvalRequest req;
+  req.task.name = "t";
+  ASSERT_TRUE((*inner)->Evaluate(req).ok());
+  RecordingRunner rec(inner->get(), "/nonexistent-kiln-dir/transcript.jsonl");
+  auto r = rec.Evaluate(req);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), Code::kIo);
+  EXPECT_NE(r.status().message().find("/nonexistent-kiln-dir/transcript.jsonl: error: cannot open the transcript"),
+            std::string::npos) << r.status().message();
+  EXPECT_FALSE(rec.Hello().ok());
+}
+
 TEST(ReplayRunner, HandWrittenTranscript) {
   EvalRequest req;
   req.task.name = "level1/19_ReLU";

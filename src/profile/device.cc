@@ -10,6 +10,8 @@
 #include <fmt/format.h>
 
 #include "common/file.h"
+#include "common/json.h"
+#include "common/strings.h"
 
 
 namespace kiln::profile {
@@ -17,27 +19,6 @@ namespace kiln::profile {
 using nlohmann::json;
 
 namespace {
-
-template <typename T>
-T Num(const json& j, const char* key, T fallback = T{}) {
-  auto it = j.find(key);
-  if (it == j.end() || !it->is_number()) return fallback;
-  return it->get<T>();
-}
-
-std::string Str(const json& j, const char* key) {
-  auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
-std::string NowIso() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 Status MakeDirs(const std::string& path) {
   std::string cur;
@@ -104,20 +85,20 @@ json ToJson(const DeviceRecord& r) {
 Result<DeviceInfo> DeviceInfoFromJson(const json& j) {
   if (!j.is_object()) return ParseError("device entry is not a JSON object");
   DeviceInfo d;
-  d.index = Num<int>(j, "index");
-  d.name = Str(j, "name");
-  d.uuid = Str(j, "uuid");
-  d.sm_count = Num<int>(j, "sm_count");
-  d.l2_bytes = Num<int64_t>(j, "l2_bytes");
-  d.smem_per_block_optin = Num<int64_t>(j, "smem_per_block_optin");
-  d.regs_per_sm = Num<int>(j, "regs_per_sm");
-  d.total_mem_bytes = Num<int64_t>(j, "total_mem_bytes");
+  d.index = static_cast<int>(JsonInt(j, "index").value_or(0));
+  d.name = JsonString(j, "name");
+  d.uuid = JsonString(j, "uuid");
+  d.sm_count = static_cast<int>(JsonInt(j, "sm_count").value_or(0));
+  d.l2_bytes = JsonInt(j, "l2_bytes").value_or(0);
+  d.smem_per_block_optin = JsonInt(j, "smem_per_block_optin").value_or(0);
+  d.regs_per_sm = static_cast<int>(JsonInt(j, "regs_per_sm").value_or(0));
+  d.total_mem_bytes = JsonInt(j, "total_mem_bytes").value_or(0);
   if (auto it = j.find("cc"); it != j.end() && it->is_array() && it->size() == 2) {
     d.cc_major = (*it)[0].get<int>();
     d.cc_minor = (*it)[1].get<int>();
   }
-  d.sm_clock_mhz = Num<double>(j, "sm_clock_mhz");
-  d.mem_clock_mhz = Num<double>(j, "mem_clock_mhz");
+  d.sm_clock_mhz = JsonNumber(j, "sm_clock_mhz").value_or(0);
+  d.mem_clock_mhz = JsonNumber(j, "mem_clock_mhz").value_or(0);
   if (d.uuid.empty()) return ParseError("device entry has no \"uuid\"");
   return d;
 }
@@ -125,7 +106,7 @@ Result<DeviceInfo> DeviceInfoFromJson(const json& j) {
 Result<DevicePeaks> DevicePeaksFromJson(const json& j) {
   if (!j.is_object()) return ParseError("peaks are not a JSON object");
   DevicePeaks p;
-  p.dram_bytes_per_s = Num<double>(j, "dram_bytes_per_s");
+  p.dram_bytes_per_s = JsonNumber(j, "dram_bytes_per_s").value_or(0);
   if (auto it = j.find("matmul_flops_per_s"); it != j.end() && it->is_object()) {
     for (auto& [k, v] : it->items()) {
       if (v.is_number() && v.get<double>() > 0) p.matmul_flops_per_s[k] = v.get<double>();
@@ -136,7 +117,7 @@ Result<DevicePeaks> DevicePeaksFromJson(const json& j) {
       if (v.is_number()) p.sm_clock_mhz.push_back(v.get<double>());
     }
   }
-  p.measured_at = Str(j, "measured_at");
+  p.measured_at = JsonString(j, "measured_at");
   if (p.dram_bytes_per_s <= 0) return ParseError("peaks have no positive \"dram_bytes_per_s\"");
   return p;
 }
@@ -221,7 +202,7 @@ Result<DeviceRecord> CharacterizeDevice(exec::Runner& runner, const Characterize
   auto peaks = runner.DevicePeaks(o.dtypes);
   if (!peaks.ok()) return peaks.status();
   KILN_ASSIGN_OR_RETURN(rec.peaks, DevicePeaksFromJson(*peaks));
-  if (rec.peaks.measured_at.empty()) rec.peaks.measured_at = NowIso();
+  if (rec.peaks.measured_at.empty()) rec.peaks.measured_at = NowIsoUtc();
   rec.source = "measured";
   KILN_RETURN_IF_ERROR(store.Save(rec));
   return rec;

@@ -6,17 +6,11 @@
 
 #include <fmt/format.h>
 
+#include "common/strings.h"
+
 namespace kiln::profile {
 
 namespace {
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
-
-bool StartsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
 
 // Fixed (non-metric) columns of the raw page.
 const char* const kFixedColumns[] = {"ID",     "Process ID", "Process Name", "Host Name",

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "common/strings.h"
 #include "profile/metrics.h"
 
 namespace kiln::profile {
@@ -25,10 +26,6 @@ std::string Tail(const std::string& s, size_t max_lines = 25, size_t max_bytes =
     pos = nl;
   }
   return t;
-}
-
-bool Contains(const std::string& s, const std::string& needle) {
-  return s.find(needle) != std::string::npos;
 }
 
 std::vector<std::string> ErrorLines(const std::string& text) {

@@ -1,10 +1,7 @@
 // kiln/profile: a profiled run, joined: counters per kernel launch + compile facts + static facts
 // + roofline + share of the summed GPU time.
 //
-// Compile facts come from the worker's eval response ("kernels": name, n_regs, n_spills,
-// shared_bytes, num_warps, num_stages, grid) or a facts file of the same shape; static facts
-// (e.g. "this kernel has tl.dot on fp32 inputs without tensor cores") from the analysis model, or
-// from the same file as booleans until src/analysis can be joined here.
+// Compile and static facts are exec::KernelFacts (exec/kernel_facts.h), joined by kernel name.
 //
 // Roadmap: ProfileTask (profile_task.h) fills a ProfileRun from a task via ncu; ProfileFromCsv
 // fills it from a recorded CSV. Diagnosis and reports (src/diagnose) read ProfileRun.
@@ -18,34 +15,24 @@
 #include <nlohmann/json.hpp>
 
 #include "common/status.h"
+#include "exec/kernel_facts.h"
 #include "profile/device.h"
 #include "profile/ncu_csv.h"
 #include "profile/roofline.h"
 
 namespace kiln::profile {
 
-// What is known about one kernel without counters.
-struct KernelFacts {
-  std::string name;
-  std::optional<int> n_regs, n_spills, shared_bytes, num_warps, num_stages;
-  std::vector<int> grid;
-  std::map<std::string, nlohmann::json> constexprs;
-  // Static facts (analysis). fp32_dot: a tl.dot whose inputs are fp32 and whose input_precision
-  // keeps it off the tensor cores ("ieee", or allow_tf32=False).
-  bool has_dot = false;
-  bool fp32_dot_without_tensor_cores = false;
-};
-
-// Reads {"kernels": [{...KernelFacts fields...}]} (the worker's eval response works as is), or a
-// bare array of such objects. Unknown fields are ignored.
-Result<std::vector<KernelFacts>> KernelFactsFromJson(const nlohmann::json& j);
-nlohmann::json ToJson(const KernelFacts& f);
+// Kernel facts are exec::KernelFacts (exec/kernel_facts.h: one type, one JSON reader and writer).
+// Deprecated spellings, kept until tools/kiln/profile.cc switches to exec:: (issue 13).
+using exec::KernelFacts;
+using exec::KernelFactsFromJson;
+using exec::MergeFacts;
 
 struct KernelProfile {
   NcuKernelRow row;
   Roofline roofline;
   double time_share = 1.0;           // of the summed gpu__time_duration over all profiled rows
-  std::optional<KernelFacts> facts;  // joined by kernel name
+  std::optional<exec::KernelFacts> facts;  // joined by kernel name
   const std::string& name() const { return row.name; }
 };
 
@@ -63,11 +50,11 @@ struct ProfileRun {
 
 // Joins the report's rows with facts (by kernel name) and device peaks, computes the roofline and
 // each kernel's share of the summed duration.
-ProfileRun BuildProfileRun(const NcuReport& report, const std::vector<KernelFacts>& facts,
+ProfileRun BuildProfileRun(const NcuReport& report, const std::vector<exec::KernelFacts>& facts,
                            const std::optional<DeviceRecord>& device);
 
 // Reads a recorded raw CSV.
-Result<ProfileRun> ProfileFromCsv(const std::string& csv_path, const std::vector<KernelFacts>& facts,
+Result<ProfileRun> ProfileFromCsv(const std::string& csv_path, const std::vector<exec::KernelFacts>& facts,
                                   const std::optional<DeviceRecord>& device);
 
 }  // namespace kiln::profile

@@ -34,7 +34,7 @@ NcuOptions WithSelection(const ProfileOptions& o) {
 }
 
 Result<ProfileOutput> RunAndBuild(const NcuOptions& n, const std::vector<std::string>& target,
-                                  std::vector<KernelFacts> facts, const std::optional<DeviceRecord>& device,
+                                  std::vector<exec::KernelFacts> facts, const std::optional<DeviceRecord>& device,
                                   const std::string& source) {
   auto t0 = std::chrono::steady_clock::now();
   NcuRunner runner(n);
@@ -51,33 +51,16 @@ Result<ProfileOutput> RunAndBuild(const NcuOptions& n, const std::vector<std::st
   return out;
 }
 
-}  // namespace
-
-std::vector<KernelFacts> MergeFacts(std::vector<KernelFacts> base, const std::vector<KernelFacts>& extra) {
-  for (const auto& e : extra) {
-    KernelFacts* b = nullptr;
-    for (auto& x : base) {
-      if (x.name == e.name) b = &x;
+// Each kernel takes the facts of its name (the last entry of that name wins).
+void AttachFacts(const std::vector<exec::KernelFacts>& facts, ProfileRun* run) {
+  for (auto& k : run->kernels) {
+    for (const auto& fa : facts) {
+      if (fa.name == k.name()) k.facts = fa;
     }
-    if (!b) {
-      base.push_back(e);
-      continue;
-    }
-    auto fill = [](std::optional<int>& a, const std::optional<int>& v) {
-      if (!a && v) a = v;
-    };
-    fill(b->n_regs, e.n_regs);
-    fill(b->n_spills, e.n_spills);
-    fill(b->shared_bytes, e.shared_bytes);
-    fill(b->num_warps, e.num_warps);
-    fill(b->num_stages, e.num_stages);
-    if (b->grid.empty()) b->grid = e.grid;
-    for (const auto& [k, v] : e.constexprs) b->constexprs.emplace(k, v);
-    b->has_dot = b->has_dot || e.has_dot;
-    b->fp32_dot_without_tensor_cores = b->fp32_dot_without_tensor_cores || e.fp32_dot_without_tensor_cores;
   }
-  return base;
 }
+
+}  // namespace
 
 Result<ProfileOutput> ProfileTask(const task::TaskSpec& spec, const std::optional<std::string>& candidate_source,
                                   const ProfileOptions& o, const std::optional<DeviceRecord>& device) {
@@ -117,14 +100,7 @@ Result<ProfileOutput> ProfileTask(const task::TaskSpec& spec, const std::optiona
   }
   if (resp.is_object()) {
     out->worker_response = resp;
-    if (auto f = KernelFactsFromJson(resp); f.ok()) {
-      std::vector<KernelFacts> facts = *f;
-      for (auto& k : out->run.kernels) {
-        for (const auto& fa : facts) {
-          if (fa.name == k.name()) k.facts = fa;
-        }
-      }
-    }
+    if (auto f = exec::KernelFactsFromJson(resp); f.ok()) AttachFacts(*f, &out->run);
   }
   return out;
 }
@@ -145,13 +121,7 @@ Result<ProfileOutput> ProfileScript(const std::string& script, const std::vector
   KILN_ASSIGN_OR_RETURN(ProfileOutput out, RunAndBuild(n, target, {}, device, "script:" + script));
   if (auto text = ReadFile(facts_path); text.ok()) {
     json j = json::parse(*text, nullptr, false);
-    if (auto f = KernelFactsFromJson(j); f.ok()) {
-      for (auto& k : out.run.kernels) {
-        for (const auto& fa : *f) {
-          if (fa.name == k.name()) k.facts = fa;
-        }
-      }
-    }
+    if (auto f = exec::KernelFactsFromJson(j); f.ok()) AttachFacts(*f, &out.run);
   }
   return out;
 }

@@ -46,7 +46,4 @@ Result<ProfileOutput> ProfileTask(const task::TaskSpec& spec,
 Result<ProfileOutput> ProfileScript(const std::string& script, const std::vector<std::string>& args,
                                     const ProfileOptions& o, const std::optional<DeviceRecord>& device);
 
-// Merges facts by kernel name: fields set in `extra` fill the ones unset in `base`; static flags OR.
-std::vector<KernelFacts> MergeFacts(std::vector<KernelFacts> base, const std::vector<KernelFacts>& extra);
-
 }  // namespace kiln::profile

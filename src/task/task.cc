@@ -72,8 +72,9 @@ size_t FindSeparator(std::string_view text) {
     while (!line.empty() && (line.back() == '\r' || line.back() == ' ' || line.back() == '\t')) {
       line.remove_suffix(1);
     }
-    // TritonBench uses exactly 146; accept long runs so a re-wrapped file still splits.
-    if (line.size() >= 120 && line.find_first_not_of('#') == std::string_view::npos) return pos;
+    if (line.size() == kTritonBenchSeparatorWidth && line.find_first_not_of('#') == std::string_view::npos) {
+      return pos;
+    }
     if (nl == std::string_view::npos) break;
     pos = nl + 1;
   }

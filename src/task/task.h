@@ -54,7 +54,11 @@ Result<TaskSpec> LoadTask(const std::string& path, const LoadOptions& opts = {})
 // Recomputes spec.hash from the spec fields and the current contents of its files.
 Status ComputeHash(TaskSpec* spec);
 
-// The line of '#' that splits TritonBench files: its byte offset, or npos.
+// TritonBench's separator: the first line made of exactly 146 '#' (trailing spaces, tabs or CR allowed)
+// splits the module (above) from its test part (below). Every TritonBench-G/-T file uses it; a shorter or
+// longer run of '#' is an ordinary comment. The worker applies the same rule (kiln_worker/tasks.py,
+// find_separator). FindSeparator returns the line's byte offset, or npos.
+inline constexpr size_t kTritonBenchSeparatorWidth = 146;
 size_t FindSeparator(std::string_view text);
 
 // Module-level integer/float constants of a KernelBench file (what `sizes` may override).

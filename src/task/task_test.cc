@@ -256,6 +256,20 @@ TEST(TaskSeparator, StripsTest) {
   EXPECT_EQ(FindSeparator(std::string(103, '#')), std::string_view::npos);
 }
 
+// One rule with the worker (tests/worker/test_tritonbench.py, test_separator_rule): a line of exactly 146 '#'.
+TEST(TaskSeparator, ExactlyOneLineOf146) {
+  const std::string sep(146, '#');
+  EXPECT_EQ(FindSeparator("a = 1\n" + sep + "  \r\nb"), 6u);      // trailing blanks allowed
+  EXPECT_EQ(FindSeparator(sep), 0u);                               // last line, no newline
+  EXPECT_EQ(FindSeparator(std::string(145, '#') + "\n"), std::string_view::npos);
+  EXPECT_EQ(FindSeparator(std::string(147, '#') + "\n"), std::string_view::npos);
+  EXPECT_EQ(FindSeparator(std::string(120, '#') + "\n"), std::string_view::npos);
+  EXPECT_EQ(FindSeparator("x = '" + sep + "'\n"), std::string_view::npos);  // not a line of its own
+  EXPECT_EQ(FindSeparator(" " + sep + "\n"), std::string_view::npos);       // indented
+  std::string two = std::string(103, '#') + "\n" + sep + "\n" + sep + "\n";
+  EXPECT_EQ(FindSeparator(two), 104u);                             // the first 146 line
+}
+
 TEST(TaskCorpus, EveryTritonBenchFileLoads) {
   std::string root = std::string(KILN_CORPUS_DIR) + "/tritonbench";
   if (!fs::exists(root)) GTEST_SKIP() << "no corpus";

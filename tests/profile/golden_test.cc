@@ -83,17 +83,17 @@ TEST_P(Golden, Diagnosis) {
     ASSERT_TRUE(d.ok()) << d.status().message();
     device = *d;
   }
-  std::vector<profile::KernelFacts> facts;
+  std::vector<exec::KernelFacts> facts;
   std::string facts_file = c.spec.value("facts", c.name + ".facts.json");
   if (auto t = ReadFile(base + facts_file); t.ok()) {
-    auto f = profile::KernelFactsFromJson(json::parse(*t));
+    auto f = exec::KernelFactsFromJson(json::parse(*t));
     ASSERT_TRUE(f.ok()) << f.status().message();
     facts = *f;
   }
   if (c.spec.contains("source")) {
     auto sf = diagnose::StaticFactsFromFile(kDir + "/" + c.spec["source"].get<std::string>());
     ASSERT_TRUE(sf.ok()) << sf.status().message();
-    facts = profile::MergeFacts(facts, *sf);
+    facts = exec::MergeFacts(facts, *sf);
   }
   auto run = profile::ProfileFromCsv(csv, facts, device);
   ASSERT_TRUE(run.ok()) << run.status().message();

@@ -23,7 +23,11 @@ import torch
 from . import guards
 from . import platform as plat
 
+# TritonBench's separator (docs/task-format.md, one rule with src/task FindSeparator): the first line made of
+# exactly 146 '#' (trailing spaces, tabs or CR allowed) splits the module (above) from its test part (below).
+# Every TritonBench-G and -T file uses it; a shorter or longer run of '#' is an ordinary comment.
 SEP = "#" * 146
+_SEP_LINE = re.compile(r"^#{146}[ \t\r]*$", re.M)
 _counter = itertools.count()
 _TMP = None
 
@@ -339,12 +343,16 @@ _GOLD_RE = re.compile(r"^\w+\s*=\s*test_\w+\(\)\s*$", re.M)
 _TEST_RE = re.compile(r"^def (test_\w+)\s*\(", re.M)
 
 
+def find_separator(text):
+    """The separator line's match (start and end of its '#'s and trailing blanks), or None."""
+    return _SEP_LINE.search(text)
+
+
 def split_tritonbench(text):
-    i = text.find(SEP)
-    if i < 0:
+    m = find_separator(text)
+    if m is None:
         return text, ""
-    top, bottom = text[:i], text[i + len(SEP):]
-    return top, bottom
+    return text[:m.start()], text[m.end():]
 
 
 # Generated perf-harness inputs of the last task, kept between trusted requests of a warm worker
@@ -499,14 +507,14 @@ class TritonBenchTask(Task):
                 setattr(self.ref_mod, self.entry, guards.guard_reference(ent))
 
     def load_candidate(self, source, name):
-        top = split_tritonbench(source)[0] if SEP in source else source
+        top = split_tritonbench(source)[0]
         mod = self._load(top, "cand", name or os.path.basename(self.path), True)
         if self.entry and not hasattr(mod, self.entry):
             raise CandidateLoadError("missing_entry", f"the candidate defines no {self.entry}")
         self.cand_mod = mod
 
     def load_baseline(self, source, name):
-        top = split_tritonbench(source)[0] if SEP in source else source
+        top = split_tritonbench(source)[0]
         mod = self._load(top, "base", name or os.path.basename(self.path), False)
         if self.entry and not hasattr(mod, self.entry):
             raise TaskError(f"the timing baseline defines no {self.entry}")

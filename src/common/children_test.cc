@@ -1,0 +1,140 @@
+#include "common/children.h"
+
+#include <gtest/gtest.h>
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <string>
+#include <thread>
+
+namespace kiln {
+namespace {
+
+// Alive: /proc/<pid> exists and is not a zombie (an orphan's zombie may wait for a busy init to reap it).
+bool Alive(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  if (!in) return false;
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  size_t paren = stat.rfind(')');
+  return paren != std::string::npos && paren + 2 < stat.size() && stat[paren + 2] != 'Z';
+}
+
+bool GoneWithin(pid_t pid, std::chrono::milliseconds limit) {
+  auto end = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < end) {
+    waitpid(pid, nullptr, WNOHANG);  // reaps it when it is ours
+    if (!Alive(pid)) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
+}
+
+pid_t ReadPid(int fd) {
+  pid_t pid = 0;
+  size_t got = 0;
+  while (got < sizeof pid) {
+    ssize_t r = read(fd, reinterpret_cast<char*>(&pid) + got, sizeof pid - got);
+    if (r <= 0) return -1;
+    got += static_cast<size_t>(r);
+  }
+  return pid;
+}
+
+// Forks `sleep 30` leading a process group of its own (as Process::Spawn makes every child); with
+// `grandchild_fd`, that child first forks a grandchild `sleep 30` in yet another process group (as the
+// fork zygote does for each candidate) and writes the grandchild's pid there.
+pid_t SpawnSleeper(int grandchild_fd = -1) {
+  pid_t pid = fork();
+  if (pid != 0) return pid;
+  setpgid(0, 0);
+  if (grandchild_fd >= 0) {
+    pid_t g = fork();
+    if (g == 0) {
+      setpgid(0, 0);
+      execlp("sleep", "sleep", "30", static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    (void)!write(grandchild_fd, &g, sizeof g);
+    close(grandchild_fd);
+  }
+  execlp("sleep", "sleep", "30", static_cast<char*>(nullptr));
+  _exit(127);
+}
+
+TEST(KillTree, KillsTheChildAndADescendantInAnotherProcessGroup) {
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  pid_t child = SpawnSleeper(fds[1]);
+  close(fds[1]);
+  pid_t grandchild = ReadPid(fds[0]);
+  close(fds[0]);
+  ASSERT_GT(grandchild, 0);
+  ASSERT_NE(getpgid(grandchild), getpgid(child));  // a group kill of the child alone would miss it
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // the child has exec'd sleep
+  ASSERT_TRUE(Alive(child) && Alive(grandchild));
+  KillTree(child);
+  EXPECT_TRUE(GoneWithin(child, std::chrono::seconds(5)));
+  EXPECT_TRUE(GoneWithin(grandchild, std::chrono::seconds(5)));
+  if (Alive(grandchild)) kill(grandchild, SIGKILL);
+}
+
+TEST(KillTree, IgnoresNonPositivePids) {
+  // kill(-0) / kill(-(-1)) would hit our own group or every process we may signal.
+  KillTree(0);
+  KillTree(-1);
+  SUCCEED();
+}
+
+// In a forked copy of the test (the registry and the handlers are process-wide): registers a sleeper
+// (unregistering it again with `unregister`), installs the cleanup, raises `sig`. Returns the copy's wait
+// status and the sleeper's pid.
+std::pair<int, pid_t> RaiseWithRegisteredChild(int sig, bool unregister) {
+  int fds[2];
+  if (pipe(fds) != 0) return {-1, -1};
+  pid_t copy = fork();
+  if (copy == 0) {
+    close(fds[0]);
+    pid_t sleeper = SpawnSleeper();
+    RegisterChild(sleeper);
+    if (unregister) UnregisterChild(sleeper);
+    InstallChildCleanupOnSignal();
+    (void)!write(fds[1], &sleeper, sizeof sleeper);
+    close(fds[1]);
+    raise(sig);
+    _exit(0);  // not reached: the handler exits 128 + sig
+  }
+  close(fds[1]);
+  pid_t sleeper = ReadPid(fds[0]);
+  close(fds[0]);
+  int status = 0;
+  waitpid(copy, &status, 0);
+  return {status, sleeper};
+}
+
+TEST(ChildCleanup, SignalKillsRegisteredChildrenAndExits128PlusSignal) {
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
+    auto [status, sleeper] = RaiseWithRegisteredChild(sig, false);
+    ASSERT_GT(sleeper, 0);
+    ASSERT_TRUE(WIFEXITED(status)) << "signal " << sig;
+    EXPECT_EQ(WEXITSTATUS(status), 128 + sig);
+    EXPECT_TRUE(GoneWithin(sleeper, std::chrono::seconds(5))) << "signal " << sig;
+    if (Alive(sleeper)) kill(sleeper, SIGKILL);
+  }
+}
+
+TEST(ChildCleanup, UnregisteredChildIsLeftAlone) {
+  auto [status, sleeper] = RaiseWithRegisteredChild(SIGTERM, true);
+  ASSERT_GT(sleeper, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 128 + SIGTERM);
+  EXPECT_TRUE(Alive(sleeper));
+  kill(sleeper, SIGKILL);
+  EXPECT_TRUE(GoneWithin(sleeper, std::chrono::seconds(5)));
+}
+
+}  // namespace
+}  // namespace kiln

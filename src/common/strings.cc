@@ -1,0 +1,52 @@
+#include "common/strings.h"
+
+#include <cctype>
+#include <cmath>
+#include <ctime>
+
+#include <fmt/format.h>
+
+namespace kiln {
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+std::string HtmlEscape(std::string_view s) {
+  std::string o;
+  o.reserve(s.size());
+  for (char c : s) {
+    switch (c) {
+      case '&': o += "&amp;"; break;
+      case '<': o += "&lt;"; break;
+      case '>': o += "&gt;"; break;
+      case '"': o += "&quot;"; break;
+      case '\'': o += "&#39;"; break;
+      default: o += c;
+    }
+  }
+  return o;
+}
+
+std::string FormatDuration(double value, TimeUnit unit, const DurationStyle& style) {
+  if (std::isnan(value) || (style.positive_only && (value <= 0 || std::isinf(value)))) {
+    return std::string(style.unknown);
+  }
+  const bool seconds = unit == TimeUnit::kSeconds;
+  const double ms = seconds ? value * 1e3 : value;
+  if (ms < style.us_below_ms) return fmt::format("{:.{}f} us", seconds ? value * 1e6 : value * 1e3, style.us_decimals);
+  return fmt::format("{:.{}f} ms", ms, style.ms_decimals);
+}
+
+std::string NowIsoUtc() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+}  // namespace kiln
