@@ -426,6 +426,10 @@ def _():
     assert "schema_version" in json.loads(out), out[:300]
     rc, out, _ = run(["eval", "--task", RELU, "--candidate", thread_candidate(), "--json"] + NOPY)
     assert "schema_version" in json.loads(out), out[:300]
+    data = os.path.join(ROOT, "tests", "profile", "data")
+    rc, out, _ = run(["profile", "--from-csv", os.path.join(data, "softmax_spill.csv"), "--device-file",
+                      os.path.join(data, "device.json"), "--json"])
+    assert "schema_version" in json.loads(out), out[:300]
 
 
 @check("ci-keeps-going-past-missing-task")
