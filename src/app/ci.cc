@@ -123,8 +123,21 @@ Result<CiReport> RunCi(const std::vector<CiTask>& tasks, search::Measurer& ev, c
   uint64_t seed = o.seed;
   for (const auto& t : tasks) {
     const double ts = SteadySeconds();
-    // A machinery failure (the worker cannot start) stops the gate: it is no task's verdict.
-    KILN_ASSIGN_OR_RETURN(exec::EvalResult r, ev.Evaluate(Req(t, o, seed++, o.timing)));
+    // A machinery failure (the worker cannot start) stops the gate: it is no task's verdict. A task error
+    // (the task's own code raised: exec/worker_runner) is that task's failed row; the others still run.
+    auto evaluated = ev.Evaluate(Req(t, o, seed++, o.timing));
+    if (!evaluated.ok() && evaluated.status().message().rfind("task error: ", 0) == 0) {
+      CiRow row;
+      row.task = t.spec.name;
+      row.case_name = "*";
+      row.status = "failed";
+      row.message = "error: " + evaluated.status().message();
+      row.time_s = SteadySeconds() - ts;
+      rep.rows.push_back(row);
+      ++rep.failures;
+      continue;
+    }
+    KILN_ASSIGN_OR_RETURN(exec::EvalResult r, std::move(evaluated));
     const BaselineTask* bt = nullptr;
     if (baseline && !rep.gpu_mismatch) {
       auto it = baseline->tasks.find(t.spec.name);

@@ -24,6 +24,7 @@ int RunDevice(const DeviceJobOptions& o) {
   }
   if (o.json) {
     auto j = profile::ToJson(*rec);
+    if (!j.contains("schema_version")) j["schema_version"] = 1;
     j["source"] = rec->source;
     j["path"] = store.PathFor(rec->info.uuid);
     std::printf("%s\n", j.dump(2).c_str());

@@ -1,17 +1,22 @@
 // kiln/app: `kiln eval --batch`: JSON-lines pairs over exec::EvalPool, results as JSON lines
 // (docs/eval.md "Batch").
+#include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <set>
 #include <thread>
 
 #include <fmt/format.h>
 
 #include "app/eval_internal.h"
+#include "app/pairs.h"
 #include "app/progress.h"
+#include "common/children.h"
 #include "common/file.h"
 #include "exec/evaluator.h"
 #include "task/task.h"
@@ -35,37 +40,14 @@ std::string ResolveRel(const std::string& p, const fs::path& base) {
   return p;
 }
 
-// --resume: pairs (by line of the pairs file) that already have a result in --out are skipped and
-// the new results are appended; error lines and a torn last line are evaluated again (and dropped
-// from --out here).
-Result<std::set<size_t>> ReadResults(const std::string& out) {
-  std::set<size_t> done_lines;
-  auto prev = ReadFile(out);
-  if (!prev.ok()) return done_lines;
-  std::string kept;
-  size_t p = 0;
-  while (p < prev->size()) {
-    size_t nl = prev->find('\n', p);
-    if (nl == std::string::npos) break;  // a torn last line: dropped
-    std::string l = prev->substr(p, nl - p);
-    p = nl + 1;
-    json j = json::parse(l, nullptr, false);
-    if (!j.is_object() || !j.contains("result") || !j["line"].is_number_unsigned()) continue;
-    done_lines.insert(j["line"].get<size_t>());
-    kept += l + "\n";
-  }
-  KILN_RETURN_IF_ERROR(WriteFile(out, kept));
-  return done_lines;
-}
-
 struct Pairs {
   std::vector<exec::PoolItem> items;
-  std::vector<json> echo;   // what each line asked for, echoed in its result
-  std::vector<json> early;  // error lines written before the pool starts
+  std::map<size_t, json> echo;  // index -> what its line asked for, echoed in its result
+  std::vector<json> early;      // error lines written before the pool starts
   size_t total = 0;
 };
 
-// One line's request; an error becomes the line's "error".
+// One valid pair's request (app/pairs.h validated its keys and types); an error becomes the line's "error".
 Result<exec::EvalRequest> PairRequest(const EvalOptions& o, const json& in, const exec::EvalRequest& base,
                                       const fs::path& dir) {
   task::LoadOptions lo = o.task_options.ToLoadOptions();
@@ -74,65 +56,73 @@ Result<exec::EvalRequest> PairRequest(const EvalOptions& o, const json& in, cons
   lo.bench = ResolveRel(in.value("bench", lo.bench), dir);
   auto sizes = ParseSizes(o.sizes);
   lo.sizes = sizes.ok() ? *sizes : json::object();
-  if (in.contains("sizes") && in["sizes"].is_object()) lo.sizes.update(in["sizes"]);
+  if (in.contains("sizes")) lo.sizes.update(in["sizes"]);
   KILN_ASSIGN_OR_RETURN(task::TaskSpec spec, task::LoadTask(ResolveRel(in["task"].get<std::string>(), dir), lo));
   exec::EvalRequest req = base;
   req.task = spec;
-  if (in.contains("mode") && in["mode"].is_string())
-    if (auto m = exec::ParseMode(in["mode"]); m.ok()) req.mode = *m;
-  if (in.contains("policy") && in["policy"].is_string())
-    if (auto p = exec::ParsePolicy(in["policy"]); p.ok()) req.policy = *p;
-  if (in.contains("trials") && in["trials"].is_number_integer()) req.trials = in["trials"];
-  if (in.contains("protocol") && in["protocol"].is_string()) req.protocol = in["protocol"];
-  if (in.contains("seed") && in["seed"].is_number_unsigned()) req.seed = in["seed"];
-  if (in.contains("timeout_s") && in["timeout_s"].is_number()) req.timeout_s = in["timeout_s"];
-  if (in.contains("source") && in["source"].is_string()) {
+  if (in.contains("mode")) {
+    KILN_ASSIGN_OR_RETURN(req.mode, exec::ParseMode(in["mode"].get<std::string>()));
+  }
+  if (in.contains("policy")) {
+    KILN_ASSIGN_OR_RETURN(req.policy, exec::ParsePolicy(in["policy"].get<std::string>()));
+  }
+  if (in.contains("trials")) req.trials = in["trials"];
+  if (in.contains("protocol")) req.protocol = in["protocol"];
+  if (in.contains("seed")) req.seed = in["seed"];
+  if (in.contains("timeout_s")) req.timeout_s = in["timeout_s"];
+  if (in.contains("source")) {
     req.candidate_source = WorkerModule(in["source"].get<std::string>(), req);
     req.candidate_name = in.value("name", std::string("candidate.py"));
   } else if (in.contains("candidate") && in["candidate"].is_string()) {
     KILN_RETURN_IF_ERROR(LoadCandidate(ResolveRel(in["candidate"].get<std::string>(), dir), &req));
   }
-  if (in.contains("baseline") && in["baseline"].is_string())
+  if (in.contains("baseline"))
     KILN_RETURN_IF_ERROR(LoadBaseline(ResolveRel(in["baseline"].get<std::string>(), dir), &req));
   return req;
 }
 
-// Parses the pairs; a bad line becomes an error line, never a stop.
-Pairs ParsePairs(const EvalOptions& o, const std::string& text, const std::set<size_t>& done_lines,
+// The requests of the pairs without a result yet; an invalid line, or a pair whose task or candidate cannot
+// be loaded, becomes an error line, never a stop. Indices follow the lines of the pairs file, continuing
+// after the results kept by --resume.
+Pairs BuildPairs(const EvalOptions& o, const PairsFile& pf, const PreviousResults& prev,
                  const exec::EvalRequest& base) {
   Pairs out;
   const fs::path dir = fs::absolute(o.batch).parent_path();
-  size_t pos = 0, line_no = 0;
-  while (pos < text.size()) {
-    size_t nl = text.find('\n', pos);
-    if (nl == std::string::npos) nl = text.size();
-    std::string line = text.substr(pos, nl - pos);
-    pos = nl + 1;
-    ++line_no;
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    if (done_lines.count(line_no)) continue;  // --resume: already has a result
-    size_t index = out.total++;
-    json in = json::parse(line, nullptr, false);
-    json head = {{"index", index}, {"line", line_no}};
-    auto fail = [&](std::string m) {
-      while (!m.empty() && m.back() == '\n') m.pop_back();
-      json e = head;
-      e["error"] = m;
-      out.early.push_back(e);
-    };
-    if (!in.is_object() || !in.contains("task") || !in["task"].is_string()) {
-      fail(fmt::format("{}:{}:1: error: expected {{\"task\": PATH, \"candidate\": PATH|null, ...}}", o.batch, line_no));
+  std::map<size_t, const Pair*> todo;
+  std::map<size_t, const PairError*> bad;
+  for (const auto& p : pf.pairs)
+    if (!prev.Done(p)) todo[p.line] = &p;
+  for (const auto& e : pf.errors) bad[e.line] = &e;
+  size_t next_index = prev.next_index;
+  auto fail = [&](json head, std::string m) {
+    while (!m.empty() && m.back() == '\n') m.pop_back();
+    head["error"] = m;
+    head["gpu"] = nullptr;
+    out.early.push_back(head);
+  };
+  for (size_t line_no = 1; line_no <= pf.last_line; ++line_no) {
+    if (auto e = bad.find(line_no); e != bad.end()) {
+      json head = e->second->echo;
+      head["index"] = next_index++;
+      head["line"] = line_no;
+      ++out.total;
+      fail(head, e->second->message);
       continue;
     }
+    auto it = todo.find(line_no);
+    if (it == todo.end()) continue;
+    const json& in = it->second->in;
+    const size_t index = next_index++;
+    ++out.total;
+    json head = {{"index", index}, {"line", line_no}, {"pair_hash", it->second->hash}};
     if (in.contains("id")) head["id"] = in["id"];
     head["task"] = in["task"];
     head["candidate"] = in.value("candidate", json(nullptr));
     auto req = PairRequest(o, in, base, dir);
     if (!req.ok()) {
-      fail(req.status().message());
+      fail(head, req.status().message());
       continue;
     }
-    out.echo.resize(index + 1);
     out.echo[index] = head;
     out.items.push_back({index, std::move(*req)});
   }
@@ -228,6 +218,23 @@ Status SetUpWorkers(const EvalOptions& o, const exec::EvalRequest& base, size_t 
   return Status::Ok();
 }
 
+// --resume: the results kept in --out (matched on the pairs' hashes; error lines and a torn last line
+// dropped, so they run again), or an error.
+Result<PreviousResults> Resume(const EvalOptions& o, const PairsFile& pf) {
+  PreviousResults prev;
+  if (!o.resume) return prev;
+  if (o.out.empty() || o.out == "-") return InvalidArgument("--resume needs --out FILE (the results so far)");
+  if (auto old = ReadFile(o.out); old.ok()) {
+    prev = ReadPreviousResults(*old);
+    KILN_RETURN_IF_ERROR(WriteFile(o.out, prev.kept));
+  }
+  size_t already = 0;
+  for (const auto& p : pf.pairs) already += prev.Done(p);
+  if (!o.quiet)
+    std::fprintf(stderr, "kiln eval: resuming: %zu pair(s) already have results in %s\n", already, o.out.c_str());
+  return prev;
+}
+
 }  // namespace
 
 int RunBatch(const EvalOptions& o) {
@@ -237,62 +244,64 @@ int RunBatch(const EvalOptions& o) {
   if (!base.ok()) return Fail(base.status().message());
   auto st = OpenStore(o);
   if (!st.ok()) return Fail(st.status().message());
-  std::set<size_t> done_lines;
-  if (o.resume) {
-    if (o.out.empty() || o.out == "-") return Fail("--resume needs --out FILE (the results so far)");
-    auto done = ReadResults(o.out);
-    if (!done.ok()) return Fail(done.status().message());
-    done_lines = std::move(*done);
-    if (!o.quiet)
-      std::fprintf(stderr, "kiln eval: resuming: %zu pair(s) already have results in %s\n", done_lines.size(),
-                   o.out.c_str());
-  }
+  const PairsFile pf = ParsePairs(o.batch, *text);
+  auto prev = Resume(o, pf);
+  if (!prev.ok()) return Fail(prev.status().message());
   std::FILE* out = stdout;
   if (!o.out.empty() && o.out != "-") {
     out = std::fopen(o.out.c_str(), o.resume ? "a" : "w");
     if (!out) return Fail(fmt::format("{}: cannot write: {}", o.out, std::strerror(errno)));
   }
   auto write_line = [&](const json& j) {
-    std::string s = j.dump() + "\n";
+    std::string s = j.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
     std::fwrite(s.data(), 1, s.size(), out);
     std::fflush(out);  // results survive whatever happens next
   };
-  Pairs pairs = ParsePairs(o, *text, done_lines, *base);
-  BatchProgress progress(pairs.total, o.quiet);
+  // Interrupted (Ctrl-C, SIGTERM), kiln says how to go on (common/children.h prints it on the way out).
+  static std::string interrupt_note;
+  interrupt_note = out != stdout ? fmt::format("\nkiln eval: interrupted; the results so far are in {}: run the "
+                                               "same command with --resume to evaluate the rest\n", o.out)
+                                 : "\nkiln eval: interrupted; with --out FILE, --resume continues a batch\n";
+  SetInterruptNote(interrupt_note.c_str());
+  Pairs pairs = BuildPairs(o, pf, *prev, *base);
+  BatchProgress progress(pairs.total, o.quiet, isatty(2) != 0);
   for (const auto& e : pairs.early) {
     write_line(e);
-    progress.Done(false, true);
+    progress.Done("");
   }
+  auto finish = [&](int rc) {
+    ClearInterruptNote();
+    if (out != stdout) std::fclose(out);
+    if (!o.quiet)
+      std::fprintf(stderr, "kiln eval: %s%s\n", progress.Summary().c_str(),
+                   out != stdout ? (" (results in " + o.out + ")").c_str() : "");
+    return rc;
+  };
+  if (pairs.items.empty()) return finish(pairs.early.empty() ? 0 : 1);  // nothing to evaluate: no worker
   Workers w;
   w.cfg.store = st->get();
   w.cfg.use_cache = !o.no_cache;
-  if (!o.worker.replay.empty() || !pairs.items.empty()) {
-    if (Status s = SetUpWorkers(o, *base, pairs.total, &w); !s.ok()) {
-      if (out != stdout) std::fclose(out);
-      return Fail(s.message());
-    }
+  if (Status s = SetUpWorkers(o, *base, pairs.total, &w); !s.ok()) {
+    finish(2);
+    return Fail(s.message());
   }
   int machinery_errors = 0;
-  if (pairs.items.empty()) {  // every line was blank, done or bad: no worker to start
-    if (out != stdout) std::fclose(out);
-    return pairs.early.empty() ? 0 : 1;
-  }
   exec::EvalPool(w.cfg).Run(std::move(pairs.items), [&](const exec::PoolItem& it, const Result<exec::EvalResult>& r,
                                                         int slot) {
     json line = pairs.echo[it.index];
+    // every line names the GPU whose worker answered it (null: none did, e.g. a static rejection)
+    line["gpu"] = slot >= 0 && slot < static_cast<int>(w.gpu_uuids.size()) ? json(w.gpu_uuids[slot]) : json(nullptr);
     if (r.ok()) {
       line["result"] = ResultLine(*r, it.request);
       line["verdict"] = exec::VerdictName(r->verdict);
-      if (slot >= 0 && slot < static_cast<int>(w.gpu_uuids.size())) line["gpu"] = w.gpu_uuids[slot];
     } else {
       line["error"] = r.status().message();
       ++machinery_errors;
     }
     write_line(line);
-    progress.Done(r.ok() && r->ok(), !r.ok());
+    progress.Done(r.ok() ? exec::VerdictName(r->verdict) : "");
   });
-  if (out != stdout) std::fclose(out);
-  return pairs.early.size() + machinery_errors > 0 ? 1 : 0;
+  return finish(pairs.early.size() + machinery_errors > 0 ? 1 : 0);
 }
 
 }  // namespace kiln::app::eval_internal

@@ -78,6 +78,7 @@ RunnerSpec SpecOf(const EvalOptions& o) {
 
 json ResultLine(const exec::EvalResult& r, const exec::EvalRequest& req) {
   json j = r.ToJson();
+  j["schema_version"] = 1;  // of this object (docs/eval.md "JSON output")
   j["task"] = {{"name", req.task.name}, {"format", task::FormatName(req.task.format)}, {"hash", req.task.hash},
                {"path", req.task.path}};
   j["candidate"] = req.candidate_source ? json{{"name", req.candidate_name}, {"hash", req.CandidateHash()}}
@@ -132,7 +133,7 @@ int RunSingle(const EvalOptions& o) {
   auto r = ev.Evaluate(*req);
   if (!r.ok()) return Usage(r.status().message());
   if (o.json) {
-    std::printf("%s\n", ResultLine(*r, *req).dump(2).c_str());
+    std::printf("%s\n", ResultLine(*r, *req).dump(2, ' ', false, json::error_handler_t::replace).c_str());
   } else {
     std::fputs(exec::FormatSummary(*r, &*req).c_str(), stdout);
   }

@@ -137,11 +137,13 @@ Status StartMachinery(const OptimizeJobOptions& o, const search::OptimizeInput& 
 
 // --out, --json, --html. -> an exit code when writing --out failed.
 std::optional<Exit> WriteOutputs(const OptimizeJobOptions& o, const search::OptimizeResult& res) {
-  std::fputs(search::FormatReportText(res).c_str(), stdout);
-  if (!o.out.empty() && !o.dry_run) {
+  // --json -: stdout carries the JSON alone; the text report and notes go to stderr
+  std::FILE* text_out = o.json_out == "-" ? stderr : stdout;
+  std::fputs(search::FormatReportText(res).c_str(), text_out);
+  if (!o.out.empty()) {  // a dry run writes what it verified too (the original: nothing wins untimed)
     const std::string& text = !res.autotune_source.empty() ? res.autotune_source : res.best_source;
     if (auto s = WriteFile(o.out, text); !s.ok()) return Exit{1, "kiln optimize: error: " + s.message()};
-    std::printf("wrote %s (%s)\n", o.out.c_str(),
+    std::fprintf(text_out, "wrote %s (%s)\n", o.out.c_str(),
                 res.improved ? (res.autotune_source.empty() ? "optimized" : "optimized, @triton.autotune")
                              : "the original, unchanged");
   }

@@ -132,7 +132,9 @@ int RunProfile(const ProfileJobOptions& o) {
   if (!o.html.empty())
     if (auto s = WriteFile(o.html, diagnose::RenderHtml(report)); !s.ok()) return Fail(s);
   if (o.json) {
-    std::printf("%s\n", diagnose::ToJson(report).dump(2).c_str());
+    json j = diagnose::ToJson(report);
+    if (!j.contains("schema_version")) j["schema_version"] = 1;  // besides "schema": every --json has it
+    std::printf("%s\n", j.dump(2, ' ', false, json::error_handler_t::replace).c_str());
   } else {
     std::fputs(diagnose::FormatText(report).c_str(), stdout);
     if (!o.html.empty()) std::printf("html report: %s\n", o.html.c_str());

@@ -47,27 +47,65 @@ void StderrProgress::Finish() {
   std::fflush(out_);
 }
 
-BatchProgress::BatchProgress(size_t total, bool quiet)
-    : total_(total), quiet_(quiet), tty_(isatty(2)), start_(std::chrono::steady_clock::now()) {}
+namespace {
 
-void BatchProgress::Done(bool ok, bool error) {
-  ++done_;
-  if (error) ++errors_;
-  else if (ok) ++ok_;
-  else ++failed_;
-  if (quiet_) return;
-  size_t step = std::max<size_t>(1, total_ / 20);
-  if (!tty_ && done_ % step != 0 && done_ != total_) return;
-  double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-  double rate = s > 0 ? done_ / s * 60 : 0;
-  double eta = rate > 0 ? (total_ - done_) / rate * 60 : 0;
+const char* const kVerdictOrder[] = {"ok", "mismatch", "runtime_error", "timeout", "crash", "compile_error",
+                                     "rejected"};
+
+}  // namespace
+
+BatchProgress::BatchProgress(size_t total, bool quiet, bool tty) : total_(total), quiet_(quiet), tty_(tty) {
+  start_ = last_print_ = std::chrono::steady_clock::now();
+}
+
+std::string BatchProgress::Line(double s) const {
   const int width = 30;
   int fill = total_ ? static_cast<int>(width * done_ / total_) : width;
   std::string bar = std::string(fill, '#') + std::string(width - fill, '.');
-  std::fprintf(stderr, "%s[%s] %zu/%zu  ok %zu  failed %zu  errors %zu  %.1f/min  eta %.0fs%s",
-               tty_ ? "\r" : "", bar.c_str(), done_, total_, ok_, failed_, errors_, rate, eta,
-               tty_ ? (done_ == total_ ? "\n" : "") : "\n");
+  std::string ok = fmt::format("ok {}  failed {}  errors {}", verdicts_.count("ok") ? verdicts_.at("ok") : 0,
+                               done_ - errors_ - (verdicts_.count("ok") ? verdicts_.at("ok") : 0), errors_);
+  std::string rate = "rate --";
+  if (s >= 2.0 && done_ >= 2) {
+    double per_min = done_ / s * 60;
+    rate = fmt::format("{:.1f}/min  eta {:.0f}s", per_min, (total_ - done_) / per_min * 60);
+  }
+  return fmt::format("[{}] {}/{}  {}  {}", bar, done_, total_, ok, rate);
+}
+
+void BatchProgress::Done(const std::string& verdict) {
+  ++done_;
+  if (verdict.empty()) ++errors_;
+  else ++verdicts_[verdict];
+  if (quiet_) return;
+  auto now = std::chrono::steady_clock::now();
+  double s = std::chrono::duration<double>(now - start_).count();
+  if (tty_) {
+    std::fprintf(stderr, "\r%s%s", Line(s).c_str(), done_ == total_ ? "\n" : "");
+    std::fflush(stderr);
+    return;
+  }
+  const size_t quarter = std::max<size_t>(1, total_ / 4);
+  const bool due = done_ - last_printed_ >= quarter &&
+                   std::chrono::duration<double>(now - last_print_).count() >= 15.0;
+  if (done_ != total_ && !due) return;
+  std::fprintf(stderr, "%s\n", Line(s).c_str());
   std::fflush(stderr);
+  last_print_ = now;
+  last_printed_ = done_;
+}
+
+std::string BatchProgress::Summary() const {
+  std::string by;
+  for (const char* v : kVerdictOrder) {
+    auto it = verdicts_.find(v);
+    if (it != verdicts_.end()) by += fmt::format("{}{} {}", by.empty() ? "" : ", ", v, it->second);
+  }
+  for (const auto& [v, n] : verdicts_) {  // verdicts kiln does not know yet (a newer worker)
+    bool known = false;
+    for (const char* k : kVerdictOrder) known |= v == k;
+    if (!known) by += fmt::format("{}{} {}", by.empty() ? "" : ", ", v, n);
+  }
+  return fmt::format("{} pair(s): {}{}{} error(s)", done_, by.empty() ? "no verdicts" : by, "; ", errors_);
 }
 
 }  // namespace kiln::app

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstring>
 
 namespace kiln {
 namespace {
@@ -82,11 +83,14 @@ int ScanProcs() {
   return n;
 }
 
+std::atomic<const char*> g_interrupt_note{nullptr};
+
 void KillChildrenAndExit(int sig) {
   for (auto& slot : g_children) {
     pid_t p = slot.load();
     if (p > 0) KillTree(p);
   }
+  if (const char* note = g_interrupt_note.load()) (void)!::write(2, note, std::strlen(note));
   _exit(128 + sig);
 }
 
@@ -144,5 +148,8 @@ void InstallChildCleanupOnSignal() {
   sigemptyset(&sa.sa_mask);
   for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaction(sig, &sa, nullptr);
 }
+
+void SetInterruptNote(const char* text) { g_interrupt_note.store(text); }
+void ClearInterruptNote() { g_interrupt_note.store(nullptr); }
 
 }  // namespace kiln

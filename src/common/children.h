@@ -21,4 +21,9 @@ void KillTree(pid_t root);
 // Installs the SIGINT/SIGTERM/SIGHUP handlers described above (every kiln command, from main).
 void InstallChildCleanupOnSignal();
 
+// A note the handlers write to stderr before exiting (e.g. how to resume a batch); `text` must outlive it
+// (until ClearInterruptNote).
+void SetInterruptNote(const char* text);
+void ClearInterruptNote();
+
 }  // namespace kiln

@@ -7,8 +7,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <sys/prctl.h>
+
+#include <condition_variable>
 #include <cerrno>
 #include <cstring>
+#include <functional>
+#include <mutex>
 #include <thread>
 
 #include <fmt/format.h>
@@ -51,6 +56,89 @@ namespace {
 void SetCloexecNonblock(int fd, bool nonblock) {
   fcntl(fd, F_SETFD, FD_CLOEXEC);
   if (nonblock) fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+}
+
+// Every child is forked from this one thread. Children ask for PR_SET_PDEATHSIG (SIGKILL when kiln dies,
+// kill -9 included), which fires when the *thread* that forked them ends, not the process: forked from a
+// short-lived thread (EvalPool starts workers from such threads) a child would die with that thread. This
+// thread lives as long as kiln (leaked on purpose: it must outlive static destruction at exit).
+class ForkThread {
+ public:
+  static ForkThread& Get() {
+    static ForkThread* t = new ForkThread();
+    return *t;
+  }
+  // Runs `fn` on the fork thread and waits for it (one job at a time).
+  void Run(const std::function<void()>& fn) {
+    std::unique_lock<std::mutex> l(mu_);
+    cv_.wait(l, [&] { return !busy_; });
+    busy_ = true;
+    job_ = &fn;
+    const uint64_t mine = ++submitted_;
+    cv_.notify_all();
+    cv_.wait(l, [&] { return finished_ >= mine; });
+    busy_ = false;
+    cv_.notify_all();
+  }
+
+ private:
+  ForkThread() { std::thread([this] { Loop(); }).detach(); }
+  void Loop() {
+    std::unique_lock<std::mutex> l(mu_);
+    for (;;) {
+      cv_.wait(l, [&] { return job_ != nullptr; });
+      const std::function<void()>* job = job_;
+      job_ = nullptr;
+      l.unlock();
+      (*job)();
+      l.lock();
+      ++finished_;
+      cv_.notify_all();
+    }
+  }
+  std::mutex mu_;
+  std::condition_variable cv_;
+  const std::function<void()>* job_ = nullptr;
+  bool busy_ = false;
+  uint64_t submitted_ = 0, finished_ = 0;
+};
+
+// The forked child up to execve (only async-signal-safe calls: other threads may hold locks). Never returns.
+[[noreturn]] void ChildAfterFork(const SpawnOptions& opts, const std::string& prog, const int in_pipe[2],
+                                 const int out_pipe[2], const int err_pipe[2], int exec_err_w, char** argv,
+                                 char** envp) {
+  if (opts.new_process_group) setpgid(0, 0);
+  // Default signal dispositions for the child.
+  signal(SIGPIPE, SIG_DFL);
+  // dup2 gives the target a descriptor without close-on-exec; when the pipe end already is the
+  // target, clear the flag instead.
+  auto move_fd = [](int fd, int target) {
+    if (fd == target) fcntl(target, F_SETFD, 0);
+    else dup2(fd, target);
+  };
+  if (in_pipe[0] >= 0) move_fd(in_pipe[0], 0);
+  else {
+    int nul = open("/dev/null", O_RDONLY);
+    if (nul >= 0) dup2(nul, 0);
+  }
+  if (out_pipe[1] >= 0) move_fd(out_pipe[1], 1);
+  if (err_pipe[1] >= 0) move_fd(err_pipe[1], 2);
+  else if (opts.stderr_mode == SpawnOptions::Stderr::kDiscard) {
+    int nul = open("/dev/null", O_WRONLY);
+    if (nul >= 0) dup2(nul, 2);
+  }
+  for (int fd : {in_pipe[0], in_pipe[1], out_pipe[0], out_pipe[1], err_pipe[0], err_pipe[1]}) {
+    if (fd > 2) close(fd);
+  }
+  if (!opts.cwd.empty() && chdir(opts.cwd.c_str()) != 0) {
+    int e = errno;
+    (void)!write(exec_err_w, &e, sizeof e);
+    _exit(127);
+  }
+  execve(prog.c_str(), argv, envp);
+  int e = errno;
+  (void)!write(exec_err_w, &e, sizeof e);
+  _exit(127);
 }
 
 }  // namespace
@@ -99,46 +187,24 @@ Result<std::unique_ptr<Process>> Process::Spawn(const SpawnOptions& opts) {
     return IoError(fmt::format("pipe: {}", std::strerror(errno)));
   }
 
-  pid_t pid = fork();
+  const pid_t parent = getpid();
+  pid_t pid = -1;
+  int fork_errno = 0;
+  ForkThread::Get().Run([&] {
+    pid = fork();
+    fork_errno = errno;
+    if (pid != 0) return;
+    // The child: dies with kiln (see ForkThread); kiln may already be gone by now.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(127);
+    ChildAfterFork(opts, *prog, in_pipe, out_pipe, err_pipe, exec_err[1], argv.data(), envp.data());
+  });
+  errno = fork_errno;
   if (pid < 0) {
     close_all();
     close(exec_err[0]);
     close(exec_err[1]);
     return IoError(fmt::format("fork: {}", std::strerror(errno)));
-  }
-  if (pid == 0) {
-    if (opts.new_process_group) setpgid(0, 0);
-    // Default signal dispositions for the child.
-    signal(SIGPIPE, SIG_DFL);
-    // dup2 gives the target a descriptor without close-on-exec; when the pipe end already is the
-    // target, clear the flag instead.
-    auto move_fd = [](int fd, int target) {
-      if (fd == target) fcntl(target, F_SETFD, 0);
-      else dup2(fd, target);
-    };
-    if (in_pipe[0] >= 0) move_fd(in_pipe[0], 0);
-    else {
-      int nul = open("/dev/null", O_RDONLY);
-      if (nul >= 0) dup2(nul, 0);
-    }
-    if (out_pipe[1] >= 0) move_fd(out_pipe[1], 1);
-    if (err_pipe[1] >= 0) move_fd(err_pipe[1], 2);
-    else if (opts.stderr_mode == SpawnOptions::Stderr::kDiscard) {
-      int nul = open("/dev/null", O_WRONLY);
-      if (nul >= 0) dup2(nul, 2);
-    }
-    for (int fd : {in_pipe[0], in_pipe[1], out_pipe[0], out_pipe[1], err_pipe[0], err_pipe[1]}) {
-      if (fd > 2) close(fd);
-    }
-    if (!opts.cwd.empty() && chdir(opts.cwd.c_str()) != 0) {
-      int e = errno;
-      (void)!write(exec_err[1], &e, sizeof e);
-      _exit(127);
-    }
-    execve(prog->c_str(), argv.data(), envp.data());
-    int e = errno;
-    (void)!write(exec_err[1], &e, sizeof e);
-    _exit(127);
   }
   if (opts.new_process_group) setpgid(pid, pid);  // avoid the race with the child's own setpgid
   RegisterChild(pid);  // killed with its tree if kiln is interrupted (common/children.h)

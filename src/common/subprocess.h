@@ -1,7 +1,9 @@
 // kiln/common: child processes with pipes, timeouts and process-group kill.
 //
 // Every untrusted thing kiln runs (the Python worker, ncu) runs in a child process in its own
-// process group, so a timeout or crash kills the whole tree and never the kiln process itself.
+// process group, so a timeout or crash kills the whole tree and never the kiln process itself. Every
+// child also dies with kiln (PR_SET_PDEATHSIG SIGKILL, `kill -9` of kiln included): children are forked
+// from one thread that lives as long as kiln (the death signal follows the forking thread, not the process).
 //
 // Roadmap: Process is the low-level handle (line-oriented reads with deadlines, stderr drained in
 // the background of every read so a chatty child never blocks); RunCommand is the run-to-completion

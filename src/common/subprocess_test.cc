@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <csignal>
+#include <thread>
 
 namespace kiln {
 namespace {
@@ -68,6 +69,24 @@ TEST(Subprocess, EnvironmentAndCrashSignal) {
   EXPECT_EQ(r->out, "v1\n");
   EXPECT_EQ(r->exit.signal, SIGSEGV);
   EXPECT_NE(r->exit.Describe().find("signal 11"), std::string::npos);
+}
+
+// PR_SET_PDEATHSIG fires when the thread that forked a child ends: a child started from a short-lived thread
+// (as EvalPool starts workers) must outlive that thread. Death with kiln: tests/cli (kill -9 kiln).
+TEST(Subprocess, ChildOutlivesTheThreadThatStartedIt) {
+  std::unique_ptr<Process> p;
+  std::thread([&] {
+    SpawnOptions o;
+    o.argv = {"sh", "-c", "read l; echo alive"};
+    auto r = Process::Spawn(o);
+    ASSERT_TRUE(r.ok());
+    p = std::move(*r);
+  }).join();
+  ASSERT_TRUE(p);
+  std::this_thread::sleep_for(milliseconds(200));
+  ASSERT_TRUE(p->running());
+  ASSERT_TRUE(p->Write("go\n").ok());
+  EXPECT_EQ(*p->ReadLine(milliseconds(2000)), "alive");
 }
 
 }  // namespace

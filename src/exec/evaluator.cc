@@ -36,7 +36,9 @@ std::optional<EvalResult> StaticGate(const EvalRequest& req, std::vector<Reason>
     return r;
   };
   if (t.has_errors()) {
-    auto e = t.errors().front();
+    // the parser may flag an error it locates nowhere (e.g. `import a.bt c`): then the file's first line
+    auto errs = t.errors();
+    pyast::SyntaxError e = errs.empty() ? pyast::SyntaxError{{t.PosOf(0), t.PosOf(0)}, "syntax error"} : errs.front();
     EvalResult r;
     r.verdict = Verdict::kCompileError;
     r.reasons.push_back(reason_at("syntax_error", e.span, e.message, "error"));

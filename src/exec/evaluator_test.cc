@@ -62,6 +62,13 @@ TEST(StaticGate, DecidesBeforeTheWorker) {
   ASSERT_TRUE(se.has_value());
   EXPECT_EQ(se->verdict, Verdict::kCompileError);
   EXPECT_EQ(se->reasons[0].code, "syntax_error");
+  // An error the parser flags without locating it (found by tests/cli/fuzz_inputs.py: it crashed kiln).
+  s.candidate_source = "import triton.languagetas tl\n";
+  auto ue = StaticGate(s, &w);
+  ASSERT_TRUE(ue.has_value());
+  EXPECT_EQ(ue->verdict, Verdict::kCompileError);
+  EXPECT_EQ(ue->reasons[0].code, "syntax_error");
+  EXPECT_EQ(ue->reasons[0].line, 1);
   s.candidate_source = "import triton\n@triton.jit\ndef k():\n    pass\n";
   s.policy = Policy::kTrusted;
   auto me = StaticGate(s, &w);

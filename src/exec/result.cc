@@ -298,6 +298,12 @@ std::string TimingText(const Timing& t) {
                      spread, t.n);
 }
 
+// "file:line:col: " ("file:line: " when the column is unknown, as for runtime exceptions), or "".
+std::string Where(const Reason& x) {
+  if (x.line <= 0) return "";
+  return x.column > 0 ? fmt::format("{}:{}:{}: ", x.file, x.line, x.column) : fmt::format("{}:{}: ", x.file, x.line);
+}
+
 }  // namespace
 
 std::string FormatSummary(const EvalResult& r, const EvalRequest* req) {
@@ -309,12 +315,10 @@ std::string FormatSummary(const EvalResult& r, const EvalRequest* req) {
   }
   if (!r.message.empty() && r.verdict != Verdict::kOk) out += fmt::format("message: {}\n", r.message);
   for (const auto& x : r.reasons) {
-    std::string where = x.line > 0 ? fmt::format("{}:{}:{}: ", x.file, x.line, x.column) : "";
-    out += fmt::format("  reason: {}{}: {}\n", where, x.code, x.message);
+    out += fmt::format("  reason: {}{}: {}\n", Where(x), x.code, x.message);
   }
   for (const auto& x : r.warnings) {
-    std::string where = x.line > 0 ? fmt::format("{}:{}:{}: ", x.file, x.line, x.column) : "";
-    out += fmt::format("  warning: {}{}: {}\n", where, x.code, x.message);
+    out += fmt::format("  warning: {}{}: {}\n", Where(x), x.code, x.message);
   }
   for (const auto& c : r.cases) {
     std::string err;

@@ -229,6 +229,17 @@ Result<HelloInfo> WorkerRunner::Hello() {
   return *hello_;
 }
 
+namespace {
+
+// {"ok": false, "error_code": "task_error", "error": "..."}: the worker blames the task, not the candidate.
+bool IsTaskError(const json& r) {
+  auto c = r.find("error_code");
+  auto e = r.find("error");
+  return r.is_object() && c != r.end() && c->is_string() && *c == "task_error" && e != r.end() && e->is_string();
+}
+
+}  // namespace
+
 Result<EvalResult> WorkerRunner::Evaluate(const EvalRequest& request) {
   for (int attempt = 0;; ++attempt) {
     KILN_RETURN_IF_ERROR(EnsureStarted());
@@ -262,6 +273,14 @@ Result<EvalResult> WorkerRunner::Evaluate(const EvalRequest& request) {
         Kill();
         break;
       case Exchange::Kind::kOk: {
+        if (IsTaskError(ex.response)) {
+          // The task's own code failed (docs/verdicts.md "Task errors"): no verdict for the candidate. A
+          // shared worker imported the task itself: replace it; a fork zygote never ran it.
+          if (opts_.isolation != Isolation::kFork) Kill();
+          std::string m = ex.response["error"].get<std::string>();
+          if (m.rfind("task_error: ", 0) == 0) m = m.substr(12);
+          return InvalidArgument("task error: " + m);
+        }
         auto parsed = EvalResult::FromResponse(ex.response);
         if (!parsed.ok()) {
           Kill();

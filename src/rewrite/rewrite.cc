@@ -648,6 +648,7 @@ Result<Tunables> ExtractTunables(const pyast::Tree& tree, const analysis::Module
             if (kw.name == name) v = ParseIntLiteral(kw.value.text);
         }
         if (v) vals.insert(*v);
+        if (&cfg == &k->autotune->configs.front()) u.autotune_first = v;
       }
       u.autotune_values.assign(vals.begin(), vals.end());
       if (vals.size() == 1) u.value = *vals.begin();

@@ -81,6 +81,7 @@ struct Tunable {
   std::string value_text;
   bool boolean = false;                    // current literal is True/False: written back as such
   std::vector<int64_t> autotune_values;    // kAutotune: the value in each config (distinct, sorted)
+  std::optional<int64_t> autotune_first;  // kAutotune: the value in the first config (where a search starts)
   analysis::OriginKind origin = analysis::OriginKind::kMissing;  // at the first target launch
   TunableSite site = TunableSite::kNotEditable;
   bool editable = false;

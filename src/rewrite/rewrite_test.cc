@@ -169,6 +169,8 @@ TEST(Tunables, AutotuneValues) {
   ASSERT_NE(m, nullptr);
   EXPECT_EQ(m->site, TunableSite::kAutotune);
   EXPECT_EQ(m->autotune_values, (std::vector<int64_t>{32, 64}));
+  EXPECT_EQ(m->autotune_first, 32);  // the first config's, where a search starts
+  EXPECT_EQ(t->Find("num_stages")->autotune_first, 3);
   EXPECT_EQ(t->Find("GROUP_SIZE_M")->role, TunableRole::kOther);
   EXPECT_EQ(t->Find("num_warps")->role, TunableRole::kLaunchOption);
   EXPECT_EQ(t->Find("num_stages")->autotune_values, (std::vector<int64_t>{3, 4}));

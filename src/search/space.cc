@@ -287,6 +287,8 @@ SpaceBuild SpaceFromTunables(const rewrite::Tunables& t, const SpaceOptions& opt
     }
     if (role == Role::kOther) role = Role::kBlock;
     std::optional<int64_t> cur = tu.value;
+    // an autotuned kernel: the search starts from its first config (docs/optimize.md), not a mix of values
+    if (!cur && tu.autotune_first) cur = tu.autotune_first;
     if (!cur && !tu.autotune_values.empty()) cur = tu.autotune_values[tu.autotune_values.size() / 2];
     if (!cur && tu.name == "num_warps") cur = 4;
     if (!cur && tu.name == "num_stages") cur = 3;

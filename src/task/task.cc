@@ -1,6 +1,7 @@
 #include "task/task.h"
 
 #include <filesystem>
+#include <optional>
 #include <set>
 
 #include <fmt/format.h>
@@ -129,12 +130,62 @@ struct TopLevel {
   std::map<std::string, pyast::Node> functions;  // non-kernel functions
   std::vector<std::string> function_order;
   std::set<std::string> kernels;
-  std::map<std::string, pyast::Node> constants;  // NAME = <number>
+  std::map<std::string, pyast::Node> constants;  // NAME = <number or numeric expression, e.g. 2048 * 2>
+  std::set<std::string> tuples;                   // those of `constants` that are tuples: NAME = (32768,)
   std::set<std::string> assigned;                 // NAME = <anything>
   bool Defines(const std::string& n) const {
     return functions.count(n) || classes.count(n) || kernels.count(n) || assigned.count(n);
   }
 };
+
+// A number, or arithmetic on numbers and names (`2048 * 2`, `-(1 << 10)`, `4 * dim`): what --size may
+// override with a number. Bounded depth: deeper expressions are not size constants.
+bool IsNumericExpr(const pyast::Node& v, int depth = 0) {
+  if (v.is_null() || depth > 16) return false;
+  const std::string_view t = v.type();
+  if (t == "integer" || t == "float") return true;
+  if (t == "identifier") return depth > 0;  // a name inside arithmetic (a bare alias is not a constant)
+  if (t == "unary_operator") return IsNumericExpr(v.field("argument"), depth + 1);
+  if (t == "parenthesized_expression") return v.named_child_count() == 1 && IsNumericExpr(v.named_child(0), depth + 1);
+  if (t == "binary_operator") {
+    return IsNumericExpr(v.field("left"), depth + 1) && IsNumericExpr(v.field("right"), depth + 1);
+  }
+  return false;
+}
+
+// A tuple or list of numeric expressions (`input_shape = (32768,)`).
+bool IsNumberTuple(const pyast::Node& v) {
+  if (v.is_null() || (v.type() != "tuple" && v.type() != "list") || v.named_child_count() == 0) return false;
+  for (const auto& c : v.named_children()) {
+    if (!IsNumericExpr(c, 1)) return false;
+  }
+  return true;
+}
+
+// A --size value for a constant: a number for a number; for a tuple, an array of numbers, given as JSON
+// (`[1024]`) or as Python (`(1024,)`, `1024,`). nullopt when it does not fit.
+std::optional<json> SizeValue(const json& v, bool tuple) {
+  if (!tuple) return v.is_number() ? std::optional<json>(v) : std::nullopt;
+  json arr = v;
+  if (v.is_string()) {
+    std::string t = v.get<std::string>();
+    for (char& c : t) {
+      if (c == '(') c = '[';
+      if (c == ')') c = ']';
+    }
+    if (t.empty() || t.front() != '[') t = "[" + t + "]";
+    size_t comma = t.find_last_not_of(" ]");  // a trailing comma, as in (1024,)
+    if (comma != std::string::npos && t[comma] == ',') t.erase(comma, 1);
+    arr = json::parse(t, nullptr, false);
+  } else if (v.is_number()) {
+    arr = json::array({v});
+  }
+  if (!arr.is_array() || arr.empty()) return std::nullopt;
+  for (const auto& x : arr) {
+    if (!x.is_number()) return std::nullopt;
+  }
+  return arr;
+}
 
 // Top-level definitions whose start lies in [begin, end).
 TopLevel Scan(const pyast::Tree& tree, uint32_t begin, uint32_t end) {
@@ -159,9 +210,13 @@ TopLevel Scan(const pyast::Tree& tree, uint32_t begin, uint32_t end) {
       pyast::Node left = a.field("left"), right = a.field("right");
       if (left.type() == "identifier") out.assigned.insert(std::string(left.text()));
       if (left.type() == "identifier" && !right.is_null()) {
-        pyast::Node v = right;
-        if (v.type() == "unary_operator") v = v.field("argument");
-        if (v.type() == "integer" || v.type() == "float") out.constants.emplace(std::string(left.text()), right);
+        std::string name(left.text());
+        if (IsNumericExpr(right)) {
+          out.constants.emplace(name, right);
+        } else if (IsNumberTuple(right)) {
+          out.constants.emplace(name, right);
+          out.tuples.insert(name);
+        }
       }
     }
   }
@@ -216,6 +271,12 @@ Result<TaskSpec> LoadManifest(const std::string& path, const LoadOptions& opts) 
     return FileError(path, fmt::format("bad kiln task manifest: {}", e.what()));
   }
   if (!j.is_object()) return FileError(path, "bad kiln task manifest: expected a JSON object");
+  for (const char* key : {"module", "bench", "entry", "name"}) {  // strings, or nlohmann's value() throws
+    if (j.contains(key) && !j[key].is_string())
+      return FileError(path, fmt::format("bad kiln task manifest: \"{}\" must be a string", key));
+  }
+  if (j.contains("sizes") && !j["sizes"].is_object())
+    return FileError(path, "bad kiln task manifest: \"sizes\" must be an object {NAME: VALUE}");
   fs::path dir = fs::path(Abs(path)).parent_path();
   auto rel = [&](const std::string& key) -> std::string {
     std::string v = j.value(key, "");
@@ -311,6 +372,7 @@ Result<TaskSpec> LoadTask(const std::string& path_in, const LoadOptions& opts) {
     for (size_t i = 0; i < errs.size() && i < 3; ++i) {
       msg += FormatDiagnostic(tree->MakeDiagnostic(errs[i].span, errs[i].message));
     }
+    if (msg.empty()) msg = FileError(path, "syntax error").message();  // the parser located none
     return ParseError(msg);
   }
   const std::string& text = tree->text();
@@ -354,16 +416,24 @@ Result<TaskSpec> LoadTask(const std::string& path_in, const LoadOptions& opts) {
                            fmt::format("kernelbench task has no top-level function '{}()'", fn));
         }
       }
-      if (!opts.sizes.empty()) {
-        for (auto& [k, v] : opts.sizes.items()) {
-          if (!top.constants.count(k)) {
-            std::string known;
-            for (const auto& [c, _] : top.constants) known += (known.empty() ? "" : ", ") + c;
-            return DiagError(*tree, top_span,
-                             fmt::format("size '{}' is not a module-level numeric constant of the task "
-                                         "(have: {})", k, known.empty() ? "none" : known));
-          }
+      for (auto& [k, v] : opts.sizes.items()) {
+        if (!top.constants.count(k)) {
+          std::string known;
+          for (const auto& [c, _] : top.constants) known += (known.empty() ? "" : ", ") + c;
+          return DiagError(*tree, top_span,
+                           fmt::format("size '{}' is not a module-level numeric constant of the task "
+                                       "(have: {})", k, known.empty() ? "none" : known));
         }
+        auto value = SizeValue(v, top.tuples.count(k) > 0);
+        if (!value) {
+          return DiagError(*tree, top.constants.at(k).span(),
+                           fmt::format("size '{}' must be {} like the task's `{} = {}`, got {}", k,
+                                       top.tuples.count(k) ? "a tuple of numbers, e.g. '(1024,)' or '[1024]'"
+                                                           : "a number",
+                                       k, top.constants.at(k).text(),
+                                       v.dump(-1, ' ', false, json::error_handler_t::replace)));
+        }
+        spec.sizes[k] = *value;
       }
       break;
     }

@@ -10,6 +10,7 @@ namespace kiln::task {
 namespace {
 
 namespace fs = std::filesystem;
+using nlohmann::json;
 
 class TaskTest : public ::testing::Test {
  protected:
@@ -76,6 +77,57 @@ TEST_F(TaskTest, KernelBenchSizesAndConstants) {
   auto c = ModuleConstants(p);
   ASSERT_TRUE(c.ok());
   EXPECT_EQ((*c)["dim"], 1024);
+}
+
+// Size constants written as expressions or tuples can be overridden; a value of the wrong kind is a
+// diagnostic at the constant (not a task that fails later in the worker).
+TEST_F(TaskTest, KernelBenchSizeExpressionsAndTuples) {
+  std::string p = Write("kb_expr.py", R"(import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def forward(self, x):
+        return torch.relu(x)
+
+N = 2048 * 2
+M = -(1 << 4) + N
+input_shape = (32768,)
+alias = N
+
+def get_inputs():
+    return [torch.randn(N, *input_shape)]
+
+def get_init_inputs():
+    return []
+)");
+  LoadOptions o;
+  o.sizes = {{"N", 64}, {"M", 8}, {"input_shape", "(128,)"}};
+  auto t = LoadTask(p, o);
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  EXPECT_EQ(t->sizes["N"], 64);
+  EXPECT_EQ(t->sizes["input_shape"], json::parse("[128]"));
+  for (const char* v : {"[128, 2]", "128, 2", "(128, 2)"}) {
+    o.sizes = {{"input_shape", v}};
+    auto t2 = LoadTask(p, o);
+    ASSERT_TRUE(t2.ok()) << v << ": " << t2.status().message();
+    EXPECT_EQ(t2->sizes["input_shape"], json::parse("[128, 2]")) << v;
+  }
+  o.sizes = {{"input_shape", json::parse("[256]")}};
+  ASSERT_TRUE(LoadTask(p, o).ok());
+
+  o.sizes = {{"N", "abc"}};
+  auto bad = LoadTask(p, o);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("kb_expr.py:8:5: error: size 'N' must be a number like the task's "
+                                        "`N = 2048 * 2`, got \"abc\""),
+            std::string::npos)
+      << bad.status().message();
+  o.sizes = {{"input_shape", "wide"}};
+  bad = LoadTask(p, o);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("size 'input_shape' must be a tuple of numbers"), std::string::npos);
+  o.sizes = {{"alias", 3}};  // a bare alias of another constant is not a size constant
+  EXPECT_FALSE(LoadTask(p, o).ok());
 }
 
 TEST_F(TaskTest, HashCoversContents) {
@@ -169,6 +221,14 @@ TEST_F(TaskTest, KilnFlagsAndManifest) {
   EXPECT_EQ(m->entry, "softmax");
   std::string bad_man = Write("bad.json", R"({"module": "m.py"})");
   EXPECT_FALSE(LoadTask(bad_man).ok());
+  // wrong types are errors, not an uncaught nlohmann exception (kiln aborted)
+  for (const char* text : {R"({"module": 5, "entry": "f", "bench": "b.py"})",
+                           R"({"module": "m.py", "entry": [1], "bench": "b.py"})",
+                           R"({"module": "m.py", "entry": "f", "bench": "b.py", "sizes": 3})"}) {
+    auto r = LoadTask(Write("typed.json", text));
+    ASSERT_FALSE(r.ok()) << text;
+    EXPECT_NE(r.status().message().find("bad kiln task manifest"), std::string::npos) << r.status().message();
+  }
 }
 
 TEST_F(TaskTest, KilnDirectory) {

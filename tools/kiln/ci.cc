@@ -14,7 +14,9 @@ Command RegisterCi(CLI::App& app) {
   sub->add_option("tasks", o->tasks, "Task files")->required();
   sub->add_option("--baseline", o->baseline, "Baseline JSON file")->required();
   sub->add_flag("--update-baseline", o->update, "Measure and write the baseline instead of comparing");
-  sub->add_option("--threshold", o->threshold, "Regression threshold in percent (default 5)");
+  sub->add_option("--threshold", o->threshold, "Regression threshold in percent")
+      ->check(FiniteRange(0, 1000))
+      ->capture_default_str();
   sub->add_option("--junit", o->junit, "Write JUnit XML here");
   sub->add_flag("--no-remeasure", o->no_remeasure, "Fail on the first measurement (no confirmation run)");
   sub->add_flag("--allow-different-gpu", o->allow_gpu, "Compare with a baseline from another GPU model (warn)");

@@ -26,7 +26,8 @@ void AddBatchFlags(CLI::App* sub, app::EvalOptions* o) {
   sub->add_option("--gpus", o->gpus, "Batch: use at most this many GPUs");
   sub->add_flag("--quiet", o->quiet, "Batch: no progress on stderr");
   sub->add_flag("--resume", o->resume,
-                "Batch: keep the results already in --out (by pairs-file line), evaluate the rest, append");
+                "Batch: keep the results already in --out (matched by a hash of each pair), evaluate the rest, "
+                "append");
 }
 
 Command RegisterEval(CLI::App& app) {
@@ -40,15 +41,16 @@ Command RegisterEval(CLI::App& app) {
   AddTaskFlags(sub, &o->task_options, true, true);
   sub->add_option("--size", o->sizes, "Override a size constant of the task, NAME=VALUE (repeatable)");
   sub->add_flag("--json", o->json, "Print the result as JSON");
-  sub->add_option("--mode", o->mode, "check (correctness) or time (correctness, then timing)");
-  sub->add_option("--policy", o->policy, "strict (untrusted code) or trusted (your own kernel)");
+  sub->add_option("--mode", o->mode, "check (correctness) or time (correctness, then timing)")->capture_default_str();
+  sub->add_option("--policy", o->policy, "strict (untrusted code) or trusted (your own kernel)")->capture_default_str();
   sub->add_option("--isolation", o->isolation, "shared, fork (default) or fresh");
   sub->add_option("--protocol", o->protocol, "Tolerances: kernelbench (per dtype, default) or legacy (1e-2 everywhere)");
   sub->add_option("--seed", o->seed, "Seed of the input trials");
   sub->add_option("--trials", o->trials, "Correctness trials per case (fresh inputs each)")->check(CLI::Range(1, 1000));
   sub->add_option("--case", o->cases, "Run only these cases (repeatable)");
   sub->add_option("--timeout", o->timeout_s, "Per-evaluation limit in seconds (the runner adds a grace)")
-      ->check(CLI::Range(0.1, 86400.0));
+      ->check(FiniteRange(0.1, 86400.0))
+      ->capture_default_str();
   AddRecordsFlags(sub, &o->records);
   sub->add_flag("--no-cache", o->no_cache, "Evaluate even when a cached result exists (still recorded)");
   AddWorkerFlags(sub, &o->worker);

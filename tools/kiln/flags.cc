@@ -1,5 +1,10 @@
 #include "flags.h"
 
+#include <cmath>
+#include <string>
+
+#include <fmt/format.h>
+
 namespace kiln::cli {
 
 void AddWorkerFlags(CLI::App* sub, app::WorkerFlags* f, int which) {
@@ -25,5 +30,24 @@ void AddRecordsFlags(CLI::App* sub, app::RecordsOptions* f) {
                   "Records database (default $XDG_CACHE_HOME/kiln/kiln.db or ~/.cache/kiln/kiln.db; env KILN_DB)");
   sub->add_flag("--no-db", f->no_db, "Neither read nor write the records database");
 }
+
+CLI::Validator FiniteRange(double lo, double hi) {
+  return CLI::Validator(
+      [lo, hi](std::string& s) -> std::string {
+        double v = 0;
+        size_t used = 0;
+        try {
+          v = std::stod(s, &used);
+        } catch (const std::exception&) {
+          return fmt::format("{}: not a number", s);
+        }
+        if (used != s.size()) return fmt::format("{}: not a number", s);
+        if (!std::isfinite(v) || v < lo || v > hi) return fmt::format("{}: expected a number from {} to {}", s, lo, hi);
+        return "";
+      },
+      fmt::format("NUMBER in [{} - {}]", lo, hi));
+}
+
+int ExitForParseError(CLI::App& app, const CLI::ParseError& e) { return app.exit(e) == 0 ? 0 : kUsageExit; }
 
 }  // namespace kiln::cli

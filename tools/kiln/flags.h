@@ -16,4 +16,12 @@ void AddWorkerFlags(CLI::App* sub, app::WorkerFlags* f, int which = kAllWorkerFl
 void AddTaskFlags(CLI::App* sub, app::TaskOptions* f, bool files = true, bool check_format = false);
 void AddRecordsFlags(CLI::App* sub, app::RecordsOptions* f);
 
+// Validation in one place (issue 15): a usage error exits 2 with a message naming the flag.
+inline constexpr int kUsageExit = 2;
+// A finite number in [lo, hi]: CLI::Range lets NaN through (`--timeout nan` used to be accepted).
+CLI::Validator FiniteRange(double lo, double hi);
+// A CLI11 parse error -> its message (help and --version: exit 0); every other one exits kUsageExit (CLI11's
+// own codes, 105/106/109/..., are not kiln's documented contract).
+int ExitForParseError(CLI::App& app, const CLI::ParseError& e);
+
 }  // namespace kiln::cli

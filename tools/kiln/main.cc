@@ -7,6 +7,7 @@
 #include <string>
 
 #include "commands.h"
+#include "flags.h"
 #include "common/children.h"
 
 int main(int argc, char** argv) {
@@ -29,7 +30,7 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    return kiln::cli::ExitForParseError(app, e);  // usage errors: exit 2
   }
   // An interrupted kiln (Ctrl-C, a CI job's timeout) kills every child tree it started before it exits:
   // workers, candidates and ncu lead process groups of their own, out of reach of the terminal's signal.

@@ -13,10 +13,14 @@ void AddSearchFlags(CLI::App* sub, app::OptimizeJobOptions* o) {
   sub->add_option("--kernel", o->kernel, "Kernel to tune (default: the launched kernel with the most tunables)");
   sub->add_option("--strategy", o->strategy, "rules | coordinate | bayes | auto (exhaustive: every config, for benchmarks)")
       ->check(CLI::IsMember({"rules", "coordinate", "bayes", "auto", "exhaustive"}));
-  sub->add_option("--budget-seconds", o->budget, "Wall-clock budget (env KILN_BUDGET_SECONDS)")->envname("KILN_BUDGET_SECONDS");
+  sub->add_option("--budget-seconds", o->budget, "Wall-clock budget (env KILN_BUDGET_SECONDS)")
+      ->envname("KILN_BUDGET_SECONDS")
+      ->check(FiniteRange(1, 1e7))
+      ->capture_default_str();
   sub->add_option("--max-evals", o->max_evals, "Maximum timed measurements while searching (0: no limit)");
   sub->add_option("--patience", o->patience, "Stop after this many rounds without a 1% gain");
-  sub->add_option("--min-speedup", o->min_speedup, "A winner must be at least this much faster (geomean)");
+  sub->add_option("--min-speedup", o->min_speedup, "A winner must be at least this much faster (geomean)")
+      ->check(FiniteRange(0, 1e6));
   sub->add_option("--compile-jobs", o->compile_jobs, "Parallel CPU compile workers (-1: cores - 1, 0: none)");
   sub->add_option("--cases", o->cases,
                   "Cases used at all (baseline, search, verification): NAME,NAME, @largest:K (the K perf-harness "

@@ -148,6 +148,8 @@ class Evaluator:
         self.cand_calls_without_launch = []
         self.has_baseline = False   # a timing baseline replaces the reference while timed
         self.phases = {}   # seconds spent per phase of the request (load, check, timing), for cost accounting
+        self._cand_loaded = False   # from the candidate's import on, a fault of the task's code may be its doing
+        self._baseline = None       # guards.snapshot() before the candidate's import
 
     def release(self):
         """After the response: drop the request's tensors and give cached GPU blocks back (memory.py)."""
@@ -170,7 +172,9 @@ class Evaluator:
             except Stop:
                 pass
             except tasks_mod.TaskError as e:
-                return {"ok": False, "error": f"task_error: {e}", "error_code": "task_error"}
+                if not self._candidate_caused(e):
+                    return {"ok": False, "error": f"task_error: {e}", "error_code": "task_error"}
+                self._record_exception(e.cause)
             except BaseException as e:  # noqa: BLE001 - outcomes are values
                 code, msg = classify_exception(e)
                 if code == "out_of_memory":
@@ -179,10 +183,7 @@ class Evaluator:
                         return {"ok": False, "error": blame["message"], "error_code": "infra_out_of_memory",
                                 "memory": blame}
                     msg += f" ({self.mem.oom_note})"
-                self.reasons.add(code, msg)
-                if code in ("illegal_memory_access", "cuda_error"):
-                    self.fatal = True
-                self.notes.append("".join(traceback.format_exception(e))[-1500:])
+                self._record_exception(e, msg)
             finally:
                 plat.LAUNCHES.active = False
         out_text = cap.text()
@@ -194,14 +195,40 @@ class Evaluator:
             resp["phases_s"] = self.phases
         return resp
 
+    def _record_exception(self, e, msg=None):
+        """An exception the candidate's run raised -> its reason, located at the candidate's own line."""
+        code, classified = classify_exception(e)
+        msg = classified if msg is None else msg
+        at = tasks_mod.user_frame(e, guards.FLAGS.candidate_files)
+        if at:
+            self.reasons.add(code, msg, file=at[0], line=at[1])
+        else:
+            self.reasons.add(code, msg)
+        if code in ("illegal_memory_access", "cuda_error"):
+            self.fatal = True
+        self.notes.append(tasks_mod.shown_paths("".join(traceback.format_exception(e)))[-1500:])
+
+    def _candidate_caused(self, e):
+        """A TaskFault (the task's own code raised) is the candidate's doing when the candidate already ran and
+        changed what the task relies on (a patch, a poisoned CUDA context) or already earned a failing verdict."""
+        if not isinstance(e, tasks_mod.TaskFault) or not self._cand_loaded:
+            return False
+        if not plat.INTERPRET and plat.is_cuda_fatal(e.cause):
+            return True
+        if self._baseline is not None:
+            self._check_patches(self._baseline, "call")
+        return self.reasons.verdict() != "ok"
+
     def _response(self, out_text):
         reasons = self.reasons.sorted()
         verdict = self.reasons.verdict()
         errors = [r for r in reasons if r["severity"] == "error"]
+        first = errors[0] if errors else {}
+        where = f"{first['file']}:{first['line']}: " if first.get("line") else ""
         resp = {
             "verdict": verdict,
             "reasons": reasons,
-            "message": (errors[0]["message"] if errors else ""),
+            "message": where + first.get("message", ""),
             "cases": self.cases_out,
             "kernels": self._kernels(),
             "aten_ops": self.aten_ops,
@@ -233,7 +260,8 @@ class Evaluator:
         spec = self.req.get("task")
         if not isinstance(spec, dict):
             raise tasks_mod.TaskError("eval without task")
-        self.task = task = tasks_mod.make_task(spec)
+        with tasks_mod.harness(spec.get("path"), "loading the task"):
+            self.task = task = tasks_mod.make_task(spec)
         # Trusted code only (kiln optimize: the user's kernel and kiln's rewrites of it): a warm worker
         # keeps the perf harness's generated inputs between requests. Untrusted code could reach and
         # alter a cache that later evaluations read, so it never gets one.
@@ -248,11 +276,11 @@ class Evaluator:
         attribution.install()
         guards.install_audit_hook()
         t_ph = _perf_counter()
-        with plat.cuda_shim():
+        with plat.cuda_shim(), tasks_mod.harness(task.path, "importing the task's reference"):
             task.load_reference()
         self._phase("load_reference", t_ph)
         self._load_timing_baseline(task)
-        baseline = guards.snapshot()
+        baseline = self._baseline = guards.snapshot()
         self._settings0 = guards.global_state()
 
         cand = self.req.get("candidate")
@@ -272,6 +300,7 @@ class Evaluator:
         plat.LAUNCHES.active = True
         plat.LAUNCHES.reset()
         t_ph = _perf_counter()
+        self._cand_loaded = True
         try:
             with plat.cuda_shim(), guards.candidate_running(), guards.watch_streams():
                 task.load_candidate(source, name)
@@ -408,9 +437,10 @@ class Evaluator:
         rec = guards.OpRecorder(poison=True)
         before = len(plat.LAUNCHES.launches)
         tasks_mod.seed_all(seed)
-        with plat.cuda_shim(), rec:
-            out = fn(*args, **kwargs)
-        plat.synchronize()
+        with tasks_mod.harness(self.task.path, "the reference"):
+            with plat.cuda_shim(), rec:
+                out = fn(*args, **kwargs)
+            plat.synchronize()
         self._ref_keys.update((l["module"], l["name"]) for l in plat.LAUNCHES.launches[before:])
         return out, rec, len(plat.LAUNCHES.launches) - before
 
@@ -445,7 +475,8 @@ class Evaluator:
     def _trial(self, case, t, seed, cand_fn, ref_fn, stats):
         task = self.task
         t_in = _perf_counter()
-        with guards.OpRecorder(poison=True):   # harness allocations: ints zeroed, floats poisoned
+        # harness allocations: ints zeroed, floats poisoned
+        with guards.OpRecorder(poison=True), tasks_mod.harness(task.path, f"{task.inputs_name} (case {case!r})"):
             inp = task.inputs(case, seed)
         self._phase("inputs", t_in)
         args, kwargs = inp if inp is not None else ([], {})
@@ -714,7 +745,8 @@ class Evaluator:
         plat.set_suppress_launches(True)
         try:
             for ci, case in enumerate(cases):
-                inp = self.task.inputs(case, self.seed + ci)
+                with tasks_mod.harness(self.task.path, f"{self.task.inputs_name} (case {case!r})"):
+                    inp = self.task.inputs(case, self.seed + ci)
                 args, kwargs = inp if inp is not None else ([], {})
                 fn = self.task.candidate(case)
                 try:
@@ -730,7 +762,8 @@ class Evaluator:
             plat.set_suppress_launches(False)
 
     def _profile(self, case):
-        inp = self.task.inputs(case, self.seed)
+        with tasks_mod.harness(self.task.path, f"{self.task.inputs_name} (case {case!r})"):
+            inp = self.task.inputs(case, self.seed)
         args, kwargs = inp if inp is not None else ([], {})
         fn = self.task.candidate(case)
         with plat.cuda_shim():

@@ -207,6 +207,18 @@ def eval_in_process(req, worker) -> dict:
 # fork isolation
 # ----------------------------------------------------------------------------------------------
 
+def die_with_parent(parent: int):
+    """PR_SET_PDEATHSIG: SIGKILL this process when its parent dies (a candidate's fork child with its zygote,
+    which kiln's own PR_SET_PDEATHSIG kills with kiln, `kill -9` included). Linux; a no-op elsewhere."""
+    try:
+        import ctypes
+        ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL), 0, 0, 0)  # 1: PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:  # the parent died before the call
+        os._exit(70)
+
+
 def run_forked(fn, timeout_s: float) -> dict:
     """Runs fn() in a forked child in its own process group; returns its dict, or a crash/timeout verdict.
 
@@ -218,12 +230,14 @@ def run_forked(fn, timeout_s: float) -> dict:
     out_file = tempfile.TemporaryFile(mode="w+b")
     r, w = os.pipe()
     t0 = time.monotonic()
+    zygote = os.getpid()
     pid = os.fork()
     if pid == 0:  # child
         code = 0
         try:
             os.close(r)
             os.setpgid(0, 0)
+            die_with_parent(zygote)
             devnull = os.open(os.devnull, os.O_RDONLY)
             os.dup2(devnull, 0)          # the protocol input is not the candidate's to read
             os.close(devnull)

@@ -45,6 +45,58 @@ class TaskError(Exception):
     """The task itself is broken (a protocol-level problem, not the candidate's)."""
 
 
+class TaskFault(TaskError):
+    """The task's own code (its harness: get_inputs, get_init_inputs, a bench's inputs(); its reference) raised.
+    evaluate.Evaluator decides the blame: the task's (an error, no verdict) unless the candidate caused it."""
+
+    def __init__(self, message, cause=None):
+        super().__init__(message)
+        self.cause = cause
+
+
+# The temporary copy of every module load_module imported -> the file name the user knows it by.
+SHOWN_NAMES = {}
+
+
+def user_frame(e, files=None):
+    """(shown name, line) of the innermost traceback frame of `e` (or of its causes) in a module kiln loaded
+    (restricted to the temporary copies in `files` when given); None when there is none."""
+    seen = set()
+    while e is not None and id(e) not in seen:
+        seen.add(id(e))
+        tb, found = e.__traceback__, None
+        while tb is not None:
+            fn = tb.tb_frame.f_code.co_filename
+            if fn in SHOWN_NAMES and (files is None or fn in files):
+                found = (SHOWN_NAMES[fn], tb.tb_lineno)
+            tb = tb.tb_next
+        if found:
+            return found
+        e = e.__cause__ or e.__context__
+    return None
+
+
+def shown_paths(text):
+    """`text` with the temporary copies' paths replaced by the names the user knows."""
+    for tmp, shown in SHOWN_NAMES.items():
+        text = text.replace(tmp, shown)
+    return text
+
+
+@contextlib.contextmanager
+def harness(path, what):
+    """Marks the task's own code: what it raises becomes a TaskFault naming the task (timeouts pass through)."""
+    try:
+        yield
+    except TaskError:
+        raise
+    except (Exception, SystemExit) as e:  # noqa: BLE001 - the task's code may raise anything
+        first = str(e).strip().splitlines()[0] if str(e).strip() else ""
+        at = user_frame(e)
+        where = f" (at {at[0]}:{at[1]})" if at else ""
+        raise TaskFault(f"{path}: {what} raised {type(e).__name__}: {first}"[:600] + where, e) from e
+
+
 def _tmpdir():
     global _TMP
     if _TMP is None:
@@ -66,6 +118,7 @@ def load_module(source: str, modname: str, filename: str, register_as=(), candid
         path += ".py"
     with open(path, "w") as f:
         f.write(source)
+    SHOWN_NAMES[path] = os.path.basename(filename) or "module.py"
     if candidate:
         guards.FLAGS.candidate_files.add(path)
         plat.LAUNCHES.own_modules.add(modname)
@@ -185,6 +238,7 @@ def tree_bytes(x) -> int:
 
 class Task:
     format = "?"
+    inputs_name = "the task's inputs"   # what makes a case's inputs, as error messages name it
 
     def __init__(self, spec: dict):
         self.spec = spec
@@ -235,6 +289,7 @@ def _share_weights(ref, model):
 
 class KernelBenchTask(Task):
     format = "kernelbench"
+    inputs_name = "get_inputs()"
 
     def __init__(self, spec):
         super().__init__(spec)
@@ -288,16 +343,17 @@ class KernelBenchTask(Task):
 
     def _apply_sizes(self, case):
         for k, v in self.variants[case].items():
-            setattr(self.ref_mod, k, v)
+            setattr(self.ref_mod, k, tuple(v) if isinstance(v, list) else v)   # a tuple constant: (32768,)
 
     def _build(self, case):
         if case in self._models:
             return self._models[case]
         self._apply_sizes(case)
-        with guards.OpRecorder(poison=True):   # harness allocations: ints zeroed, floats poisoned
-            init = self.ref_mod.get_init_inputs()
-        seed_all(12345)
-        ref = self.ref_mod.Model(*clone_tree(init)).to(plat.DEVICE)
+        with harness(self.path, f"get_init_inputs() or Model(...) (case {case!r})"):
+            with guards.OpRecorder(poison=True):   # harness allocations: ints zeroed, floats poisoned
+                init = self.ref_mod.get_init_inputs()
+            seed_all(12345)
+            ref = self.ref_mod.Model(*clone_tree(init)).to(plat.DEVICE)
         cand = None
         if self.cand_mod is not None:
             seed_all(12345)
@@ -389,6 +445,7 @@ class _ZeroFresh(TorchDispatchMode):
 
 class TritonBenchTask(Task):
     format = "tritonbench_g"
+    inputs_name = "the performance harness's inputs"
     _pkgs = ("TritonBench_v1", "TorchBench_v1")
 
     def __init__(self, spec):
@@ -582,6 +639,7 @@ class TritonBenchTTask(TritonBenchTask):
 
 class KilnTask(Task):
     format = "kiln"
+    inputs_name = "the bench's inputs()"
 
     def __init__(self, spec):
         super().__init__(spec)
