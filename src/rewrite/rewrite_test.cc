@@ -17,6 +17,10 @@ namespace kiln::rewrite {
 namespace {
 
 namespace fs = std::filesystem;
+using analysis::ExtractTunables;
+using analysis::Tunable;
+using analysis::TunableRole;
+using analysis::TunableSite;
 
 const std::string kRoot = std::string(KILN_SOURCE_DIR) + "/tests/rewrite";
 const std::string kCorpus = std::string(KILN_CORPUS_DIR) + "/tritonbench/G/kernels";

@@ -211,7 +211,7 @@ Result<OptimizeInput> PrepareInput(const task::TaskSpec& spec, const std::string
   if (names.empty()) return NotFound(spec.path + ": no kernel is launched from the module; nothing to tune");
   int best_n = -1;
   for (const auto& n : names) {
-    auto t = rewrite::ExtractTunables(*tree, model, {n, {}});
+    auto t = analysis::ExtractTunables(*tree, model, {n, {}});
     if (!t.ok()) {
       in.notes.push_back(n + ": " + t.status().message());
       continue;

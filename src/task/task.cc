@@ -7,12 +7,15 @@
 
 #include "common/diag.h"
 #include "common/file.h"
+#include "common/json_dump.h"
 #include "common/hash.h"
 #include "pyast/pyast.h"
+#include "pyast/syntax.h"
 
 namespace kiln::task {
 
 namespace fs = std::filesystem;
+using pyast::Definition;
 using nlohmann::json;
 
 const char* FormatName(Format f) {
@@ -102,12 +105,6 @@ Status FileError(const std::string& file, const std::string& msg) {
   d.file = file;
   d.message = msg;
   return InvalidArgument(FormatDiagnostic(d));
-}
-
-// Unwraps decorated_definition.
-pyast::Node Definition(const pyast::Node& n) {
-  if (n.type() == "decorated_definition") return n.field("definition");
-  return n;
 }
 
 bool IsTritonKernel(const pyast::Node& n) {
@@ -215,6 +212,9 @@ Result<TaskSpec> LoadManifest(const std::string& path, const LoadOptions& opts) 
     return FileError(path, fmt::format("bad kiln task manifest: {}", e.what()));
   }
   if (!j.is_object()) return FileError(path, "bad kiln task manifest: expected a JSON object");
+  for (const char* key : {"module", "bench", "entry", "name"})
+    if (j.contains(key) && !j[key].is_string())
+      return FileError(path, fmt::format("bad kiln task manifest: \"{}\" must be a string", key));
   fs::path dir = fs::path(Abs(path)).parent_path();
   auto rel = [&](const std::string& key) -> std::string {
     std::string v = j.value(key, "");
@@ -258,7 +258,7 @@ Status ComputeHash(TaskSpec* spec) {
   j.erase("path");
   j.erase("perf_path");
   j.erase("bench_path");
-  std::string acc = j.dump();
+  std::string acc = DumpJson(j);
   for (const std::string* p : {&spec->path, &spec->perf_path, &spec->bench_path}) {
     acc += '\0';
     if (p->empty()) continue;
