@@ -1,4 +1,5 @@
 #include "pyast/pyast.h"
+#include "pyast/syntax.h"
 
 #include <gtest/gtest.h>
 
@@ -138,6 +139,12 @@ TEST(PyastInput, TabErrorLikePython) {
     ASSERT_TRUE(g.ok());
     EXPECT_FALSE((*g)->has_errors()) << ok;
   }
+}
+
+TEST(PyastInput, PrefixCutsAtCharacterBoundaries) {
+  EXPECT_EQ(Prefix("caf\xC3\xA9!", 4), "caf");
+  EXPECT_EQ(Prefix("caf\xC3\xA9!", 5), "caf\xC3\xA9");
+  EXPECT_EQ(Prefix("abc", 10), "abc");
 }
 
 TEST(PyastInput, BracketErrorsWhereTheyAre) {
