@@ -125,6 +125,13 @@ bool Node::operator==(const Node& o) const {
 
 namespace {
 
+// The source line a diagnostic shows with its caret; none for a line too long to read (a generated
+// expression of a megabyte would print a megabyte of source and of spaces before the caret).
+std::string ShownLine(std::string_view text, int line) {
+  std::string_view l = LineOf(text, line);
+  return l.size() > 400 ? std::string() : std::string(l);
+}
+
 // A failure of Parse on its input: the located diagnostic in `why`, the one-line form as the status.
 Status InputError(Diagnostic* why, const std::string& path, std::string_view text, int line, int column,
                   std::string message) {
@@ -133,7 +140,7 @@ Status InputError(Diagnostic* why, const std::string& path, std::string_view tex
   d.line = line;
   d.column = column;
   d.message = std::move(message);
-  if (line > 0 && IsCleanUtf8(LineOf(text, line))) d.source_line = std::string(LineOf(text, line));
+  if (line > 0 && IsCleanUtf8(LineOf(text, line))) d.source_line = ShownLine(text, line);
   std::string where = line > 0 ? path + ":" + std::to_string(line) + ":" + std::to_string(column) : path;
   Status s = InvalidArgument(where + ": error: " + d.message);
   if (why) *why = std::move(d);
@@ -313,7 +320,7 @@ Diagnostic Tree::MakeDiagnostic(const Span& span, std::string message, Severity 
   d.line = static_cast<int>(span.begin.line);
   d.column = static_cast<int>(span.begin.column);
   d.message = std::move(message);
-  d.source_line = std::string(LineOf(text_, d.line));
+  d.source_line = ShownLine(text_, d.line);
   return d;
 }
 
