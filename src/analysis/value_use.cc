@@ -1,5 +1,6 @@
 // kiln/analysis: constexprs whose value enters the computed data (ValueConstexprs, see dataflow.h).
 #include <algorithm>
+#include <functional>
 #include <fmt/format.h>
 
 #include "analysis/dataflow.h"
@@ -36,20 +37,21 @@ struct ValueUse {
 
   bool IsData(const Node& e, const std::set<std::string>& data) const {
     bool d = false;
-    e.Walk([&](const Node& n) {
+    std::function<bool(const Node&)> visit = [&](const Node& n) {
       if (d) return false;
       // A comparison yields a mask: loaded values only decide which lanes are on (block_mask =
       // tl.where(start < seq_len, 1, 0) bounds a loop; its magnitude is not data).
       if (n.type() == "comparison_operator" && !(n == e)) return false;
       if (IsLoadCall(n)) d = true;
-      if (n.type() == "identifier") {
-        Node p = n.parent();
-        bool attr = !p.is_null() && p.type() == "attribute" && p.field("attribute") == n;
-        bool kw = !p.is_null() && p.type() == "keyword_argument" && p.field("name") == n;
-        if (!attr && !kw && data.count(std::string(n.text()))) d = true;
+      std::string_view t = n.type();
+      if (t == "attribute" || t == "keyword_argument") {  // the name after '.' or before '=' is no value
+        n.field(t == "attribute" ? "object" : "value").Walk(visit);
+        return false;
       }
+      if (t == "identifier" && data.count(std::string(n.text()))) d = true;
       return !d;
-    });
+    };
+    e.Walk(visit);
     return d;
   }
 

@@ -5,19 +5,21 @@
 namespace kiln::pyast {
 namespace {
 
-// Walks the text the way Python's tokenizer splits it: calls `line_start(byte)` at the start of every
-// physical line that begins a logical line (not inside brackets, strings, or after a backslash
-// continuation), `open(byte)` / `close(byte)` at brackets outside strings and comments. A callback
+// Walks the text the way Python's tokenizer splits it: calls `line_start(byte, after_colon)` at the
+// start of every physical line that begins a logical line (not inside brackets, strings, or after a
+// backslash continuation; `after_colon`: the previous logical line ended with ':'), `open(byte)` / `close(byte)` at brackets outside strings and comments. A callback
 // returning false stops the scan.
 template <class LineStart, class Open, class Close>
 void Scan(std::string_view t, LineStart&& line_start, Open&& open, Close&& close) {
   size_t i = 0, n = t.size();
   int level = 0;
   bool at_line_start = true;
+  char last = 0;             // the last character of code (not comment or space) seen
+  bool after_colon = false;  // the previous logical line ended with ':' (a block must follow)
   while (i < n) {
     if (at_line_start) {
       at_line_start = false;
-      if (level == 0 && !line_start(i)) return;
+      if (level == 0 && !line_start(i, after_colon)) return;
     }
     char c = t[i];
     if (c == '#') {
@@ -32,8 +34,11 @@ void Scan(std::string_view t, LineStart&& line_start, Open&& open, Close&& close
     if (c == '\n') {
       ++i;
       at_line_start = true;
+      // A blank or comment-only line leaves `last` as it was: the block opener stays pending.
+      if (level == 0 && last != 0) after_colon = last == ':', last = 0;
       continue;
     }
+    if (c != ' ' && c != '\t' && c != '\r' && c != '\f') last = c;
     if (c == '\'' || c == '"') {
       bool triple = i + 2 < n && t[i + 1] == c && t[i + 2] == c;
       i += triple ? 3 : 1;
@@ -63,10 +68,10 @@ char Opener(char close) { return close == ')' ? '(' : close == ']' ? '[' : '{'; 
 
 }  // namespace
 
-std::optional<LexicalError> FindTabError(std::string_view text) {
+std::optional<LexicalError> FindIndentError(std::string_view text) {
   std::optional<LexicalError> err;
   std::vector<int> cols{0}, altcols{0};
-  auto line_start = [&](size_t at) {
+  auto line_start = [&](size_t at, bool after_colon) {
     int col = 0, altcol = 0;
     size_t i = at;
     for (; i < text.size(); ++i) {
@@ -76,6 +81,17 @@ std::optional<LexicalError> FindTabError(std::string_view text) {
       else break;
     }
     if (i >= text.size() || text[i] == '#' || text[i] == '\n' || text[i] == '\r') return true;  // blank line
+    uint32_t first = static_cast<uint32_t>(i);
+    // The tokenizer's TabError comes before the parser's block errors.
+    bool tab = col == cols.back() ? altcol != altcols.back() : col > cols.back() && altcol <= altcols.back();
+    if (!tab && after_colon && col <= cols.back()) {
+      err = LexicalError{first, "IndentationError: expected an indented block", false};
+      return false;
+    }
+    if (!tab && !after_colon && col > cols.back()) {  // Python points at the last character of the indentation
+      err = LexicalError{first - 1, "IndentationError: unexpected indent", false};
+      return false;
+    }
     bool bad = false;
     if (col == cols.back()) {
       bad = altcol != altcols.back();
@@ -87,7 +103,7 @@ std::optional<LexicalError> FindTabError(std::string_view text) {
       if (col != cols.back()) return false;  // an IndentationError the parser reports
       bad = altcol != altcols.back();
     }
-    if (bad) err = LexicalError{static_cast<uint32_t>(at), "inconsistent use of tabs and spaces in indentation", true};
+    if (bad) err = LexicalError{static_cast<uint32_t>(at), "TabError: inconsistent use of tabs and spaces in indentation", true};
     return !bad;
   };
   Scan(text, line_start, [](size_t) { return true; }, [](size_t) { return true; });
@@ -116,7 +132,7 @@ std::optional<LexicalError> FindBracketError(std::string_view text) {
     open.pop_back();
     return true;
   };
-  Scan(text, [](size_t) { return true; }, on_open, on_close);
+  Scan(text, [](size_t, bool) { return true; }, on_open, on_close);
   if (!err && !open.empty())
     err = LexicalError{static_cast<uint32_t>(open.back()), std::string("'") + text[open.back()] + "' was never closed",
                        false, true};

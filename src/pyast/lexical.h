@@ -19,9 +19,12 @@ struct LexicalError {
   bool unclosed = false;   // a bracket never closed (Python reports it only past the bracket's line)
 };
 
-// Python's TabError: indentation whose meaning depends on the tab size (compared with tabs of 8 and
-// of 1 columns, as CPython's tokenizer does). The first such line, pointed at its start.
-std::optional<LexicalError> FindTabError(std::string_view text);
+// Indentation Python's tokenizer rejects, the first such line: a TabError (indentation whose meaning
+// depends on the tab size, compared with tabs of 8 and of 1 columns as CPython does; pointed at the
+// line's start), an unexpected indent (pointed at the last character of the indentation), or no
+// indented block after a line ending with ':' (pointed at the line's first token). The message
+// starts with the error's Python name.
+std::optional<LexicalError> FindIndentError(std::string_view text);
 
 // Unbalanced brackets the way Python reports them: "'(' was never closed" at the innermost bracket
 // still open at the end of the text, "unmatched ')'" and "closing parenthesis ']' does not match

@@ -199,9 +199,9 @@ Result<std::unique_ptr<Tree>> Tree::Parse(std::string text, std::string path, Di
                       "expression nested too deeply (more than " + std::to_string(kMaxDepth) +
                           " levels of syntax; split it into named intermediate values)");
   }
-  if (auto tab = FindTabError(t->text_)) {
-    Pos p = t->PosOf(tab->byte);
-    t->lexical_errors_.push_back({{p, p}, "TabError: " + tab->message});
+  if (auto indent = FindIndentError(t->text_)) {
+    Pos p = t->PosOf(indent->byte);
+    t->lexical_errors_.push_back({{p, p}, indent->message});
   }
   return t;
 }
@@ -265,51 +265,62 @@ uint32_t ErrorPoint(TSNode err, std::string_view text) {
 }  // namespace
 
 std::vector<SyntaxError> Tree::errors() const {
-  std::vector<SyntaxError> out = lexical_errors_;
-  if (!ts_node_has_error(ts_tree_root_node(tree_))) return out;
-  // Walk all children (also anonymous ones: MISSING tokens are often anonymous).
-  std::vector<TSNode> stack{ts_tree_root_node(tree_)};
-  std::vector<TSNode> found;
-  while (!stack.empty()) {
-    TSNode n = stack.back();
-    stack.pop_back();
-    if (!ts_node_has_error(n) && !ts_node_is_missing(n)) continue;
-    if (std::strcmp(ts_node_type(n), "ERROR") == 0 || ts_node_is_missing(n)) {
-      found.push_back(n);
-      continue;  // outermost only
+  // The parser's errors (tree-sitter's ERROR and MISSING nodes, or a bracket problem in their place).
+  auto parser_errors = [this]() {
+    std::vector<SyntaxError> out;
+    if (!ts_node_has_error(ts_tree_root_node(tree_))) return out;
+    // Walk all children (also anonymous ones: MISSING tokens are often anonymous).
+    std::vector<TSNode> stack{ts_tree_root_node(tree_)};
+    std::vector<TSNode> found;
+    while (!stack.empty()) {
+      TSNode n = stack.back();
+      stack.pop_back();
+      if (!ts_node_has_error(n) && !ts_node_is_missing(n)) continue;
+      if (std::strcmp(ts_node_type(n), "ERROR") == 0 || ts_node_is_missing(n)) {
+        found.push_back(n);
+        continue;  // outermost only
+      }
+      for (uint32_t i = ts_node_child_count(n); i > 0; --i) stack.push_back(ts_node_child(n, i - 1));
     }
-    for (uint32_t i = ts_node_child_count(n); i > 0; --i) stack.push_back(ts_node_child(n, i - 1));
-  }
-  std::vector<SyntaxError> parsed;
-  for (const TSNode& n : found) {
-    Node node(ToRaw(n), this);
-    SyntaxError e;
-    e.span = node.span();
-    if (ts_node_is_missing(n)) {
-      e.message = std::string("syntax error: missing '") + ts_node_type(n) + "'";
-    } else {
-      uint32_t at = ErrorPoint(n, text_);
-      e.span.begin = PosOf(at);
-      if (e.span.end.byte < at) e.span.end = e.span.begin;
-      std::string_view rest = std::string_view(text_).substr(at);
-      std::string snippet(Prefix(rest.substr(0, rest.find_first_of("\r\n")), 40));
-      e.message = snippet.empty() ? "syntax error at the end of the line" : "syntax error near '" + snippet + "'";
+    std::vector<SyntaxError> parsed;
+    for (const TSNode& n : found) {
+      Node node(ToRaw(n), this);
+      SyntaxError e;
+      e.span = node.span();
+      if (ts_node_is_missing(n)) {
+        e.message = std::string("syntax error: missing '") + ts_node_type(n) + "'";
+      } else {
+        uint32_t at = ErrorPoint(n, text_);
+        e.span.begin = PosOf(at);
+        if (e.span.end.byte < at) e.span.end = e.span.begin;
+        std::string_view rest = std::string_view(text_).substr(at);
+        std::string snippet(Prefix(rest.substr(0, rest.find_first_of("\r\n")), 40));
+        e.message = snippet.empty() ? "syntax error at the end of the line" : "syntax error near '" + snippet + "'";
+      }
+      parsed.push_back(std::move(e));
     }
-    parsed.push_back(std::move(e));
-  }
-  // Python's tokenizer reports a closing bracket that matches nothing in place of the parser's error,
-  // and a bracket never closed when the parser fails on a later line than the bracket's (the first
-  // error reaches past that line, or nothing but blanks follow it: the parser met the end of the file).
-  if (auto b = FindBracketError(text_)) {
-    Pos at = PosOf(b->byte);
-    bool past = parsed.empty() || at.line < parsed.front().span.end.line ||
-                text_.find_first_not_of(" \t\r\n\f", parsed.front().span.end.byte) == std::string::npos;
-    if (!b->unclosed || past) {
-      out.push_back({{at, PosOf(b->byte + 1)}, "syntax error: " + b->message});
-      return out;
+    // Python's tokenizer reports a closing bracket that matches nothing in place of the parser's error,
+    // and a bracket never closed when the parser fails on a later line than the bracket's (the first
+    // error reaches past that line, or nothing but blanks follow it: the parser met the end of the file).
+    if (auto b = FindBracketError(text_)) {
+      Pos at = PosOf(b->byte);
+      bool past = parsed.empty() || at.line < parsed.front().span.end.line ||
+                  text_.find_first_not_of(" \t\r\n\f", parsed.front().span.end.byte) == std::string::npos;
+      if (!b->unclosed || past) {
+        out.push_back({{at, PosOf(b->byte + 1)}, "syntax error: " + b->message});
+        return out;
+      }
     }
+    out.insert(out.end(), parsed.begin(), parsed.end());
+    return out;
+  };
+  std::vector<SyntaxError> out = parser_errors();
+  // Python's tokenizer raises an indentation error when the parser reaches its line: first only when
+  // it comes before the parser's first error.
+  if (!lexical_errors_.empty()) {
+    auto at = out.empty() || lexical_errors_[0].span.begin.byte <= out[0].span.begin.byte ? out.begin() : out.end();
+    out.insert(at, lexical_errors_.begin(), lexical_errors_.end());
   }
-  out.insert(out.end(), parsed.begin(), parsed.end());
   return out;
 }
 

@@ -9,7 +9,7 @@
 // Input robustness: Parse decodes the text by kiln's one policy (common/source_text.h: PEP 263, BOM,
 // UTF-8), refuses a tree deeper than Tree::kMaxDepth ("expression nested too deeply": every walk
 // over the tree may then recurse without exhausting the stack), and reports what Python's tokenizer
-// rejects (TabError, unbalanced brackets) where Python does.
+// rejects (TabError, IndentationError, unbalanced brackets) where Python does.
 #pragma once
 
 #include <cstdint>
@@ -127,7 +127,8 @@ class Tree {
   const std::string& path() const { return path_; }
   bool has_errors() const;
   // Every ERROR and MISSING node, outermost first, in source order, each pointed where Python points
-  // (as far as tree-sitter's recovery shows it); a TabError or an unbalanced bracket comes first.
+  // (as far as tree-sitter's recovery shows it); an unbalanced bracket in their place, and a TabError
+  // or IndentationError first when it comes before them (pyast/lexical.h).
   std::vector<SyntaxError> errors() const;
   // A diagnostic at `span` with the source line and caret.
   Diagnostic MakeDiagnostic(const Span& span, std::string message,

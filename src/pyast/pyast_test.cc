@@ -135,11 +135,25 @@ TEST(PyastInput, TabErrorLikePython) {
   EXPECT_NE(e[0].message.find("inconsistent use of tabs and spaces"), std::string::npos);
   // Consistent tabs, tabs inside brackets, strings and continuation lines are fine.
   for (const char* ok : {"if x:\n\tif y:\n\t\tpass\n", "x = (1,\n\t  2)\n", "s = '''\n\t a\n        b'''\n",
-                         "if x:\n    y = 1 + \\\n\t2\n"}) {
+                         "if x:\n    y = 1 + \\\n\t2\n", "if x:  # c\n\n    # c\n    pass\n",
+                         "x = {1:\n2}\n", "if a and \\\n   b:\n    pass\n"}) {
     auto g = Tree::Parse(ok, "ok.py");
     ASSERT_TRUE(g.ok());
     EXPECT_FALSE((*g)->has_errors()) << ok;
   }
+}
+
+TEST(PyastInput, IndentationErrorsTreeSitterAccepts) {
+  auto u = Tree::Parse("x = 1\n  y = 2\n", "u.py");
+  ASSERT_TRUE(u.ok());
+  ASSERT_TRUE((*u)->has_errors());
+  EXPECT_EQ((*u)->errors().at(0).message, "IndentationError: unexpected indent");
+  EXPECT_EQ((*u)->errors().at(0).span.begin.column, 2u);  // where Python points
+  auto b = Tree::Parse("def f():\nreturn 1\n", "b.py");
+  ASSERT_TRUE(b.ok());
+  ASSERT_TRUE((*b)->has_errors());
+  EXPECT_EQ((*b)->errors().at(0).message, "IndentationError: expected an indented block");
+  EXPECT_EQ((*b)->errors().at(0).span.begin.line, 2u);
 }
 
 TEST(PyastInput, PrefixCutsAtCharacterBoundaries) {

@@ -84,17 +84,36 @@ Node NodeAtBytes(const Tree& tree, uint32_t begin, uint32_t end) {
 
 Node NodeAt(const Tree& tree, const Span& span) { return NodeAtBytes(tree, span.begin.byte, span.end.byte); }
 
-std::vector<Node> Identifiers(const Node& expr) {
-  std::vector<Node> out;
-  expr.Walk([&](const Node& n) {
-    if (n.type() == "identifier") {
-      Node p = n.parent();
-      if (!p.is_null() && p.type() == "attribute" && p.field("attribute") == n) return true;
-      if (!p.is_null() && p.type() == "keyword_argument" && p.field("name") == n) return true;
-      out.push_back(n);
+namespace {
+
+// Identifiers below `n` that name values, in source order. The attribute name after '.' and a keyword
+// argument's name are skipped at their parent, not by asking each identifier for its parent: tree-sitter
+// finds a parent by descending from the root, which made this quadratic in the depth of long chains.
+void ValueIdentifiers(const Node& n, std::vector<Node>& out) {
+  n.Walk([&](const Node& m) {
+    std::string_view t = m.type();
+    if (t == "identifier") {
+      out.push_back(m);
+      return false;
+    }
+    if (t == "attribute" || t == "keyword_argument") {
+      ValueIdentifiers(m.field(t == "attribute" ? "object" : "value"), out);
+      return false;
     }
     return true;
   });
+}
+
+}  // namespace
+
+std::vector<Node> Identifiers(const Node& expr) {
+  std::vector<Node> out;
+  if (expr.type() == "identifier") {  // the expression itself may be a name that is no value
+    Node p = expr.parent();
+    if (!p.is_null() && p.type() == "attribute" && p.field("attribute") == expr) return out;
+    if (!p.is_null() && p.type() == "keyword_argument" && p.field("name") == expr) return out;
+  }
+  ValueIdentifiers(expr, out);
   return out;
 }
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""`kiln analyze` points syntax errors where CPython does: for each source below, the line and column of
+"""`kiln analyze` points syntax errors (and TabError, IndentationError) where CPython does: for each source below, the line and column of
 kiln's first error equal the lineno and offset of the SyntaxError (or TabError) that compile() raises
 with the Python running this test. Also checks that each source really is rejected by CPython.
 Usage: syntax_columns_test.py KILN_BINARY"""
@@ -27,6 +27,10 @@ SOURCES = [
     "def f(:\n    return 1\n",
     "if x:\n\tif y:\n        pass\n",                     # TabError
     "if x:\n        y\n\tz\n",                           # TabError on a dedent
+    "x = 1\n  y = 2\n",                                  # IndentationError: unexpected indent
+    "def f():\nreturn 1\n",                              # IndentationError: expected an indented block
+    "class A:\n    def f(self):\n    # c\n    pass\n",
+    "  x = 1\n",
 ]
 
 
