@@ -582,11 +582,37 @@ TEST(Driver, Errors) {
   EXPECT_EQ(r.diagnostics[0].line, 1);
   auto b = AnalyzeText(std::string("\x7f" "ELF\x01\x02\xff\xfe", 8), "bin.py");
   ASSERT_EQ(b.diagnostics.size(), 1u);
-  EXPECT_EQ(b.diagnostics[0].message, "not a Python source file (binary data)");
+  // Undecodable bytes: located (line 1, the 0xff at byte 7), as every decoding error is.
+  EXPECT_EQ(b.diagnostics[0].line, 1);
+  EXPECT_EQ(b.diagnostics[0].column, 7);
+  EXPECT_EQ(b.diagnostics[0].message.rfind("cannot decode byte 0xff as utf-8", 0), 0u) << b.diagnostics[0].message;
   auto d = AnalyzeFile("/");
   EXPECT_EQ(d.diagnostics[0].message, "is a directory (expected a Python file)");
   auto n = AnalyzeFile("/nonexistent/x.py");
   EXPECT_EQ(n.diagnostics[0].message, "no such file");
+}
+
+// Nesting that would exhaust the stack of a recursive walk is a located error, through the library.
+TEST(Driver, DeepNestingIsAnErrorNotACrash) {
+  std::string head = "import triton\n\n@triton.jit\ndef k(x):\n    y = ";
+  std::string chain = "x";
+  for (int i = 1; i < 10000; ++i) chain += " + x";
+  for (const std::string& expr : {std::string(50000, '(') + "x" + std::string(50000, ')'), chain}) {
+    auto r = AnalyzeText(head + expr + "\n", "deep.py");
+    ASSERT_EQ(r.diagnostics.size(), 1u);
+    EXPECT_FALSE(r.model.has_value());
+    EXPECT_EQ(r.diagnostics[0].line, 5);
+    EXPECT_NE(r.diagnostics[0].message.find("expression nested too deeply"), std::string::npos);
+  }
+}
+
+// A latin-1 module with its declaration is analyzed; its texts are UTF-8 (the JSON dumps).
+TEST(Driver, DeclaredEncodingAnalyzed) {
+  auto r = AnalyzeText("# -*- coding: latin-1 -*-\nimport triton\n\n@triton.jit\ndef k(x):\n    s = 'caf\xe9'\n",
+                       "l1.py");
+  ASSERT_TRUE(r.ok()) << (r.diagnostics.empty() ? "" : r.diagnostics[0].message);
+  EXPECT_EQ(r.model->kernels.at(0).name, "k");
+  EXPECT_NO_THROW((void)ReportsToJson({r}).dump());
 }
 
 }  // namespace

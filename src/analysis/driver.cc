@@ -8,6 +8,7 @@
 #include "analysis/json.h"
 #include "common/file.h"
 #include "pyast/pyast.h"
+#include "pyast/syntax.h"
 
 namespace kiln::analysis {
 
@@ -27,34 +28,17 @@ std::string StripPrefix(const std::string& path, std::string msg) {
   return msg;
 }
 
-// True when the bytes look like binary data rather than source text: a NUL byte, or invalid UTF-8.
-bool LooksBinary(const std::string& t) {
-  if (t.find('\0') != std::string::npos) return true;
-  size_t i = 0, n = t.size();
-  while (i < n) {
-    unsigned char c = static_cast<unsigned char>(t[i]);
-    int len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
-    if (len == 0 || i + len > n) return true;
-    for (int k = 1; k < len; ++k) {
-      if ((static_cast<unsigned char>(t[i + k]) >> 6) != 0x2) return true;
-    }
-    i += len;
-  }
-  return false;
-}
-
 }  // namespace
 
 FileReport AnalyzeText(std::string text, const std::string& path) {
   FileReport r;
   r.path = path;
-  if (LooksBinary(text)) {
-    r.diagnostics.push_back(FileError(path, "not a Python source file (binary data)"));
-    return r;
-  }
-  auto tree = pyast::Tree::Parse(std::move(text), path);
+  // Undecodable text, a NUL byte, nesting too deep: a located diagnostic from the parser.
+  Diagnostic why;
+  auto tree = pyast::Tree::Parse(std::move(text), path, &why);
   if (!tree.ok()) {
-    r.diagnostics.push_back(FileError(path, StripPrefix(path, tree.status().message())));
+    if (why.message.empty()) why = FileError(path, StripPrefix(path, tree.status().message()));
+    r.diagnostics.push_back(std::move(why));
     return r;
   }
   const pyast::Tree& t = **tree;
@@ -111,7 +95,7 @@ std::string Short(const std::string& s, size_t n = 70) {
     if (c == ' ' && !c2.empty() && c2.back() == ' ') continue;
     c2 += c;
   }
-  if (c2.size() > n) c2 = c2.substr(0, n - 3) + "...";
+  if (c2.size() > n) c2 = std::string(pyast::Prefix(c2, n - 3)) + "...";
   return c2;
 }
 

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "analysis/model.h"
+#include "analysis/tunables.h"
 #include "common/file.h"
 #include "pyast/pyast.h"
 #include "rewrite/rewrite.h"
@@ -37,7 +38,7 @@ Result<search::OptimizeInput> PrepareInput(const task::TaskSpec& spec, const std
   if (names.empty()) return NotFound(spec.path + ": no kernel is launched from the module; nothing to tune");
   int best_n = -1;
   for (const auto& n : names) {
-    auto t = rewrite::ExtractTunables(*tree, model, {n, {}});
+    auto t = analysis::ExtractTunables(*tree, model, {n, {}});
     if (!t.ok()) {
       in.notes.push_back(n + ": " + t.status().message());
       continue;

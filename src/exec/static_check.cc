@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "pyast/syntax.h"
+
 namespace kiln::exec {
 
 using pyast::Node;
@@ -237,17 +239,10 @@ class Checker {
 
   // Resolved dotted name of an identifier/attribute chain ("" when it does not resolve).
   std::string Resolve(const Node& n) const {
-    if (n.type() == "identifier") {
-      std::string id(n.text());
-      auto it = aliases_.find(id);
-      return it == aliases_.end() ? id : it->second;
-    }
-    if (n.type() == "attribute") {
-      std::string base = Resolve(n.field("object"));
-      if (base.empty()) return "";
-      return base + "." + std::string(n.field("attribute").text());
-    }
-    return "";
+    std::string dotted = pyast::Dotted(n);
+    std::string_view root = Root(dotted);
+    auto it = aliases_.find(std::string(root));
+    return it == aliases_.end() ? dotted : it->second + dotted.substr(root.size());
   }
 
   bool IsBuiltin(const Node& fn, std::string_view name) const {
@@ -329,7 +324,7 @@ class Checker {
   void CheckEntry(const Node& root) {
     if (opts_.entry.empty()) return;
     for (const auto& stmt : root.named_children()) {
-      Node def = stmt.type() == "decorated_definition" ? stmt.field("definition") : stmt;
+      Node def = pyast::Definition(stmt);
       if ((def.type() == "class_definition" || def.type() == "function_definition") &&
           def.field("name").text() == opts_.entry) {
         return;

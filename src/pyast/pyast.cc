@@ -3,9 +3,13 @@
 #include <tree_sitter/api.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstring>
 
 #include "common/file.h"
+#include "common/source_text.h"
+#include "pyast/lexical.h"
+#include "pyast/syntax.h"
 
 extern "C" const TSLanguage* tree_sitter_python(void);
 
@@ -119,9 +123,62 @@ bool Node::operator==(const Node& o) const {
 
 // ---- Tree ------------------------------------------------------------------------------------
 
-Result<std::unique_ptr<Tree>> Tree::Parse(std::string text, std::string path) {
+namespace {
+
+// The source line a diagnostic shows with its caret; none for a line too long to read (a generated
+// expression of a megabyte would print a megabyte of source and of spaces before the caret).
+std::string ShownLine(std::string_view text, int line) {
+  std::string_view l = LineOf(text, line);
+  return l.size() > 400 ? std::string() : std::string(l);
+}
+
+// A failure of Parse on its input: the located diagnostic in `why`, the one-line form as the status.
+Status InputError(Diagnostic* why, const std::string& path, std::string_view text, int line, int column,
+                  std::string message) {
+  Diagnostic d;
+  d.file = path;
+  d.line = line;
+  d.column = column;
+  d.message = std::move(message);
+  if (line > 0 && IsCleanUtf8(LineOf(text, line))) d.source_line = ShownLine(text, line);
+  std::string where = line > 0 ? path + ":" + std::to_string(line) + ":" + std::to_string(column) : path;
+  Status s = InvalidArgument(where + ": error: " + d.message);
+  if (why) *why = std::move(d);
+  return s;
+}
+
+// The first node deeper than `limit` levels below the root (iteratively, with a cursor); null if none.
+bool TooDeep(TSNode root, int limit, uint32_t* at) {
+  TSTreeCursor c = ts_tree_cursor_new(root);
+  int depth = 0;
+  bool found = false;
+  for (;;) {
+    if (ts_tree_cursor_goto_first_child(&c)) {
+      if (++depth > limit) {
+        *at = ts_node_start_byte(ts_tree_cursor_current_node(&c));
+        found = true;
+        break;
+      }
+      continue;
+    }
+    bool next = false;
+    while (!(next = ts_tree_cursor_goto_next_sibling(&c))) {
+      if (!ts_tree_cursor_goto_parent(&c)) break;
+      --depth;
+    }
+    if (!next) break;
+  }
+  ts_tree_cursor_delete(&c);
+  return found;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Tree>> Tree::Parse(std::string text, std::string path, Diagnostic* why) {
+  DecodedSource decoded = DecodePythonSourceDetailed(text);
+  if (!decoded.ok) return InputError(why, path, text, decoded.line, decoded.column, decoded.error);
   std::unique_ptr<Tree> t(new Tree());
-  t->text_ = std::move(text);
+  t->text_ = std::move(decoded.text);
   t->path_ = std::move(path);
   t->line_starts_.push_back(0);
   for (uint32_t i = 0; i < t->text_.size(); ++i) {
@@ -135,15 +192,23 @@ Result<std::unique_ptr<Tree>> Tree::Parse(std::string text, std::string path) {
   t->tree_ = ts_parser_parse_string(parser, nullptr, t->text_.data(), static_cast<uint32_t>(t->text_.size()));
   ts_parser_delete(parser);
   if (!t->tree_) return Internal(t->path_ + ": error: tree-sitter failed to parse");
+  uint32_t deep = 0;
+  if (TooDeep(ts_tree_root_node(t->tree_), kMaxDepth, &deep)) {
+    Pos p = t->PosOf(deep);
+    return InputError(why, t->path_, t->text_, static_cast<int>(p.line), static_cast<int>(p.column),
+                      "expression nested too deeply (more than " + std::to_string(kMaxDepth) +
+                          " levels of syntax; split it into named intermediate values)");
+  }
+  if (auto indent = FindIndentError(t->text_)) {
+    Pos p = t->PosOf(indent->byte);
+    t->lexical_errors_.push_back({{p, p}, indent->message});
+  }
   return t;
 }
 
-Result<std::unique_ptr<Tree>> Tree::ParseFile(const std::string& path) {
+Result<std::unique_ptr<Tree>> Tree::ParseFile(const std::string& path, Diagnostic* why) {
   KILN_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
-  if (text.find('\0') != std::string::npos) {
-    return InvalidArgument(path + ": error: not a Python source file (contains NUL bytes)");
-  }
-  return Parse(std::move(text), path);
+  return Parse(std::move(text), path, why);
 }
 
 Tree::~Tree() {
@@ -152,7 +217,7 @@ Tree::~Tree() {
 
 Node Tree::root() const { return Node(ToRaw(ts_tree_root_node(tree_)), this); }
 
-bool Tree::has_errors() const { return ts_node_has_error(ts_tree_root_node(tree_)); }
+bool Tree::has_errors() const { return !lexical_errors_.empty() || ts_node_has_error(ts_tree_root_node(tree_)); }
 
 Pos Tree::PosOf(uint32_t byte) const {
   auto it = std::upper_bound(line_starts_.begin(), line_starts_.end(), byte);
@@ -160,34 +225,101 @@ Pos Tree::PosOf(uint32_t byte) const {
   return {byte, line, byte - line_starts_[line - 1] + 1};
 }
 
-std::vector<SyntaxError> Tree::errors() const {
-  std::vector<SyntaxError> out;
-  // Walk all children (also anonymous ones: MISSING tokens are often anonymous).
-  std::vector<TSNode> stack{ts_tree_root_node(tree_)};
-  std::vector<TSNode> found;
-  while (!stack.empty()) {
-    TSNode n = stack.back();
-    stack.pop_back();
-    if (!ts_node_has_error(n) && !ts_node_is_missing(n)) continue;
-    if (std::strcmp(ts_node_type(n), "ERROR") == 0 || ts_node_is_missing(n)) {
-      found.push_back(n);
-      continue;  // outermost only
-    }
-    for (uint32_t i = ts_node_child_count(n); i > 0; --i) stack.push_back(ts_node_child(n, i - 1));
+namespace {
+
+// Where Python reports the error an ERROR node stands for, as far as tree-sitter's recovery shows it.
+// A nested ERROR (inside an expression or an argument list) starts at the first token that did not fit.
+// An ERROR covering a whole statement starts at the statement; Python points further on: at the end of
+// a line after which the statement cannot go on (`if x` then a new line), else at the token after the
+// ERROR on its line (`a b`), else at its last token if that is a word (`for i in r pass`), or just
+// after it if it is an operator that needs more (`x = 1 +`).
+uint32_t ErrorPoint(TSNode err, std::string_view text) {
+  uint32_t begin = ts_node_start_byte(err), end = ts_node_end_byte(err);
+  uint32_t line_start = begin;
+  while (line_start > 0 && text[line_start - 1] != '\n') --line_start;
+  for (uint32_t i = line_start; i < begin; ++i)
+    if (text[i] != ' ' && text[i] != '\t') return begin;  // nested in the statement
+  std::vector<TSNode> leaves;
+  TSTreeCursor c = ts_tree_cursor_new(err);
+  for (bool more = true; more;) {
+    if (ts_tree_cursor_goto_first_child(&c)) continue;
+    TSNode n = ts_tree_cursor_current_node(&c);
+    if (ts_node_end_byte(n) > ts_node_start_byte(n)) leaves.push_back(n);
+    while (!(more = ts_tree_cursor_goto_next_sibling(&c)))
+      if (!ts_tree_cursor_goto_parent(&c) || ts_node_eq(ts_tree_cursor_current_node(&c), err)) break;
   }
-  for (const TSNode& n : found) {
-    Node node(ToRaw(n), this);
-    SyntaxError e;
-    e.span = node.span();
-    if (ts_node_is_missing(n)) {
-      e.message = std::string("syntax error: missing '") + ts_node_type(n) + "'";
-    } else {
-      std::string_view txt = node.text();
-      size_t nl = txt.find('\n');
-      std::string snippet(txt.substr(0, std::min<size_t>(nl == std::string_view::npos ? txt.size() : nl, 40)));
-      e.message = snippet.empty() ? "syntax error" : "syntax error near '" + snippet + "'";
+  ts_tree_cursor_delete(&c);
+  if (leaves.empty()) return begin;
+  for (size_t i = 0; i + 1 < leaves.size(); ++i)
+    if (ts_node_end_point(leaves[i]).row < ts_node_start_point(leaves[i + 1]).row)
+      return ts_node_end_byte(leaves[i]);
+  uint32_t next = end;
+  while (next < text.size() && (text[next] == ' ' || text[next] == '\t')) ++next;
+  if (next < text.size() && text[next] != '\n' && text[next] != '\r' && text[next] != '#') return next;
+  TSNode last = leaves.back();
+  unsigned char first = static_cast<unsigned char>(text[ts_node_start_byte(last)]);
+  bool word = std::isalnum(first) || first == '_' || first == '"' || first == '\'' || first >= 0x80;
+  return word ? ts_node_start_byte(last) : ts_node_end_byte(last);
+}
+
+}  // namespace
+
+std::vector<SyntaxError> Tree::errors() const {
+  // The parser's errors (tree-sitter's ERROR and MISSING nodes, or a bracket problem in their place).
+  auto parser_errors = [this]() {
+    std::vector<SyntaxError> out;
+    if (!ts_node_has_error(ts_tree_root_node(tree_))) return out;
+    // Walk all children (also anonymous ones: MISSING tokens are often anonymous).
+    std::vector<TSNode> stack{ts_tree_root_node(tree_)};
+    std::vector<TSNode> found;
+    while (!stack.empty()) {
+      TSNode n = stack.back();
+      stack.pop_back();
+      if (!ts_node_has_error(n) && !ts_node_is_missing(n)) continue;
+      if (std::strcmp(ts_node_type(n), "ERROR") == 0 || ts_node_is_missing(n)) {
+        found.push_back(n);
+        continue;  // outermost only
+      }
+      for (uint32_t i = ts_node_child_count(n); i > 0; --i) stack.push_back(ts_node_child(n, i - 1));
     }
-    out.push_back(std::move(e));
+    std::vector<SyntaxError> parsed;
+    for (const TSNode& n : found) {
+      Node node(ToRaw(n), this);
+      SyntaxError e;
+      e.span = node.span();
+      if (ts_node_is_missing(n)) {
+        e.message = std::string("syntax error: missing '") + ts_node_type(n) + "'";
+      } else {
+        uint32_t at = ErrorPoint(n, text_);
+        e.span.begin = PosOf(at);
+        if (e.span.end.byte < at) e.span.end = e.span.begin;
+        std::string_view rest = std::string_view(text_).substr(at);
+        std::string snippet(Prefix(rest.substr(0, rest.find_first_of("\r\n")), 40));
+        e.message = snippet.empty() ? "syntax error at the end of the line" : "syntax error near '" + snippet + "'";
+      }
+      parsed.push_back(std::move(e));
+    }
+    // Python's tokenizer reports a closing bracket that matches nothing in place of the parser's error,
+    // and a bracket never closed when the parser fails on a later line than the bracket's (the first
+    // error reaches past that line, or nothing but blanks follow it: the parser met the end of the file).
+    if (auto b = FindBracketError(text_)) {
+      Pos at = PosOf(b->byte);
+      bool past = parsed.empty() || at.line < parsed.front().span.end.line ||
+                  text_.find_first_not_of(" \t\r\n\f", parsed.front().span.end.byte) == std::string::npos;
+      if (!b->unclosed || past) {
+        out.push_back({{at, PosOf(b->byte + 1)}, "syntax error: " + b->message});
+        return out;
+      }
+    }
+    out.insert(out.end(), parsed.begin(), parsed.end());
+    return out;
+  };
+  std::vector<SyntaxError> out = parser_errors();
+  // Python's tokenizer raises an indentation error when the parser reaches its line: first only when
+  // it comes before the parser's first error.
+  if (!lexical_errors_.empty()) {
+    auto at = out.empty() || lexical_errors_[0].span.begin.byte <= out[0].span.begin.byte ? out.begin() : out.end();
+    out.insert(at, lexical_errors_.begin(), lexical_errors_.end());
   }
   return out;
 }
@@ -199,7 +331,7 @@ Diagnostic Tree::MakeDiagnostic(const Span& span, std::string message, Severity 
   d.line = static_cast<int>(span.begin.line);
   d.column = static_cast<int>(span.begin.column);
   d.message = std::move(message);
-  d.source_line = std::string(LineOf(text_, d.line));
+  d.source_line = ShownLine(text_, d.line);
   return d;
 }
 

@@ -5,6 +5,11 @@
 //
 // Roadmap: Tree owns the text and the TSTree; Node is a cheap value handle valid while its Tree
 // lives. Lines and columns are 1-based (columns count bytes) everywhere outside this module.
+//
+// Input robustness: Parse decodes the text by kiln's one policy (common/source_text.h: PEP 263, BOM,
+// UTF-8), refuses a tree deeper than Tree::kMaxDepth ("expression nested too deeply": every walk
+// over the tree may then recurse without exhausting the stack), and reports what Python's tokenizer
+// rejects (TabError, IndentationError, unbalanced brackets) where Python does.
 #pragma once
 
 #include <cstdint>
@@ -66,6 +71,7 @@ class Node {
 
   // Pre-order walk over named descendants including this node; stops descending into a node when
   // `visit` returns false.
+  // Recursion depth is bounded by the tree's depth (at most Tree::kMaxDepth).
   template <typename F>
   void Walk(F&& visit) const {
     if (is_null()) return;
@@ -99,10 +105,19 @@ struct SyntaxError {
 
 class Tree {
  public:
-  // Parses `text`; `path` is used in diagnostics only. Fails only when tree-sitter itself fails;
-  // syntax errors are reported by errors() on a tree that still parses as far as it can.
-  static Result<std::unique_ptr<Tree>> Parse(std::string text, std::string path = "<input>");
-  static Result<std::unique_ptr<Tree>> ParseFile(const std::string& path);
+  // Deepest syntax tree Parse accepts (levels, anonymous tokens included). Real kernels stay under
+  // 30; CPython itself gives up at 200 nested parentheses.
+  static constexpr int kMaxDepth = 1000;
+
+  // Parses `text`; `path` is used in diagnostics only. Syntax errors are reported by errors() on a
+  // tree that still parses as far as it can. Fails (InvalidArgument, "path:line:col: error: ...")
+  // when the text cannot be decoded (DecodePythonSource) or nests deeper than kMaxDepth, and when
+  // tree-sitter itself fails; `why`, when given, receives the located diagnostic of such a failure.
+  // The tree holds the decoded text (UTF-8, no byte-order mark).
+  static Result<std::unique_ptr<Tree>> Parse(std::string text, std::string path = "<input>",
+                                             Diagnostic* why = nullptr);
+  // ReadFile + Parse.
+  static Result<std::unique_ptr<Tree>> ParseFile(const std::string& path, Diagnostic* why = nullptr);
   ~Tree();
   Tree(const Tree&) = delete;
   Tree& operator=(const Tree&) = delete;
@@ -111,7 +126,9 @@ class Tree {
   const std::string& text() const { return text_; }
   const std::string& path() const { return path_; }
   bool has_errors() const;
-  // Every ERROR and MISSING node, outermost first, in source order.
+  // Every ERROR and MISSING node, outermost first, in source order, each pointed where Python points
+  // (as far as tree-sitter's recovery shows it); an unbalanced bracket in their place, and a TabError
+  // or IndentationError first when it comes before them (pyast/lexical.h).
   std::vector<SyntaxError> errors() const;
   // A diagnostic at `span` with the source line and caret.
   Diagnostic MakeDiagnostic(const Span& span, std::string message,
@@ -126,6 +143,7 @@ class Tree {
   std::string path_;
   TSTree* tree_ = nullptr;
   std::vector<uint32_t> line_starts_;
+  std::vector<SyntaxError> lexical_errors_;  // found by the tokenizer checks (pyast/lexical.h)
 };
 
 // A set of non-overlapping replacements against one source text.

@@ -1,4 +1,5 @@
 #include "pyast/pyast.h"
+#include "pyast/syntax.h"
 
 #include <gtest/gtest.h>
 
@@ -67,6 +68,111 @@ TEST(Pyast, StringLiteral) {
   ASSERT_TRUE(t.ok());
   Node s = (*t)->root().named_child(0).named_child(0).field("right");
   EXPECT_EQ(StringLiteralValue(s), "evict_first");
+}
+
+}  // namespace
+}  // namespace kiln::pyast
+
+// ---- input robustness -------------------------------------------------------------------------
+
+namespace kiln::pyast {
+namespace {
+
+std::string Kernel(const std::string& expr) {
+  return "import triton\n\n@triton.jit\ndef k(x):\n    y = " + expr + "\n    return y\n";
+}
+
+TEST(PyastInput, FiftyThousandNestedParensRefusedWithLocation) {
+  const int n = 50000;
+  Diagnostic why;
+  auto t = Tree::Parse(Kernel(std::string(n, '(') + "x" + std::string(n, ')')), "deep.py", &why);
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(why.file, "deep.py");
+  EXPECT_EQ(why.line, 5);
+  EXPECT_GT(why.column, 9);
+  EXPECT_NE(why.message.find("expression nested too deeply"), std::string::npos) << why.message;
+  EXPECT_EQ(t.status().message().rfind("deep.py:5:", 0), 0u) << t.status().message();
+  EXPECT_TRUE(why.source_line.empty());  // a 100 KB line is not shown
+}
+
+TEST(PyastInput, TenThousandTermChainRefusedShortOneAccepted) {
+  std::string chain = "x";
+  for (int i = 1; i < 10000; ++i) chain += " + x";
+  Diagnostic why;
+  auto t = Tree::Parse(Kernel(chain), "chain.py", &why);
+  ASSERT_FALSE(t.ok());
+  EXPECT_NE(why.message.find("expression nested too deeply"), std::string::npos);
+  std::string shorter = "x";
+  for (int i = 1; i < 300; ++i) shorter += " + x";
+  auto ok = Tree::Parse(Kernel(shorter), "chain.py");
+  ASSERT_TRUE(ok.ok()) << ok.status().message();
+  EXPECT_FALSE((*ok)->has_errors());
+}
+
+TEST(PyastInput, DecodesDeclaredEncodingAndRefusesBadBytes) {
+  auto t = Tree::Parse("# coding: latin-1\ns = '\xE9'\n", "l1.py");
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  EXPECT_EQ((*t)->text(), "# coding: utf-8\ns = '\xC3\xA9'\n");
+  Diagnostic why;
+  auto bad = Tree::Parse("s = '\xE9'\n", "bad.py", &why);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(why.line, 1);
+  EXPECT_EQ(why.column, 6);
+  auto nul = Tree::Parse(std::string("x = 1\0", 6), "nul.py", &why);
+  ASSERT_FALSE(nul.ok());
+  EXPECT_EQ(nul.status().message(), "nul.py:1:6: error: source contains a NUL byte (not a Python source file)");
+}
+
+TEST(PyastInput, TabErrorLikePython) {
+  // Python: TabError on line 3 (8 columns with tabs of 8, 1 with tabs of 1, against 8 spaces).
+  auto t = Tree::Parse("if x:\n\tif y:\n        pass\n", "tab.py");
+  ASSERT_TRUE(t.ok());
+  ASSERT_TRUE((*t)->has_errors());
+  auto e = (*t)->errors();
+  ASSERT_FALSE(e.empty());
+  EXPECT_EQ(e[0].span.begin.line, 3u);
+  EXPECT_EQ(e[0].span.begin.column, 1u);
+  EXPECT_NE(e[0].message.find("inconsistent use of tabs and spaces"), std::string::npos);
+  // Consistent tabs, tabs inside brackets, strings and continuation lines are fine.
+  for (const char* ok : {"if x:\n\tif y:\n\t\tpass\n", "x = (1,\n\t  2)\n", "s = '''\n\t a\n        b'''\n",
+                         "if x:\n    y = 1 + \\\n\t2\n", "if x:  # c\n\n    # c\n    pass\n",
+                         "x = {1:\n2}\n", "if a and \\\n   b:\n    pass\n"}) {
+    auto g = Tree::Parse(ok, "ok.py");
+    ASSERT_TRUE(g.ok());
+    EXPECT_FALSE((*g)->has_errors()) << ok;
+  }
+}
+
+TEST(PyastInput, IndentationErrorsTreeSitterAccepts) {
+  auto u = Tree::Parse("x = 1\n  y = 2\n", "u.py");
+  ASSERT_TRUE(u.ok());
+  ASSERT_TRUE((*u)->has_errors());
+  EXPECT_EQ((*u)->errors().at(0).message, "IndentationError: unexpected indent");
+  EXPECT_EQ((*u)->errors().at(0).span.begin.column, 2u);  // where Python points
+  auto b = Tree::Parse("def f():\nreturn 1\n", "b.py");
+  ASSERT_TRUE(b.ok());
+  ASSERT_TRUE((*b)->has_errors());
+  EXPECT_EQ((*b)->errors().at(0).message, "IndentationError: expected an indented block");
+  EXPECT_EQ((*b)->errors().at(0).span.begin.line, 2u);
+}
+
+TEST(PyastInput, PrefixCutsAtCharacterBoundaries) {
+  EXPECT_EQ(Prefix("caf\xC3\xA9!", 4), "caf");
+  EXPECT_EQ(Prefix("caf\xC3\xA9!", 5), "caf\xC3\xA9");
+  EXPECT_EQ(Prefix("abc", 10), "abc");
+}
+
+TEST(PyastInput, BracketErrorsWhereTheyAre) {
+  auto t = Tree::Parse("x = f(a, g(b\ny = 1\n", "b.py");
+  ASSERT_TRUE(t.ok());
+  auto e = (*t)->errors();
+  ASSERT_EQ(e.size(), 1u);
+  EXPECT_EQ(e[0].span.begin.column, 11u);
+  EXPECT_EQ(e[0].message, "syntax error: '(' was never closed");
+  auto u = Tree::Parse("x = )\n", "u.py");
+  ASSERT_TRUE(u.ok());
+  EXPECT_EQ((*u)->errors().at(0).message, "syntax error: unmatched ')'");
+  EXPECT_EQ((*u)->errors().at(0).span.begin.column, 5u);
 }
 
 }  // namespace

@@ -39,13 +39,10 @@ Result<Plan> PlanPersistentGrid(const Ctx& c, const PersistentGrid& r);
 Result<Plan> PlanRowsPerProgram(const Ctx& c, const RowsPerProgram& r);
 Result<Plan> PlanRemoveMasks(const Ctx& c, const RemoveMasks& r);
 
-// Shared by SetParams / InsertAutotune: how the grid of launch `l` relates to constexpr `name`.
-struct GridRelation {
-  bool depends = false;      // the grid reads it (meta key or the variable bound to it)
-  bool via_meta = false;
-  std::optional<Span> literal;  // a unique integer literal in the grid equal to its current value
-};
-GridRelation RelateGrid(const Ctx& c, const Launch& l, const std::string& name);
+// How the grid of launch `l` relates to constexpr `name` (analysis::RelateGrid).
+inline GridRelation RelateGrid(const Ctx& c, const Launch& l, const std::string& name) {
+  return analysis::RelateGrid(c.tree, l, name);
+}
 
 // Appends a parameter to the kernel signature (after the last parameter).
 Status AppendKernelParam(const Ctx& c, EditSet& edits, const std::string& param_text);

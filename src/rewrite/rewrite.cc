@@ -13,17 +13,13 @@ using namespace internal;  // NOLINT
 using analysis::Binding;
 using analysis::GridKind;
 using analysis::OriginKind;
+using analysis::ExtractTunables;
 using analysis::ParamKind;
+using analysis::Tunable;
+using analysis::Tunables;
+using analysis::TunableSite;
 
 namespace {
-
-const char* kOptions[] = {"num_warps", "num_stages", "num_ctas", "maxnreg"};
-
-bool IsOption(std::string_view n) {
-  for (const char* o : kOptions)
-    if (n == o) return true;
-  return false;
-}
 
 template <class... Ts>
 struct Overloaded : Ts... {
@@ -31,66 +27,6 @@ struct Overloaded : Ts... {
 };
 template <class... Ts>
 Overloaded(Ts...) -> Overloaded<Ts...>;
-
-// Where variable `var` (the one assignment `assign` binds it at the target launches) is read other than
-// as constexpr `name` of a target launch or in a target launch's grid, directly or through variables
-// computed from it (`num_blocks = cdiv(n, BLOCK)` read only by the grid is fine; `NT = cdiv(T, BT)`
-// sizing a buffer, or `BT` passed to another kernel, is not). Empty when nothing else reads it.
-std::string OtherReader(const pyast::Tree& tree, const analysis::ModuleModel& model, const std::vector<int>& launches,
-                        const std::string& name, const std::string& var, const analysis::Assignment& assign,
-                        int depth = 0) {
-  Node scope = EnclosingFunction(tree, assign.span.begin.byte);
-  if (scope.is_null()) scope = tree.root();
-  auto inside = [](const Node& n, const Span& s) {
-    return s.size() > 0 && s.Contains(n.span());
-  };
-  auto assigns = AssignmentsIn(scope.type() == "function_definition" ? scope.field("body") : scope);
-  for (const Node& id : Identifiers(scope)) {
-    if (id.text() != var) continue;
-    Node p = id.parent();
-    if (!p.is_null() && (p.type() == "assignment" || p.type() == "augmented_assignment") && p.field("left") == id)
-      continue;  // a write
-    if (!p.is_null() && (p.type() == "pattern_list" || p.type() == "tuple_pattern")) {
-      Node g = p.parent();
-      if (!g.is_null() && g.type() == "assignment" && g.field("left") == p) continue;  // `A, B = 1, 2`
-    }
-    if (!p.is_null() && (p.type() == "parameters" || p.type() == "global_statement" || p.type() == "nonlocal_statement"))
-      continue;
-    bool ok = false;
-    for (int li : launches) {
-      const Launch& l = model.launches[li];
-      const Binding* b = l.FindBinding(name);
-      if (b && b->origin.at_launch.present() && inside(id, b->origin.at_launch.span)) ok = true;
-      if (l.grid.expr.present() && inside(id, l.grid.expr.span)) ok = true;
-    }
-    if (ok) continue;
-    for (const auto& l : model.launches)
-      if (inside(id, l.span) && std::find(launches.begin(), launches.end(), &l - model.launches.data()) == launches.end())
-        return fmt::format("line {}: passed to the launch of {}", id.span().begin.line, l.kernel);
-    // Read by an assignment `w = f(var)`: fine when w itself is only read by the target grids.
-    const SimpleAssign* via = nullptr;
-    for (const auto& a : assigns)
-      if (!a.augmented && inside(id, a.value.span())) via = &a;
-    if (via && depth < 4 && via->name != var) {
-      int count = 0;
-      for (const auto& a : assigns) count += a.name == via->name;
-      if (count == 1) {
-        analysis::Assignment w;
-        w.name = via->name;
-        w.span = via->stmt.span();
-        std::string r = OtherReader(tree, model, launches, "", via->name, w, depth + 1);
-        if (r.empty()) continue;
-        return fmt::format("{} = ... at line {}, then {}", via->name, via->stmt.span().begin.line, r);
-      }
-    }
-    Node st = EnclosingStatement(id);
-    std::string t(st.text());
-    if (t.find('\n') != std::string::npos) t = t.substr(0, t.find('\n')) + " ...";
-    if (t.size() > 70) t = t.substr(0, 67) + "...";
-    return fmt::format("line {}: {}", id.span().begin.line, Trim(t));
-  }
-  return "";
-}
 
 std::string JoinValues(const ParamValues& v) {
   std::string s;
@@ -400,52 +336,6 @@ std::string UnifiedDiff(std::string_view before, std::string_view after, const s
 
 namespace internal {
 
-GridRelation RelateGrid(const Ctx& c, const Launch& l, const std::string& name) {
-  GridRelation g;
-  if (std::find(l.grid.meta_keys.begin(), l.grid.meta_keys.end(), name) != l.grid.meta_keys.end()) {
-    g.depends = g.via_meta = true;
-    return g;
-  }
-  const Binding* b = l.FindBinding(name);
-  if (!l.grid.expr.present()) return g;
-  Node grid = NodeAt(c.tree, l.grid.expr.span);
-  uint32_t pos = l.span.begin.byte;
-  if (b) {
-    std::string var = !b->origin.variable.empty() ? b->origin.variable : b->origin.function_param;
-    if (!var.empty() && DependsOn(c.tree, grid, var, pos)) {
-      g.depends = true;
-      return g;
-    }
-    // The launch passes the name itself (e.g. BLOCK=BLOCK) through another variable.
-    if (b->origin.at_launch.present() && IsIdentifier(b->origin.at_launch.text) &&
-        DependsOn(c.tree, grid, b->origin.at_launch.text, pos)) {
-      g.depends = true;
-      return g;
-    }
-  }
-  if (std::find(l.grid.constexprs.begin(), l.grid.constexprs.end(), name) != l.grid.constexprs.end()) {
-    g.depends = true;
-    return g;
-  }
-  // A literal in the grid equal to the current value (e.g. grid=(triton.cdiv(n, 1024),)).
-  std::string value = b ? b->origin.value : "";
-  if (b && b->origin.kind == OriginKind::kDefault) value = b->origin.value;
-  if (!ParseIntLiteral(value)) return g;
-  Node base = grid;
-  if (l.grid.kind == GridKind::kVariable && l.grid.assignment) base = NodeAt(c.tree, l.grid.assignment->value.span);
-  int found = 0;
-  Span at;
-  base.Walk([&](const Node& n) {
-    if (n.type() == "integer" && ParseIntLiteral(n.text()) == ParseIntLiteral(value)) {
-      ++found;
-      at = n.span();
-    }
-    return true;
-  });
-  if (found == 1) g.literal = at;
-  return g;
-}
-
 Status AppendKernelParam(const Ctx& c, EditSet& edits, const std::string& param_text) {
   const Kernel& k = c.kernel;
   if (k.params.empty()) return Refuse("kernel has no parameters");
@@ -462,240 +352,6 @@ Status AppendKernelParam(const Ctx& c, EditSet& edits, const std::string& param_
 }
 
 }  // namespace internal
-
-// Tunables -----------------------------------------------------------------------------------------
-
-Result<Tunables> ExtractTunables(const pyast::Tree& tree, const analysis::ModuleModel& model,
-                                 const Target& target) {
-  const Kernel* k = model.FindKernel(target.kernel);
-  if (!k) return NotFound("no kernel named '" + target.kernel + "'");
-  Tunables t;
-  t.kernel = k->name;
-  t.cls = k->cls;
-  t.launches = TargetLaunches(model, target);
-  if (t.launches.empty()) return NotFound("kernel '" + k->name + "' is not launched in this module");
-  for (int i : t.launches)
-    if (i < 0 || i >= static_cast<int>(model.launches.size()) || model.launches[i].kernel != k->name)
-      return InvalidArgument(fmt::format("launch {} is not a launch of '{}'", i, k->name));
-  t.autotuned = k->autotune.has_value();
-  if (k->autotune) t.autotune_key = k->autotune->key;
-  Ctx ctx{tree, model, *k, t.launches};
-  auto tiles = TileConstexprs(tree, *k);
-  auto pow2 = PowerOfTwoConstexprs(tree, *k);
-  auto values = ValueConstexprs(tree, model, *k);
-  auto divisors = DivisorConstexprs(tree, model, *k);
-  auto block_index = BlockIndexConstexprs(tree, model, *k);
-  std::set<std::string> flags;
-  KernelDef(tree, *k).field("body").Walk([&](const Node& n) {
-    Node cond;
-    if (n.type() == "if_statement" || n.type() == "elif_clause" || n.type() == "conditional_expression" ||
-        n.type() == "while_statement")
-      cond = n.type() == "conditional_expression" ? n.named_child(1) : n.field("condition");
-    if (n.type() == "comparison_operator") cond = n;
-    if (!cond.is_null())
-      for (const auto& id : IdentifierNames(cond)) flags.insert(id);
-    return true;
-  });
-
-  std::vector<std::pair<std::string, bool>> names;
-  for (const auto& p : k->params)
-    if (p.kind == ParamKind::kConstexpr) names.push_back({p.name, false});
-  for (const char* o : kOptions) names.push_back({o, true});
-
-  for (const auto& [name, option] : names) {
-    Tunable u;
-    u.name = name;
-    u.launch_option = option;
-    u.power_of_two = pow2.count(name) || name == "num_warps" || name == "num_ctas";
-    u.role = option ? TunableRole::kLaunchOption
-             : pow2.count(name) ? TunableRole::kBlock
-             : flags.count(name) ? TunableRole::kFlag
-                                 : TunableRole::kOther;
-    if (name == "num_stages") u.min_value = 1;
-    if (name == "num_warps") u.max_value = 32;
-    if (name == "maxnreg") { u.min_value = 24; u.max_value = 255; }
-    bool first = true, consistent = true, editable = true;
-    std::string reason;
-    const Param* param = option ? nullptr : k->FindParam(name);
-    for (int li : t.launches) {
-      const Launch& l = model.launches[li];
-      const Binding* b = l.FindBinding(name);
-      TunableSite site = TunableSite::kNotEditable;
-      std::string why, value_text;
-      OriginKind ok = b ? b->origin.kind : OriginKind::kMissing;
-      bool has_splat = std::any_of(l.args.begin(), l.args.end(), [](const auto& a) { return a.splat; });
-      switch (ok) {
-        case OriginKind::kLiteral:
-          site = TunableSite::kLaunchLiteral;
-          value_text = b->origin.value;
-          break;
-        case OriginKind::kVariable:
-          site = TunableSite::kVariable;
-          value_text = b->origin.value;
-          if (b->origin.multiple_assignments) {
-            site = TunableSite::kNotEditable;
-            why = "variable '" + b->origin.variable + "' is assigned more than once";
-          } else if (!b->origin.assignment) {
-            site = TunableSite::kNotEditable;
-            why = "variable '" + b->origin.variable + "' has no assignment to edit";
-          } else if (std::string r = option ? "" : OtherReader(tree, model, t.launches, name, b->origin.variable,
-                                                 *b->origin.assignment);
-                     !r.empty()) {
-            // Buffers sized with it, other kernels launched with it, values derived from it: they
-            // would change with the edit while this kernel's facts are all that was checked.
-            site = TunableSite::kNotEditable;
-            why = "variable '" + b->origin.variable + "' is also read by other host code (" + r +
-                  "): editing it changes more than this kernel's " + name;
-          }
-          break;
-        case OriginKind::kAutotune:
-          site = TunableSite::kAutotune;
-          if (!k->autotune->configs_resolved || k->autotune->configs_generated) {
-            site = TunableSite::kNotEditable;
-            why = "autotune configs are generated, not a literal list";
-          }
-          break;
-        case OriginKind::kDefault:
-          value_text = b->origin.value;
-          if (option) {
-            site = has_splat ? TunableSite::kNotEditable : TunableSite::kOptionDefault;
-            if (has_splat) why = "the launch passes *args/**kwargs";
-          } else {
-            site = TunableSite::kKernelDefault;
-          }
-          break;
-        case OriginKind::kComputed:
-          why = "computed at run time (" + (b->origin.expression.present() ? b->origin.expression.text : "?") + ")";
-          value_text = b->origin.expression.text;
-          break;
-        case OriginKind::kFunctionParam:
-          why = "passed in by the caller (parameter '" + b->origin.function_param + "' of " +
-                l.enclosing_function + ")";
-          break;
-        case OriginKind::kHeuristics:
-          why = "set by @triton.heuristics";
-          break;
-        case OriginKind::kMissing:
-          why = "not bound at the launch";
-          break;
-      }
-      if (site != TunableSite::kNotEditable && site != TunableSite::kAutotune && !value_text.empty() &&
-          value_text != "None" && !ParseIntLiteral(value_text)) {
-        why = "value '" + value_text + "' is not an integer";
-        site = TunableSite::kNotEditable;
-      }
-      if (l.kernel_candidates.size() > 1 && (site == TunableSite::kLaunchLiteral || site == TunableSite::kVariable ||
-                                             site == TunableSite::kOptionDefault)) {
-        site = TunableSite::kNotEditable;
-        why = fmt::format("the launch at line {} calls a kernel chosen at run time (one of {}): the edit would "
-                          "reach the others too", l.span.begin.line, l.kernel_candidates.size());
-      }
-      // Grid consistency for tile sizes.
-      if (!option && site != TunableSite::kNotEditable) {
-        GridRelation g = RelateGrid(ctx, l, name);
-        if (g.depends) {
-          u.in_grid = true;
-          bool follows = g.via_meta || (site == TunableSite::kVariable &&
-                                        DependsOn(tree, NodeAt(tree, l.grid.expr.span), b->origin.variable,
-                                                  l.span.begin.byte));
-          if (follows) u.grid_follows = true;
-          else if (site != TunableSite::kAutotune) {
-            site = TunableSite::kNotEditable;
-            why = "the grid depends on it through a value that is not edited with it";
-          }
-        } else if (tiles.count(name) && pow2.count(name) && site != TunableSite::kAutotune) {
-          u.in_grid = true;
-          if (!g.literal) {
-            site = TunableSite::kNotEditable;
-            why = "tile size used with the program id, but the grid (" + l.grid.expr.text +
-                  ") does not follow it";
-          } else {
-            t.notes.push_back(fmt::format("{}: grid literal at line {} is updated with it", name,
-                                          g.literal->begin.line));
-          }
-        }
-      }
-      if (site == TunableSite::kNotEditable) {
-        editable = false;
-        if (reason.empty()) reason = why;
-      }
-      if (first) {
-        u.origin = ok;
-        u.site = site;
-        u.value_text = value_text;
-        first = false;
-      } else {
-        if (site != u.site) u.site = TunableSite::kNotEditable, editable = false,
-                             reason = reason.empty() ? "set differently at different launches" : reason;
-        if (value_text != u.value_text) consistent = false;
-      }
-    }
-    if (u.site == TunableSite::kAutotune) {
-      std::set<int64_t> vals;
-      for (const auto& cfg : k->autotune->configs) {
-        std::optional<int64_t> v;
-        if (option) {
-          const std::optional<analysis::KwArg>* o = name == "num_warps"    ? &cfg.num_warps
-                                                    : name == "num_stages" ? &cfg.num_stages
-                                                    : name == "num_ctas"   ? &cfg.num_ctas
-                                                                           : &cfg.maxnreg;
-          if (*o) v = ParseIntLiteral((*o)->value.text);
-          else if (name == "num_warps") v = 4;
-          else if (name == "num_stages") v = 3;
-          else if (name == "num_ctas") v = 1;
-        } else {
-          for (const auto& kw : cfg.kwargs)
-            if (kw.name == name) v = ParseIntLiteral(kw.value.text);
-        }
-        if (v) vals.insert(*v);
-        if (&cfg == &k->autotune->configs.front()) u.autotune_first = v;
-      }
-      u.autotune_values.assign(vals.begin(), vals.end());
-      if (vals.size() == 1) u.value = *vals.begin();
-    } else if (consistent && u.value_text != "None") {
-      u.value = ParseIntLiteral(u.value_text);
-      u.boolean = (Trim(u.value_text) == "True" || Trim(u.value_text) == "False");
-    }
-    if (u.boolean && !option) u.role = TunableRole::kFlag;
-    if (param && !param->annotation.present() && !option) {
-      // constexpr by usage only: still tunable.
-    }
-    if (!option && values.count(name)) {
-      // Not a performance knob: its value is part of what the kernel computes.
-      editable = false;
-      reason = "its value enters the computed data (" + values.at(name) + "): changing it changes the results";
-    } else if (!option && block_index.count(name) && editable) {
-      // The data is laid out per block of the written value (one scale per BLOCK_M rows).
-      editable = false;
-      reason = "it sets the granularity of per-block data the kernel indexes (" + block_index.at(name) +
-               "): another value reads other elements";
-    } else if (!option && divisors.count(name) && editable) {
-      // The kernel relies on B dividing an extent (unmasked accesses, `E // B`): the inputs it was written for
-      // satisfy that for the values it was written with, hence for their divisors, not for larger values.
-      const DivisorUse& d = divisors.at(name);
-      int64_t top = u.value.value_or(0);
-      for (int64_t v : u.autotune_values) top = std::max(top, v);
-      if (!d.tiled) {
-        editable = false;
-        reason = "it covers an extent in one piece and " + d.where +
-                 ": the kernel is right only for the value it was written with";
-      } else if (top > 0) {
-        u.divides_max = true;
-        u.max_value = u.max_value ? std::min(u.max_value, top) : top;
-        u.bound = fmt::format("at most {} and a divisor of it: {}, so the kernel assumes the extent is a multiple "
-                              "of {}",
-                              top, d.where, name);
-      } else {
-        editable = false;
-        reason = d.where + ", and its current value is unknown";
-      }
-    }
-    u.editable = editable;
-    u.reason = editable ? "" : reason;
-    t.items.push_back(std::move(u));
-  }
-  return t;
-}
 
 // SetParams ---------------------------------------------------------------------------------------
 
@@ -853,6 +509,100 @@ std::string ListText(const std::vector<std::string>& xs) {
 
 }  // namespace
 
+// One launch of a kernel that gets @triton.autotune: drop the tuned names and launch options; keep the
+// grid following them.
+Status DropTunedAtLaunch(const Ctx& c, const Launch& l, const std::set<std::string>& tuned, Plan& plan) {
+  const Kernel& k = c.kernel;
+  for (const auto& a : l.args)
+    if (a.splat) return Refuse(fmt::format("launch at line {} passes *args/**kwargs", l.span.begin.line));
+  std::vector<Span> spans;
+  std::vector<bool> remove;
+  int first_removed_positional = -1;
+  for (size_t i = 0; i < l.args.size(); ++i) {
+    const auto& a = l.args[i];
+    bool rm = tuned.count(a.param) || (a.position < 0 && analysis::IsLaunchOption(a.keyword));
+    spans.push_back(a.span);
+    remove.push_back(rm);
+    if (rm && a.position >= 0 && first_removed_positional < 0) first_removed_positional = static_cast<int>(i);
+  }
+  // Positional arguments after a removed one become keyword arguments.
+  if (first_removed_positional >= 0) {
+    for (size_t i = first_removed_positional; i < l.args.size(); ++i) {
+      const auto& a = l.args[i];
+      if (remove[i] || a.position < 0) continue;
+      if (a.param.empty()) return Refuse(fmt::format("launch at line {}: extra positional argument", l.span.begin.line));
+      KILN_RETURN_IF_ERROR(plan.edits.Insert(a.span.begin.byte, a.param + "="));
+    }
+  }
+  // Grid.
+  std::map<std::string, std::string> vars, literals;
+  bool needs = false;
+  std::string meta = l.grid.meta_param.empty() ? "META" : l.grid.meta_param;
+  for (const auto& n : tuned) {
+    GridRelation g = RelateGrid(c, l, n);
+    const Binding* b = l.FindBinding(n);
+    if (g.via_meta) continue;
+    if (g.depends) {
+      std::string var = b && !b->origin.variable.empty() ? b->origin.variable : b ? b->origin.function_param : "";
+      if (b && b->origin.at_launch.present() && IsIdentifier(b->origin.at_launch.text))
+        vars[b->origin.at_launch.text] = meta + "['" + n + "']";
+      if (!var.empty()) vars[var] = meta + "['" + n + "']";
+      needs = true;
+    } else if (TileConstexprs(c.tree, k).count(n) && PowerOfTwoConstexprs(c.tree, k).count(n)) {
+      if (!g.literal) return Refuse(fmt::format("launch at line {}: the grid ({}) does not follow {}",
+                                                l.span.begin.line, l.grid.expr.text, n));
+      literals[std::string(c.text().substr(g.literal->begin.byte, g.literal->size()))] = meta + "['" + n + "']";
+      needs = true;
+    }
+  }
+  // Removed launch arguments.
+  KILN_RETURN_IF_ERROR(RemoveArgs(plan.edits, spans, remove));
+  if (!needs) return Status::Ok();
+  Node base;
+  uint32_t before = l.span.begin.byte;
+  GridKind gk = l.grid.kind == GridKind::kVariable ? l.grid.resolved_kind : l.grid.kind;
+  if (l.grid.kind == GridKind::kVariable) {
+    if (!l.grid.assignment) return Refuse("grid variable has no visible assignment");
+    base = NodeAt(c.tree, l.grid.assignment->value.span);
+    before = l.grid.assignment->span.begin.byte;
+  } else {
+    base = NodeAt(c.tree, l.grid.expr.span);
+  }
+  std::string text;
+  if (gk == GridKind::kLambda) {
+    Node lam = base;
+    lam = Unparen(lam);
+    if (lam.type() != "lambda") return Refuse("grid lambda not understood");
+    Node params = lam.field("parameters");
+    std::string pname = params.is_null() ? "" : std::string(params.text());
+    if (!IsIdentifier(pname)) return Refuse("grid lambda does not take exactly one META parameter");
+    for (auto& [_, v] : vars) v = pname + v.substr(meta.size());
+    for (auto& [_, v] : literals) v = pname + v.substr(meta.size());
+    auto body = InlineVars(c.tree, lam.field("body"), vars, before, 4, &literals);
+    if (!body) return Refuse("grid depends on a variable assigned more than once");
+    text = "lambda " + pname + ": " + *body;
+  } else if (GridIsBareTuple(c.text(), l)) {
+    // `kernel[a, b]` / `kernel[n,]`: the dimensions one by one, parenthesised.
+    std::string dims;
+    for (const auto& d : l.grid.dims) {
+      auto e = InlineVars(c.tree, NodeAt(c.tree, d.span), vars, before, 4, &literals);
+      if (!e) return Refuse("grid depends on a variable assigned more than once");
+      dims += *e + ", ";
+    }
+    text = "lambda META: (" + dims.substr(0, dims.size() - 2) + ",)";
+  } else if (gk == GridKind::kTuple || l.grid.kind == GridKind::kTuple) {
+    auto body = InlineVars(c.tree, base, vars, before, 4, &literals);
+    if (!body) return Refuse("grid depends on a variable assigned more than once");
+    text = "lambda META: " + *body;
+  } else {
+    return Refuse(fmt::format("launch at line {}: grid ({}) must follow the tuned names but is not a tuple or lambda",
+                              l.span.begin.line, l.grid.expr.text));
+  }
+  KILN_RETURN_IF_ERROR(plan.edits.Replace(GridEditSpan(c.text(), l), text));
+  plan.notes.push_back(fmt::format("launch at line {}: grid is now {}", l.span.begin.line, text));
+  return Status::Ok();
+}
+
 Result<Plan> PlanInsertAutotune(const Ctx& c, const InsertAutotune& r) {
   const Kernel& k = c.kernel;
   if (r.configs.empty()) return Refuse("no configs");
@@ -971,97 +721,7 @@ Result<Plan> PlanInsertAutotune(const Ctx& c, const InsertAutotune& r) {
     plan.notes.push_back(fmt::format("inserted @triton.autotune with {} configs, key={}", r.configs.size(),
                                      ListText(key)));
   }
-  // Launches: drop the tuned names and launch options; keep the grid following them.
-  for (int li : c.launches) {
-    const Launch& l = c.model.launches[li];
-    for (const auto& a : l.args)
-      if (a.splat) return Refuse(fmt::format("launch at line {} passes *args/**kwargs", l.span.begin.line));
-    std::vector<Span> spans;
-    std::vector<bool> remove;
-    int first_removed_positional = -1;
-    for (size_t i = 0; i < l.args.size(); ++i) {
-      const auto& a = l.args[i];
-      bool rm = tuned.count(a.param) || (a.position < 0 && IsOption(a.keyword));
-      spans.push_back(a.span);
-      remove.push_back(rm);
-      if (rm && a.position >= 0 && first_removed_positional < 0) first_removed_positional = static_cast<int>(i);
-    }
-    // Positional arguments after a removed one become keyword arguments.
-    if (first_removed_positional >= 0) {
-      for (size_t i = first_removed_positional; i < l.args.size(); ++i) {
-        const auto& a = l.args[i];
-        if (remove[i] || a.position < 0) continue;
-        if (a.param.empty()) return Refuse(fmt::format("launch at line {}: extra positional argument", l.span.begin.line));
-        KILN_RETURN_IF_ERROR(plan.edits.Insert(a.span.begin.byte, a.param + "="));
-      }
-    }
-    // Grid.
-    std::map<std::string, std::string> vars, literals;
-    bool needs = false;
-    std::string meta = l.grid.meta_param.empty() ? "META" : l.grid.meta_param;
-    for (const auto& n : tuned) {
-      GridRelation g = RelateGrid(c, l, n);
-      const Binding* b = l.FindBinding(n);
-      if (g.via_meta) continue;
-      if (g.depends) {
-        std::string var = b && !b->origin.variable.empty() ? b->origin.variable : b ? b->origin.function_param : "";
-        if (b && b->origin.at_launch.present() && IsIdentifier(b->origin.at_launch.text))
-          vars[b->origin.at_launch.text] = meta + "['" + n + "']";
-        if (!var.empty()) vars[var] = meta + "['" + n + "']";
-        needs = true;
-      } else if (TileConstexprs(c.tree, k).count(n) && PowerOfTwoConstexprs(c.tree, k).count(n)) {
-        if (!g.literal) return Refuse(fmt::format("launch at line {}: the grid ({}) does not follow {}",
-                                                  l.span.begin.line, l.grid.expr.text, n));
-        literals[std::string(c.text().substr(g.literal->begin.byte, g.literal->size()))] = meta + "['" + n + "']";
-        needs = true;
-      }
-    }
-    // Removed launch arguments.
-    KILN_RETURN_IF_ERROR(RemoveArgs(plan.edits, spans, remove));
-    if (!needs) continue;
-    Node base;
-    uint32_t before = l.span.begin.byte;
-    GridKind gk = l.grid.kind == GridKind::kVariable ? l.grid.resolved_kind : l.grid.kind;
-    if (l.grid.kind == GridKind::kVariable) {
-      if (!l.grid.assignment) return Refuse("grid variable has no visible assignment");
-      base = NodeAt(c.tree, l.grid.assignment->value.span);
-      before = l.grid.assignment->span.begin.byte;
-    } else {
-      base = NodeAt(c.tree, l.grid.expr.span);
-    }
-    std::string text;
-    if (gk == GridKind::kLambda) {
-      Node lam = base;
-      while (!lam.is_null() && lam.type() == "parenthesized_expression") lam = lam.named_child(0);
-      if (lam.type() != "lambda") return Refuse("grid lambda not understood");
-      Node params = lam.field("parameters");
-      std::string pname = params.is_null() ? "" : std::string(params.text());
-      if (!IsIdentifier(pname)) return Refuse("grid lambda does not take exactly one META parameter");
-      for (auto& [_, v] : vars) v = pname + v.substr(meta.size());
-      for (auto& [_, v] : literals) v = pname + v.substr(meta.size());
-      auto body = InlineVars(c.tree, lam.field("body"), vars, before, 4, &literals);
-      if (!body) return Refuse("grid depends on a variable assigned more than once");
-      text = "lambda " + pname + ": " + *body;
-    } else if (GridIsBareTuple(c.text(), l)) {
-      // `kernel[a, b]` / `kernel[n,]`: the dimensions one by one, parenthesised.
-      std::string dims;
-      for (const auto& d : l.grid.dims) {
-        auto e = InlineVars(c.tree, NodeAt(c.tree, d.span), vars, before, 4, &literals);
-        if (!e) return Refuse("grid depends on a variable assigned more than once");
-        dims += *e + ", ";
-      }
-      text = "lambda META: (" + dims.substr(0, dims.size() - 2) + ",)";
-    } else if (gk == GridKind::kTuple || l.grid.kind == GridKind::kTuple) {
-      auto body = InlineVars(c.tree, base, vars, before, 4, &literals);
-      if (!body) return Refuse("grid depends on a variable assigned more than once");
-      text = "lambda META: " + *body;
-    } else {
-      return Refuse(fmt::format("launch at line {}: grid ({}) must follow the tuned names but is not a tuple or lambda",
-                                l.span.begin.line, l.grid.expr.text));
-    }
-    KILN_RETURN_IF_ERROR(plan.edits.Replace(GridEditSpan(c.text(), l), text));
-    plan.notes.push_back(fmt::format("launch at line {}: grid is now {}", l.span.begin.line, text));
-  }
+  for (int li : c.launches) KILN_RETURN_IF_ERROR(DropTunedAtLaunch(c, c.model.launches[li], tuned, plan));
   return plan;
 }
 
@@ -1211,7 +871,7 @@ Status CheckInvariants(const std::string& source, const analysis::ModuleModel& b
         std::string n = a.param.empty() ? a.keyword : a.param;
         bool tuned = std::find(k->autotune->tuned_names.begin(), k->autotune->tuned_names.end(), n) !=
                      k->autotune->tuned_names.end();
-        if (tuned || (a.position < 0 && IsOption(a.keyword)))
+        if (tuned || (a.position < 0 && analysis::IsLaunchOption(a.keyword)))
           return Internal(fmt::format("launch at line {} passes {} which autotune also sets", l.span.begin.line, n));
       }
     }

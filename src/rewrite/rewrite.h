@@ -39,88 +39,15 @@
 #include <vector>
 
 #include "analysis/model.h"
+#include "analysis/tunables.h"
 #include "common/status.h"
 #include "pyast/pyast.h"
 
 namespace kiln::rewrite {
 
-// What a rewrite applies to: one kernel and the launches of it (all launches when empty).
-struct Target {
-  std::string kernel;
-  std::vector<int> launches;  // indices into ModuleModel::launches
-};
-
-// Tunables ---------------------------------------------------------------------------------------
-
-// Where a tunable's value is set and can be edited.
-enum class TunableSite {
-  kLaunchLiteral,   // a literal at the launch (positional or keyword): edit it there
-  kVariable,        // a variable assigned a literal before the launch: edit the assignment
-  kKernelDefault,   // the kernel parameter's default (not passed at the launch): edit the default
-  kAutotune,        // set by @triton.autotune configs: rewrite the configs
-  kOptionDefault,   // a launch option not given anywhere (Triton's default): add a keyword
-  kNotEditable,     // computed, a function parameter, heuristics, **kwargs, ...: see `reason`
-};
-
-// What a tunable is for, as far as the kernel body shows (the search tunes kBlock and
-// kLaunchOption; kFlag values select behaviour and are left alone unless asked).
-enum class TunableRole {
-  kBlock,         // a tl.arange bound / block shape (tile or chunk size)
-  kLaunchOption,  // num_warps, num_stages, num_ctas, maxnreg
-  kFlag,          // used in an `if`/comparison or a bool: changes what the kernel computes
-  kOther,         // anything else (e.g. GROUP_M, SPLIT_K, loop unroll factors)
-};
-
-struct Tunable {
-  std::string name;
-  TunableRole role = TunableRole::kOther;
-  bool launch_option = false;  // num_warps, num_stages, num_ctas, maxnreg
-  // Current value when known (a single value across all target launches), as an integer;
-  // `value_text` is the source text ("64", "True", "triton.next_power_of_2(N)").
-  std::optional<int64_t> value;
-  std::string value_text;
-  bool boolean = false;                    // current literal is True/False: written back as such
-  std::vector<int64_t> autotune_values;    // kAutotune: the value in each config (distinct, sorted)
-  std::optional<int64_t> autotune_first;  // kAutotune: the value in the first config (where a search starts)
-  analysis::OriginKind origin = analysis::OriginKind::kMissing;  // at the first target launch
-  TunableSite site = TunableSite::kNotEditable;
-  bool editable = false;
-  std::string reason;                      // why not editable (empty when editable)
-  // Constraints.
-  bool power_of_two = false;  // used as a tl.arange bound / block shape (or a launch option that
-                              // must be one: num_warps)
-  bool in_grid = false;       // the launch grid depends on it
-  bool grid_follows = false;  // in_grid and the grid reads it through meta[...] or the same
-                              // variable that is edited, so it stays right by itself
-  int64_t min_value = 1;
-  int64_t max_value = 0;      // 0: no bound known
-  // The kernel assumes it divides a run-time extent (an access not masked along its tl.arange, a block
-  // pointer without boundary_check, `E // B`): values must divide max_value, the largest value it was
-  // written with (internal::DivisorConstexprs). `bound` says where.
-  bool divides_max = false;
-  std::string bound;
-};
-
-struct Tunables {
-  std::string kernel;
-  analysis::KernelClass cls = analysis::KernelClass::kOther;
-  std::vector<int> launches;           // the launches considered
-  bool autotuned = false;              // the kernel already carries @triton.autotune
-  std::vector<std::string> autotune_key;
-  std::vector<Tunable> items;          // constexpr params first (declaration order), then options
-  std::vector<std::string> notes;      // e.g. "grid uses n_blocks computed from literal 1024"
-
-  const Tunable* Find(std::string_view n) const {
-    for (const auto& t : items) if (t.name == n) return &t;
-    return nullptr;
-  }
-};
-
-// Tunables of `target` (fails: kernel not found, not launched from the module). `model` must be
-// AnalyzeModule(tree): some constraints (tile sizes the grid must follow, power-of-two block sizes)
-// need the syntax tree.
-Result<Tunables> ExtractTunables(const pyast::Tree& tree, const analysis::ModuleModel& model,
-                                 const Target& target);
+// What a rewrite applies to (one kernel and its launches) and what may be tuned in it are analysis:
+// analysis/tunables.h (Target, Tunables, ExtractTunables).
+using analysis::Target;
 
 // Requests ---------------------------------------------------------------------------------------
 

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <set>
 
-#include "rewrite/rewrite.h"
+#include "analysis/tunables.h"
 
 namespace kiln::search {
 
@@ -262,7 +262,7 @@ std::vector<int64_t> CandidateValues(Role role, std::optional<int64_t> current,
   return out;
 }
 
-SpaceBuild SpaceFromTunables(const rewrite::Tunables& t, const SpaceOptions& opts) {
+SpaceBuild SpaceFromTunables(const analysis::Tunables& t, const SpaceOptions& opts) {
   SpaceOptions o = opts;
   if (t.cls == analysis::KernelClass::kGemm || t.cls == analysis::KernelClass::kAttention) o.has_dot = true;
   SpaceBuild b;

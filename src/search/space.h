@@ -3,7 +3,7 @@
 // A Space is a list of tunable parameters, each with an ordered list of allowed integer values
 // (block sizes are powers of two, so "double" and "halve" are the next and previous value; num_warps
 // likewise; num_stages steps by one). A Config maps parameter names to values. Spaces come from the
-// rewrite module's tunables (SpaceFromTunables): only editable tunables whose role is known (block
+// analysis module's tunables (SpaceFromTunables): only editable tunables whose role is known (block
 // sizes, GROUP_M, warps, stages) or that must be powers of two are searched.
 //
 // Roadmap: conditional parameters (SPLIT_K only with the split-K rewrite) and source-level moves
@@ -19,7 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace kiln::rewrite {
+namespace kiln::analysis {
 struct Tunables;
 }
 
@@ -118,6 +118,6 @@ struct SpaceBuild {
   Config baseline;
   std::vector<std::string> skipped;
 };
-SpaceBuild SpaceFromTunables(const rewrite::Tunables& t, const SpaceOptions& o);
+SpaceBuild SpaceFromTunables(const analysis::Tunables& t, const SpaceOptions& o);
 
 }  // namespace kiln::search

@@ -8,12 +8,15 @@
 
 #include "common/diag.h"
 #include "common/file.h"
+#include "common/json_dump.h"
 #include "common/hash.h"
 #include "pyast/pyast.h"
+#include "pyast/syntax.h"
 
 namespace kiln::task {
 
 namespace fs = std::filesystem;
+using pyast::Definition;
 using nlohmann::json;
 
 const char* FormatName(Format f) {
@@ -104,12 +107,6 @@ Status FileError(const std::string& file, const std::string& msg) {
   d.file = file;
   d.message = msg;
   return InvalidArgument(FormatDiagnostic(d));
-}
-
-// Unwraps decorated_definition.
-pyast::Node Definition(const pyast::Node& n) {
-  if (n.type() == "decorated_definition") return n.field("definition");
-  return n;
 }
 
 bool IsTritonKernel(const pyast::Node& n) {
@@ -320,7 +317,7 @@ Status ComputeHash(TaskSpec* spec) {
   j.erase("path");
   j.erase("perf_path");
   j.erase("bench_path");
-  std::string acc = j.dump();
+  std::string acc = DumpJson(j);
   for (const std::string* p : {&spec->path, &spec->perf_path, &spec->bench_path}) {
     acc += '\0';
     if (p->empty()) continue;

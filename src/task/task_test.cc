@@ -231,6 +231,29 @@ TEST_F(TaskTest, KilnFlagsAndManifest) {
   }
 }
 
+TEST_F(TaskTest, ManifestKeyOfTheWrongTypeIsAnError) {
+  Write("m.py", "import triton\n@triton.jit\ndef k(x):\n    pass\ndef softmax(x):\n    return x\n");
+  Write("bench.py", "CASES = []\n");
+  auto t = LoadTask(Write("task.json", R"({"module": "m.py", "entry": 5, "bench": "bench.py"})"));
+  ASSERT_FALSE(t.ok());
+  EXPECT_NE(t.status().message().find("\"entry\" must be a string"), std::string::npos) << t.status().message();
+}
+
+// Task modules are read by the one decoding policy: a declared latin-1 module loads, bad bytes and deep
+// nesting are located errors naming the file.
+TEST_F(TaskTest, TaskSourceDecodingAndDepth) {
+  std::string kb = kKb;
+  auto t = LoadTask(Write("level1/l1.py", "# -*- coding: latin-1 -*-\n# caf\xe9\n" + kb));
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  auto bad = LoadTask(Write("level1/bad.py", "# caf\xe9\n" + kb));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("bad.py:1:6: error: cannot decode byte 0xe9"), std::string::npos)
+      << bad.status().message();
+  auto deep = LoadTask(Write("level1/deep.py", kb + "X = " + std::string(5000, '(') + "1" + std::string(5000, ')') + "\n"));
+  ASSERT_FALSE(deep.ok());
+  EXPECT_NE(deep.status().message().find("expression nested too deeply"), std::string::npos) << deep.status().message();
+}
+
 TEST_F(TaskTest, KilnDirectory) {
   Write("softmax/softmax.py", "import triton\n@triton.jit\ndef k(x):\n    pass\ndef softmax(x):\n    return x\n");
   Write("softmax/bench.py", "CASES = {}\n");

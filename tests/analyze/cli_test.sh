@@ -49,19 +49,48 @@ fi
 
 # Binary data.
 printf '\x7fELF\x02\x01\x01\x00\x00\x00' >"$tmp/bin.py"
-check binary 1 "$tmp/bin.py: error: not a Python source file (binary data)" "$kiln" analyze "$tmp/bin.py" "$good"
+check binary 1 "$tmp/bin.py:1:8: error: source contains a NUL byte (not a Python source file)" "$kiln" analyze "$tmp/bin.py" "$good"
 contains binary "$tmp/out" "kernel softmax_kernel"
 
 # Not Python (a Markdown file) and a syntax error: file:line:col with the source line and a caret.
 printf 'import triton\n\n@triton.jit\ndef k(x):\n    y = tl.load(x\n    return y\n' >"$tmp/syntax.py"
-check syntax 1 "$tmp/syntax.py:5:5: error: syntax error near 'y = tl.load(x'
+check syntax 1 "$tmp/syntax.py:5:16: error: syntax error: '(' was never closed
         y = tl.load(x
-        ^" "$kiln" analyze "$tmp/syntax.py" "$good"
+                   ^" "$kiln" analyze "$tmp/syntax.py" "$good"
 contains syntax "$tmp/out" "kernel softmax_kernel"
 printf '# Title\n\nSome *markdown* text.\n' >"$tmp/readme.md"
-check markdown 1 "$tmp/readme.md:3:1: error: syntax error near 'Some *markdown* text.'
+check markdown 1 "$tmp/readme.md:3:22: error: syntax error at the end of the line
     Some *markdown* text.
-    ^" "$kiln" analyze "$tmp/readme.md"
+                         ^" "$kiln" analyze "$tmp/readme.md"
+
+# Source text: a declared encoding is honoured (PEP 263), undecodable bytes are a located error, a NUL
+# byte too; the JSON report of a latin-1 file is valid UTF-8.
+printf '# -*- coding: latin-1 -*-\nimport triton\n\n@triton.jit\ndef k(x):\n    s = "caf\xe9"\n    return x\n\n\ndef f(x):\n    k[(1,)](x)\n' >"$tmp/latin1.py"
+check latin1 0 "" "$kiln" analyze "$tmp/latin1.py"
+contains latin1 "$tmp/out" "kernel k (line 5)"
+check latin1-json 0 "" "$kiln" analyze --json "$tmp/latin1.py"
+contains latin1-json "$tmp/out" '"name": "k"'
+printf 'import triton\n# caf\xe9\n' >"$tmp/notutf8.py"
+check notutf8 1 "$tmp/notutf8.py:2:6: error: cannot decode byte 0xe9 as utf-8 (the file declares no other encoding; declare it on line 1 or 2, e.g. '# -*- coding: latin-1 -*-', PEP 263)" "$kiln" analyze "$tmp/notutf8.py"
+printf 'import triton\nx = 1\0\n' >"$tmp/nul.py"
+check nul 1 "$tmp/nul.py:2:6: error: source contains a NUL byte (not a Python source file)" "$kiln" analyze "$tmp/nul.py"
+
+# Deep nesting (50,000 parentheses, a 10,000-term chain): a located error, not a crash (exit 1, no signal).
+python3 - "$tmp" <<'PY'
+import sys
+d = sys.argv[1]
+head = "import triton\n\n@triton.jit\ndef k(x):\n    y = "
+open(d + "/parens.py", "w").write(head + "(" * 50000 + "x" + ")" * 50000 + "\n")
+open(d + "/chain.py", "w").write(head + " + ".join(["x"] * 10000) + "\n")
+PY
+for f in parens chain; do
+  "$kiln" analyze "$tmp/$f.py" "$good" >"$tmp/out" 2>"$tmp/err"
+  rc=$?
+  if [ "$rc" != 1 ]; then echo "FAIL deep-$f: exit code $rc, want 1"; fails=$((fails + 1)); fi
+  contains "deep-$f" "$tmp/err" "$tmp/$f.py:5:"
+  contains "deep-$f" "$tmp/err" ": error: expression nested too deeply"
+  contains "deep-$f" "$tmp/out" "kernel softmax_kernel"
+done
 
 # No kernels.
 printf 'import torch\n\ndef f(x):\n    return x + 1\n' >"$tmp/nokernel.py"

@@ -21,14 +21,14 @@
 
 using namespace kiln;  // NOLINT
 
-static const char* SiteName(rewrite::TunableSite s) {
+static const char* SiteName(analysis::TunableSite s) {
   switch (s) {
-    case rewrite::TunableSite::kLaunchLiteral: return "launch_literal";
-    case rewrite::TunableSite::kVariable: return "variable";
-    case rewrite::TunableSite::kKernelDefault: return "kernel_default";
-    case rewrite::TunableSite::kAutotune: return "autotune";
-    case rewrite::TunableSite::kOptionDefault: return "option_default";
-    case rewrite::TunableSite::kNotEditable: return "not_editable";
+    case analysis::TunableSite::kLaunchLiteral: return "launch_literal";
+    case analysis::TunableSite::kVariable: return "variable";
+    case analysis::TunableSite::kKernelDefault: return "kernel_default";
+    case analysis::TunableSite::kAutotune: return "autotune";
+    case analysis::TunableSite::kOptionDefault: return "option_default";
+    case analysis::TunableSite::kNotEditable: return "not_editable";
   }
   return "?";
 }
@@ -66,7 +66,7 @@ int main(int argc, char** argv) {
         if (!a.applies) continue;
         rewrite::Request req;
         if (kind == rewrite::RewriteKind::kSetParams) {
-          auto tun = rewrite::ExtractTunables(**tree, *model, t);
+          auto tun = analysis::ExtractTunables(**tree, *model, t);
           rewrite::SetParams sp;
           // The first editable tunable with a legal neighbour: twice its value, else half (a block size the
           // kernel assumes divides an extent can only shrink; num_warps=32 cannot double).
@@ -81,11 +81,11 @@ int main(int argc, char** argv) {
           if (sp.values.empty()) continue;
           req = sp;
         } else if (kind == rewrite::RewriteKind::kInsertAutotune) {
-          auto tun = rewrite::ExtractTunables(**tree, *model, t);
+          auto tun = analysis::ExtractTunables(**tree, *model, t);
           rewrite::TuneConfig cfg;
           for (const auto& u : tun->items)
             if (!u.launch_option && (u.value || !u.autotune_values.empty()))
-              if (u.site != rewrite::TunableSite::kNotEditable && u.site != rewrite::TunableSite::kOptionDefault)
+              if (u.site != analysis::TunableSite::kNotEditable && u.site != analysis::TunableSite::kOptionDefault)
                 cfg.params[u.name] = u.value ? *u.value : u.autotune_values[0];
           req = rewrite::InsertAutotune{{cfg}, {}};
         } else {
@@ -114,7 +114,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (mode == "--tunables") {
-    auto t = rewrite::ExtractTunables(**tree, *model, target);
+    auto t = analysis::ExtractTunables(**tree, *model, target);
     if (!t.ok()) {
       std::fprintf(stderr, "%s\n", t.status().message().c_str());
       return 2;

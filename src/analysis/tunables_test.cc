@@ -1,0 +1,91 @@
+// Tunables (analysis/tunables.h) on the small tutorial-style kernels of the rewrite tests.
+#include "analysis/tunables.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+
+#include "common/file.h"
+#include "pyast/pyast.h"
+
+namespace kiln::analysis {
+namespace {
+
+struct Parsed {
+  std::unique_ptr<pyast::Tree> tree;
+  ModuleModel model;
+};
+
+Parsed Parse(const std::string& file) {
+  std::string path = std::string(KILN_SOURCE_DIR) + "/tests/rewrite/" + file;
+  auto t = pyast::Tree::ParseFile(path);
+  EXPECT_TRUE(t.ok()) << t.status().message();
+  auto m = AnalyzeModule(**t);
+  EXPECT_TRUE(m.ok()) << m.status().message();
+  return {std::move(*t), std::move(*m)};
+}
+
+TEST(Tunables, VectorAddVariableAndGrid) {
+  auto p = Parse("cases/vector_add_var.py");
+  auto t = ExtractTunables(*p.tree, p.model, Target{"add_kernel", {}});
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  const Tunable* b = t->Find("BLOCK_SIZE");
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(b->site, TunableSite::kVariable);
+  EXPECT_EQ(b->value, 128);
+  EXPECT_TRUE(b->editable);
+  EXPECT_TRUE(b->power_of_two);
+  EXPECT_TRUE(b->in_grid);
+  EXPECT_TRUE(b->grid_follows);
+  EXPECT_EQ(b->role, TunableRole::kBlock);
+  const Tunable* w = t->Find("num_warps");
+  ASSERT_NE(w, nullptr);
+  EXPECT_EQ(w->site, TunableSite::kLaunchLiteral);
+  EXPECT_EQ(w->value, 4);
+  const Tunable* s = t->Find("num_stages");
+  ASSERT_NE(s, nullptr);
+  EXPECT_EQ(s->site, TunableSite::kOptionDefault);
+  EXPECT_EQ(s->value, 3);
+}
+
+TEST(Tunables, ComputedIsNotEditable) {
+  auto p = Parse("cases/softmax.py");
+  auto t = ExtractTunables(*p.tree, p.model, Target{"softmax_kernel", {}});
+  ASSERT_TRUE(t.ok());
+  const Tunable* b = t->Find("BLOCK_SIZE");
+  ASSERT_NE(b, nullptr);
+  EXPECT_FALSE(b->editable);
+  EXPECT_NE(b->reason.find("computed"), std::string::npos) << b->reason;
+  EXPECT_TRUE(t->Find("num_warps")->editable);
+}
+
+TEST(Tunables, AutotuneValues) {
+  auto p = Parse("cases/matmul_autotuned.py");
+  auto t = ExtractTunables(*p.tree, p.model, Target{"matmul_kernel", {}});
+  ASSERT_TRUE(t.ok());
+  EXPECT_TRUE(t->autotuned);
+  const Tunable* m = t->Find("BLOCK_SIZE_M");
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(m->site, TunableSite::kAutotune);
+  EXPECT_EQ(m->autotune_values, (std::vector<int64_t>{32, 64}));
+  EXPECT_EQ(m->autotune_first, 32);  // the first config's, where a search starts
+  EXPECT_EQ(t->Find("num_stages")->autotune_first, 3);
+  EXPECT_EQ(t->Find("GROUP_SIZE_M")->role, TunableRole::kOther);
+  EXPECT_EQ(t->Find("num_warps")->role, TunableRole::kLaunchOption);
+  EXPECT_EQ(t->Find("num_stages")->autotune_values, (std::vector<int64_t>{3, 4}));
+}
+
+TEST(Tunables, UnknownKernel) {
+  auto p = Parse("cases/vector_add.py");
+  EXPECT_FALSE(ExtractTunables(*p.tree, p.model, Target{"nope", {}}).ok());
+}
+
+TEST(Tunables, LaunchOptionNames) {
+  EXPECT_TRUE(IsLaunchOption("num_warps"));
+  EXPECT_TRUE(IsLaunchOption("maxnreg"));
+  EXPECT_FALSE(IsLaunchOption("BLOCK"));
+}
+
+}  // namespace
+}  // namespace kiln::analysis
