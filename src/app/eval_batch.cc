@@ -13,6 +13,7 @@
 #include "app/eval_internal.h"
 #include "app/progress.h"
 #include "common/file.h"
+#include "common/strings.h"
 #include "exec/evaluator.h"
 #include "task/task.h"
 
@@ -101,14 +102,11 @@ Pairs ParsePairs(const EvalOptions& o, const std::string& text, const std::set<s
                  const exec::EvalRequest& base) {
   Pairs out;
   const fs::path dir = fs::absolute(o.batch).parent_path();
-  size_t pos = 0, line_no = 0;
-  while (pos < text.size()) {
-    size_t nl = text.find('\n', pos);
-    if (nl == std::string::npos) nl = text.size();
-    std::string line = text.substr(pos, nl - pos);
-    pos = nl + 1;
-    ++line_no;
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+  const std::vector<std::string_view> lines = SplitLines(text);
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const std::string_view line = lines[i];
+    const size_t line_no = i + 1;
+    if (IsBlankLine(line)) continue;
     if (done_lines.count(line_no)) continue;  // --resume: already has a result
     size_t index = out.total++;
     json in = json::parse(line, nullptr, false);
