@@ -2,11 +2,11 @@
 
 #include <chrono>
 #include <cmath>
-#include <ctime>
 
 #include <fmt/format.h>
 
 #include "common/file.h"
+#include "common/strings.h"
 #include "search/loop.h"
 
 namespace kiln::app {
@@ -14,14 +14,6 @@ namespace kiln::app {
 using search::SteadySeconds;
 
 namespace {
-
-std::string NowIso() {
-  std::time_t t = std::time(nullptr);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
-  return buf;
-}
-
 
 exec::EvalRequest Req(const CiTask& t, const CiOptions& o, uint64_t seed, const nlohmann::json& timing) {
   exec::EvalRequest r;
@@ -101,7 +93,7 @@ Result<CiReport> RunCi(const std::vector<CiTask>& tasks, search::Measurer& ev, c
   rep.updated.gpu_name = rep.gpu_name;
   rep.updated.gpu_uuid = hello->devices.empty() ? "" : hello->devices[0].uuid;
   rep.updated.versions = hello->versions;
-  rep.updated.created_at = NowIso();
+  rep.updated.created_at = NowIsoUtc();
   if (!baseline && !o.update_baseline)
     return InvalidArgument("no baseline to compare with; create one with --update-baseline");
   if (baseline) {

@@ -18,6 +18,7 @@
 #include "app/progress.h"
 #include "common/children.h"
 #include "common/file.h"
+#include "common/strings.h"
 #include "exec/evaluator.h"
 #include "task/task.h"
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "exec/kernel_facts.h"
 #include "profile/profile.h"
 
 namespace kiln::app {
@@ -23,6 +24,6 @@ struct SourceText {
 // (fields set in `given` win; static flags OR), then onto the kernel's own compile facts. Returns
 // the static analysis' error when `source` cannot be analysed (the join goes on without its facts).
 Status JoinFacts(profile::ProfileRun* run, const std::optional<SourceText>& source,
-                 std::vector<profile::KernelFacts> given = {});
+                 std::vector<exec::KernelFacts> given = {});
 
 }  // namespace kiln::app

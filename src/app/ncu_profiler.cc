@@ -24,14 +24,11 @@ search::FindingView ToFindingView(const diagnose::Finding& f) {
   return x;
 }
 
-bool NcuProfiler::Available(std::string* why) {
+Status NcuProfiler::Available() {
   auto ncu = profile::FindNcu(ncu_path_);
-  if (!ncu.ok()) {
-    if (why) *why = "ncu not found (" + ncu.status().message() + "); measuring only";
-    return false;
-  }
+  if (!ncu.ok()) return Unavailable("ncu not found (" + ncu.status().message() + "); measuring only");
   ncu_path_ = *ncu;
-  return true;
+  return Status::Ok();
 }
 
 Result<search::ProfileSummary> NcuProfiler::Profile(const task::TaskSpec& task,

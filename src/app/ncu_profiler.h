@@ -19,7 +19,7 @@ class NcuProfiler : public search::Profiler {
               std::string ncu_path = "")
       : kernel_(std::move(kernel)), device_(std::move(device)), python_(std::move(python)),
         ncu_path_(std::move(ncu_path)) {}
-  bool Available(std::string* why) override;
+  Status Available() override;
   Result<search::ProfileSummary> Profile(const task::TaskSpec& task, const std::optional<std::string>& source,
                                          const std::string& case_name) override;
 

@@ -38,8 +38,8 @@ TEST(NcuProfiler, JoinsTheStaticFactsOfTheProfiledSource) {
   ASSERT_TRUE(device.ok()) << device.status().message();
   NcuProfiler prof("gemm_fp32_ieee_kernel", *device, kSrc + "/tests/search/fake_gpu_python.py",
                    kSrc + "/tests/search/fake_ncu.sh");
-  std::string why;
-  ASSERT_TRUE(prof.Available(&why)) << why;
+  const Status available = prof.Available();
+  ASSERT_TRUE(available.ok()) << available.message();
   auto source = ReadFile(spec->path);
   ASSERT_TRUE(source.ok());
   auto p = prof.Profile(*spec, *source, "square");
@@ -66,7 +66,7 @@ TEST(FactsJoin, StaticFactsFillTheKernelsFactsAndGivenOnesWin) {
   profile::KernelProfile k;
   k.row.name = "gemm_fp32_ieee_kernel";
   run.kernels.push_back(k);
-  profile::KernelFacts given;
+  exec::KernelFacts given;
   given.name = "gemm_fp32_ieee_kernel";
   given.n_regs = 96;
   auto text = ReadFile(kSrc + "/tests/search/data/gemm_ieee/gemm.py");

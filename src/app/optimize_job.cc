@@ -59,7 +59,8 @@ Result<search::OptimizeInput> LoadInput(const OptimizeJobOptions& o, std::option
   if (!text.ok()) return fail("kiln optimize: error: " + text.status().message());
   auto g = nlohmann::json::parse(*text, nullptr, false);
   if (g.is_discarded()) return fail(o.grid + ": error: not valid JSON");
-  if (auto err = search::Space::RestrictToGrid(g, in->baseline, &in->space)) return fail(o.grid + ": error: " + *err);
+  if (Status st = search::Space::RestrictToGrid(g, in->baseline, &in->space); !st.ok())
+    return fail(o.grid + ": error: " + st.message());
   return in;
 }
 

@@ -23,12 +23,12 @@ int Fail(const Status& s) {
 }
 
 // --facts: compile facts / static booleans given by hand (JSON).
-Result<std::vector<profile::KernelFacts>> GivenFacts(const std::string& path) {
-  if (path.empty()) return std::vector<profile::KernelFacts>();
+Result<std::vector<exec::KernelFacts>> GivenFacts(const std::string& path) {
+  if (path.empty()) return std::vector<exec::KernelFacts>();
   KILN_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
   json j = json::parse(text, nullptr, false);
   if (j.is_discarded()) return ParseError(path + ": not valid JSON");
-  auto k = profile::KernelFactsFromJson(j);
+  auto k = exec::KernelFactsFromJson(j);
   if (!k.ok()) return Status(k.status().code(), path + ": " + k.status().message());
   return *k;
 }

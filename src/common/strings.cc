@@ -14,6 +14,20 @@ std::string_view Trim(std::string_view s) {
   return s;
 }
 
+std::vector<std::string_view> SplitLines(std::string_view text) {
+  std::vector<std::string_view> lines;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t nl = text.find('\n', pos);
+    if (nl == std::string_view::npos) nl = text.size();
+    lines.push_back(text.substr(pos, nl - pos));
+    pos = nl + 1;
+  }
+  return lines;
+}
+
+bool IsBlankLine(std::string_view s) { return s.find_first_not_of(" \t\r") == std::string_view::npos; }
+
 std::string HtmlEscape(std::string_view s) {
   std::string o;
   o.reserve(s.size());

@@ -3,6 +3,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace kiln {
 
@@ -14,6 +15,12 @@ inline bool Contains(std::string_view s, std::string_view needle) { return s.fin
 
 // `s` without leading and trailing whitespace (std::isspace: blank, tab, CR, LF, VT, FF).
 std::string_view Trim(std::string_view s);
+
+// The lines of `text` without their '\n' (line N is element N-1); a final '\n' ends the last line
+// rather than starting an empty one. A '\r' before the '\n' is kept.
+std::vector<std::string_view> SplitLines(std::string_view text);
+// Whether `s` holds nothing but blanks, tabs and CRs.
+bool IsBlankLine(std::string_view s);
 
 // Text for HTML element content and attribute values (quoted with " or '): & < > " ' escaped.
 std::string HtmlEscape(std::string_view s);

@@ -57,6 +57,18 @@ TEST(Strings, FormatDurationStyles) {
   EXPECT_EQ(FormatDuration(NAN, TimeUnit::kMilliseconds, search), "-");
 }
 
+TEST(Strings, SplitLines) {
+  using V = std::vector<std::string_view>;
+  EXPECT_EQ(SplitLines(""), V{});
+  EXPECT_EQ(SplitLines("a"), V{"a"});
+  EXPECT_EQ(SplitLines("a\n"), V{"a"});
+  EXPECT_EQ(SplitLines("a\n\nb"), (V{"a", "", "b"}));
+  EXPECT_EQ(SplitLines("a\r\nb\n\n"), (V{"a\r", "b", ""}));
+  EXPECT_TRUE(IsBlankLine(""));
+  EXPECT_TRUE(IsBlankLine(" \t\r"));
+  EXPECT_FALSE(IsBlankLine(" x "));
+}
+
 TEST(Strings, NowIsoUtcIsIso8601ToTheSecond) {
   const std::string now = NowIsoUtc();
   ASSERT_EQ(now.size(), 20u) << now;

@@ -145,6 +145,221 @@ bool HasDot(const KernelProfile& kp) {
   return false;
 }
 
+// What every case of the class finding reads: the Speed-of-Light throughputs (percent) and their
+// evidence, whether the device has measured peaks (a roofline position), and whether either side is
+// near its roof.
+struct ClassInput {
+  double sm = 0, mem = 0;
+  Evidence e_sm, e_mem;
+  bool have_roof = false;
+  bool near = false;
+};
+
+// The class finding's cases, in Classify's order. Each fills `f` (kernel and is_class set) and the
+// diagnosis' class.
+
+// 1. At the roofline: stop.
+Finding AtRooflineFinding(Ctx& c, ClassInput in, Finding f) {
+  const auto& t = c.t;
+  const auto& r = c.kp.roofline;
+  c.d.cls = BoundClass::kAtRoofline;
+  f.rule = "at_roofline";
+  f.severity = FindingSeverity::kInfo;
+  if (in.have_roof) {
+    f.evidence.push_back(Ev("roofline.fraction_of_roof", r.fraction_of_roof, "fraction",
+                            t.at_roof_fraction, ">="));
+    if (r.bound_by == "memory") {
+      f.evidence.push_back(Ev("dram_bytes_per_second", r.dram_bytes_per_s, "byte/second"));
+      f.evidence.push_back(Ev("peak_dram_bytes_per_second", r.peak_dram_bytes_per_s, "byte/second"));
+      f.message = fmt::format(
+          "at the memory roofline: DRAM traffic {} is {:.0f}% of the measured peak {}{}; stop "
+          "optimizing this kernel (only moving fewer bytes can help)",
+          Tbs(r.dram_bytes_per_s), r.fraction_of_roof_measured * 100, Tbs(r.peak_dram_bytes_per_s),
+          r.above_measured_roof ? " (above it: the measured copy peak is a practical roof, not the hardware's)" : "");
+    } else {
+      const auto* dt = r.main();
+      f.evidence.push_back(Ev("achieved_flops_per_second", dt->flops_per_s, "flop/second"));
+      f.evidence.push_back(Ev("peak_flops_per_second." + dt->dtype, dt->peak_flops_per_s, "flop/second"));
+      f.message = fmt::format(
+          "at the compute roofline: {} {} is {:.0f}% of {}; stop optimizing "
+          "this kernel (only a cheaper precision can help)",
+          Tflops(dt->flops_per_s), dt->dtype, r.fraction_of_roof * 100, PeakName(*dt));
+    }
+  } else {
+    f.evidence.push_back(std::max(in.sm, in.mem) == in.sm ? in.e_sm : in.e_mem);
+    f.evidence.back().threshold = t.at_roof_sol_pct;
+    f.evidence.back().op = ">=";
+    f.message = fmt::format(
+        "at the hardware roof by Speed-of-Light ({} {}); stop optimizing this kernel (no "
+        "measured device peaks: run `kiln device` for the roofline)",
+        in.sm >= in.mem ? "SM throughput" : "memory throughput", Pct(std::max(in.sm, in.mem)));
+  }
+  return f;
+}
+
+// 2. Latency-bound (or a grid too small to fill the GPU): neither side busy.
+Finding LowThroughputFinding(Ctx& c, ClassInput in, Finding f) {
+  const auto& t = c.t;
+  const auto& r = c.kp.roofline;
+  auto waves = c.Get(m::kWaves);
+  in.e_sm.threshold = t.latency_pct;
+  in.e_sm.op = "<";
+  in.e_mem.threshold = t.latency_pct;
+  in.e_mem.op = "<";
+  f.evidence = {in.e_sm, in.e_mem};
+  double grid = c.Get(m::kGridSize).value_or(0);
+  double sms = c.Get(m::kSmCount).value_or(c.kp.row.Get(m::kSmCount).value_or(0));
+  bool small = waves ? *waves < 1.0 : (grid > 0 && sms > 0 && grid < sms);
+  if (small) {
+    c.d.cls = BoundClass::kSmallGrid;
+    f.rule = "small_grid";
+    f.severity = FindingSeverity::kMajor;
+    if (waves) f.evidence.push_back(Ev(m::kWaves, *waves, "", 1.0, "<"));
+    if (grid > 0) f.evidence.push_back(Ev(m::kGridSize, grid, ""));
+    if (sms > 0) f.evidence.push_back(Ev(m::kSmCount, sms, ""));
+    f.message = fmt::format(
+        "the grid does not fill the GPU ({} programs{}{}): most SMs idle, throughput SM {} / "
+        "memory {}; launch more, smaller programs{}",
+        grid > 0 ? fmt::format("{:.0f}", grid) : "few", sms > 0 ? fmt::format(" for {:.0f} SMs", sms) : "",
+        waves ? fmt::format(", {:.2f} waves", *waves) : "", Pct(in.sm), Pct(in.mem),
+        HasDot(c.kp) ? " (smaller tiles, or split-K for a long reduction dimension)" : " (smaller tiles)");
+    f.moves = {Move::kSmallerTiles};
+    if (HasDot(c.kp)) f.moves.push_back(Move::kSplitK);
+    if (r.seconds > 0 && r.seconds < t.tiny_kernel_s) {
+      // A few microseconds of work in all: splitting it further cannot beat the launch cost.
+      f.message = fmt::format(
+          "the grid does not fill the GPU ({} programs{}), but the whole kernel runs {:.2f} us, "
+          "about the cost of launching it: there is too little work to spread over more programs; "
+          "fuse it with its neighbours or replay it in a CUDA graph",
+          grid > 0 ? fmt::format("{:.0f}", grid) : "few", sms > 0 ? fmt::format(" for {:.0f} SMs", sms) : "",
+          r.seconds * 1e6);
+      f.moves = {Move::kFuse};
+    }
+    return f;
+  }
+  c.d.cls = BoundClass::kLatencyBound;
+  f.rule = "latency_bound";
+  f.severity = FindingSeverity::kMajor;
+  auto issue = c.Get(m::kIssueActive);
+  if (issue) f.evidence.push_back(Ev(m::kIssueActive, *issue, ""));
+  f.message = fmt::format(
+      "latency-bound: neither the SMs ({}) nor memory ({}) are busy; warps wait on dependencies "
+      "instead of issuing. Hide latency with more work in flight (more warps, deeper pipelining)",
+      Pct(in.sm), Pct(in.mem));
+  f.moves = {Move::kMoreWarps, Move::kMoreStages};
+  return f;
+}
+
+// 3a. Memory-bound. `roof_with_waste`: at the roof, but loads waste most of each sector.
+Finding MemoryBoundFinding(Ctx& c, ClassInput in, bool roof_with_waste, Finding f) {
+  const auto& t = c.t;
+  const auto& r = c.kp.roofline;
+  auto ld_use = c.Get(m::kGlobalLdBytesPerSectorPct);
+  c.d.cls = BoundClass::kMemoryBound;
+  f.rule = "memory_bound_headroom";
+  f.severity = in.near ? FindingSeverity::kMinor : FindingSeverity::kMajor;
+  in.e_mem.threshold = in.sm + t.bound_gap_pts;
+  in.e_mem.op = ">=";
+  f.evidence = {in.e_mem, in.e_sm};
+  auto dram = c.Get(m::kDramThroughput);
+  if (dram) f.evidence.push_back(Ev(m::kDramThroughput, *dram, "%"));
+  auto l2hit = c.Get(m::kL2HitRate);
+  if (l2hit) f.evidence.push_back(Ev(m::kL2HitRate, *l2hit, "%"));
+  // Which unit is saturated: DRAM, or L2 / L1 traffic that never reaches DRAM.
+  auto l2 = c.Get(m::kL2Throughput);
+  auto l1 = c.Get(m::kL1Throughput);
+  std::string unit;
+  double unit_pct = 0;
+  if (dram && l2 && *l2 >= *dram + t.bound_gap_pts && *l2 >= l1.value_or(0)) {
+    unit = "L2";
+    unit_pct = *l2;
+  } else if (dram && l1 && *l1 >= *dram + t.bound_gap_pts) {
+    unit = "L1";
+    unit_pct = *l1;
+  }
+  if (!unit.empty()) f.evidence.push_back(Ev(unit == "L2" ? m::kL2Throughput : m::kL1Throughput, unit_pct, "%"));
+  std::string roof;
+  if (in.have_roof) {
+    f.evidence.push_back(Ev("roofline.fraction_of_roof", r.fraction_of_roof, "fraction",
+                            t.at_roof_fraction, "<"));
+    roof = fmt::format("; DRAM {} = {:.0f}% of the measured {} ({:.0f}% headroom)",
+                       Tbs(r.dram_bytes_per_s), r.memory_fraction * 100, Tbs(r.peak_dram_bytes_per_s),
+                       std::max(0.0, (1 - r.fraction_of_roof) * 100));
+  }
+  const SectorWaste waste = Waste(c.kp, t);
+  if (waste.any()) {
+    // The memory pipes are busy moving bytes nobody uses: coalescing comes before anything else,
+    // however close to a roof the throughput looks.
+    f.severity = FindingSeverity::kMajor;
+    f.message = fmt::format(
+        "memory-bound on {} traffic: memory throughput {} vs SM {}{}; uncoalesced global {} use only "
+        "{:.0f}% of each 32-byte sector, so most of that traffic is wasted: coalesce the accesses first",
+        unit.empty() ? "DRAM" : unit, Pct(in.mem), Pct(in.sm), roof,
+        waste.bad_ld && waste.bad_st ? "loads and stores" : (waste.bad_ld ? "loads" : "stores"), waste.worst);
+    f.moves = {Move::kCoalesceAccess};
+    return f;
+  }
+  f.message = fmt::format("memory-bound{}: memory throughput {} vs SM {}{}", in.near ? ", near its roof" : "",
+                          Pct(in.mem), Pct(in.sm), roof);
+  if (!unit.empty()) {
+    f.message += fmt::format("; the busy unit is {} ({}), not DRAM ({})", unit, Pct(unit_pct), Pct(*dram));
+  }
+  if (roof_with_waste) {
+    f.message += fmt::format("; the roof is reached with wasted bytes: loads use only {:.0f}% of each sector",
+                             *ld_use);
+  }
+  if (Spills(c.kp)) {
+    // Bigger tiles would spill more: the per-thread working set has to shrink first.
+    f.moves = {Move::kEvictionHints};
+    f.message += "; registers spill to local memory (extra memory traffic): shrink the per-thread "
+                 "working set before moving more bytes per program";
+    return f;
+  }
+  if (HasDot(c.kp)) {
+    f.moves = {Move::kGroupMSwizzle, Move::kBiggerTiles, Move::kMoreStages};
+    f.message += "; reuse tiles from L2 (GROUP_M swizzle) and keep more loads in flight";
+  } else {
+    f.moves = {Move::kBiggerTiles, Move::kEvictionHints};
+    f.message += "; move more bytes per program and mark streaming data evict-first";
+  }
+  return f;
+}
+
+// 3b. Compute-bound.
+Finding ComputeBoundFinding(Ctx& c, ClassInput in, Finding f) {
+  const auto& t = c.t;
+  const auto& r = c.kp.roofline;
+  c.d.cls = BoundClass::kComputeBound;
+  f.rule = "compute_bound";
+  f.severity = in.near ? FindingSeverity::kMinor : FindingSeverity::kMajor;
+  in.e_sm.threshold = in.mem + t.bound_gap_pts;
+  in.e_sm.op = ">=";
+  f.evidence = {in.e_sm, in.e_mem};
+  auto tensor = c.Get(m::kTensorPipeActive);
+  if (!tensor) tensor = c.Get(m::kTensorCyclesActive);
+  if (tensor) f.evidence.push_back(Ev(m::kTensorPipeActive, *tensor, "%"));
+  std::string roof;
+  if (in.have_roof && r.main()) {
+    const auto* dt = r.main();
+    f.evidence.push_back(Ev("achieved_flops_per_second", dt->flops_per_s, "flop/second"));
+    f.evidence.push_back(Ev("roofline.fraction_of_roof", r.fraction_of_roof, "fraction",
+                            t.at_roof_fraction, "<"));
+    roof = fmt::format("; {} {} = {:.0f}% of {}", Tflops(dt->flops_per_s), dt->dtype,
+                       dt->compute_fraction * 100, PeakName(*dt));
+  }
+  f.message = fmt::format("compute-bound{}: SM throughput {} vs memory {}{}", in.near ? ", near its roof" : "",
+                          Pct(in.sm), Pct(in.mem), roof);
+  bool cuda_core_fp32 = r.main() && !r.main()->tensor && r.main()->dtype == "float32";
+  if (cuda_core_fp32 && HasDot(c.kp)) {
+    f.moves = {Move::kPrecision};
+    f.message += "; the FLOPs run on CUDA cores: tensor cores (tf32/bf16) are the lever";
+  } else {
+    f.moves = {Move::kBiggerTiles, Move::kPersistentGrid};
+    f.message += "; cut non-math instructions per FLOP (bigger tiles, persistent grid)";
+  }
+  return f;
+}
+
 // The class finding.
 Finding Classify(Ctx& c, double sm, double mem) {
   const auto& t = c.t;
@@ -152,9 +367,6 @@ Finding Classify(Ctx& c, double sm, double mem) {
   Finding f;
   f.kernel = c.kp.name();
   f.is_class = true;
-  auto waves = c.Get(m::kWaves);
-  Evidence e_sm = Ev(m::kSmThroughput, sm, "%");
-  Evidence e_mem = Ev(m::kMemThroughput, mem, "%");
   const bool have_roof = !r.bound_by.empty();
   // The roof must be the right one: an fp32 dot at the CUDA-core roof still has the tensor cores
   // to gain, and DRAM saturated by uncoalesced accesses moves mostly wasted bytes.
@@ -165,194 +377,19 @@ Finding Classify(Ctx& c, double sm, double mem) {
   const bool at_roof = (have_roof && r.fraction_of_roof >= t.at_roof_fraction) ||
                        (!have_roof && std::max(sm, mem) >= t.at_roof_sol_pct);
   const bool wrong_roof = fp32_cuda_dot || (wasteful && (r.bound_by == "memory" || !have_roof));
-  // 1. At the roofline: stop.
-  if (at_roof && !wrong_roof) {
-    c.d.cls = BoundClass::kAtRoofline;
-    f.rule = "at_roofline";
-    f.severity = FindingSeverity::kInfo;
-    if (have_roof) {
-      f.evidence.push_back(Ev("roofline.fraction_of_roof", r.fraction_of_roof, "fraction",
-                              t.at_roof_fraction, ">="));
-      if (r.bound_by == "memory") {
-        f.evidence.push_back(Ev("dram_bytes_per_second", r.dram_bytes_per_s, "byte/second"));
-        f.evidence.push_back(Ev("peak_dram_bytes_per_second", r.peak_dram_bytes_per_s, "byte/second"));
-        f.message = fmt::format(
-            "at the memory roofline: DRAM traffic {} is {:.0f}% of the measured peak {}{}; stop "
-            "optimizing this kernel (only moving fewer bytes can help)",
-            Tbs(r.dram_bytes_per_s), r.fraction_of_roof_measured * 100, Tbs(r.peak_dram_bytes_per_s),
-            r.above_measured_roof ? " (above it: the measured copy peak is a practical roof, not the hardware's)" : "");
-      } else {
-        const auto* dt = r.main();
-        f.evidence.push_back(Ev("achieved_flops_per_second", dt->flops_per_s, "flop/second"));
-        f.evidence.push_back(Ev("peak_flops_per_second." + dt->dtype, dt->peak_flops_per_s, "flop/second"));
-        f.message = fmt::format(
-            "at the compute roofline: {} {} is {:.0f}% of {}; stop optimizing "
-            "this kernel (only a cheaper precision can help)",
-            Tflops(dt->flops_per_s), dt->dtype, r.fraction_of_roof * 100, PeakName(*dt));
-      }
-    } else {
-      f.evidence.push_back(std::max(sm, mem) == sm ? e_sm : e_mem);
-      f.evidence.back().threshold = t.at_roof_sol_pct;
-      f.evidence.back().op = ">=";
-      f.message = fmt::format(
-          "at the hardware roof by Speed-of-Light ({} {}); stop optimizing this kernel (no "
-          "measured device peaks: run `kiln device` for the roofline)",
-          sm >= mem ? "SM throughput" : "memory throughput", Pct(std::max(sm, mem)));
-    }
-    return f;
-  }
-  // 2. Latency-bound (or a grid too small to fill the GPU).
-  if (sm < t.latency_pct && mem < t.latency_pct) {
-    e_sm.threshold = t.latency_pct;
-    e_sm.op = "<";
-    e_mem.threshold = t.latency_pct;
-    e_mem.op = "<";
-    f.evidence = {e_sm, e_mem};
-    double grid = c.Get(m::kGridSize).value_or(0);
-    double sms = c.Get(m::kSmCount).value_or(c.kp.row.Get(m::kSmCount).value_or(0));
-    bool small = waves ? *waves < 1.0 : (grid > 0 && sms > 0 && grid < sms);
-    if (small) {
-      c.d.cls = BoundClass::kSmallGrid;
-      f.rule = "small_grid";
-      f.severity = FindingSeverity::kMajor;
-      if (waves) f.evidence.push_back(Ev(m::kWaves, *waves, "", 1.0, "<"));
-      if (grid > 0) f.evidence.push_back(Ev(m::kGridSize, grid, ""));
-      if (sms > 0) f.evidence.push_back(Ev(m::kSmCount, sms, ""));
-      f.message = fmt::format(
-          "the grid does not fill the GPU ({} programs{}{}): most SMs idle, throughput SM {} / "
-          "memory {}; launch more, smaller programs{}",
-          grid > 0 ? fmt::format("{:.0f}", grid) : "few", sms > 0 ? fmt::format(" for {:.0f} SMs", sms) : "",
-          waves ? fmt::format(", {:.2f} waves", *waves) : "", Pct(sm), Pct(mem),
-          HasDot(c.kp) ? " (smaller tiles, or split-K for a long reduction dimension)" : " (smaller tiles)");
-      f.moves = {Move::kSmallerTiles};
-      if (HasDot(c.kp)) f.moves.push_back(Move::kSplitK);
-      if (r.seconds > 0 && r.seconds < t.tiny_kernel_s) {
-        // A few microseconds of work in all: splitting it further cannot beat the launch cost.
-        f.message = fmt::format(
-            "the grid does not fill the GPU ({} programs{}), but the whole kernel runs {:.2f} us, "
-            "about the cost of launching it: there is too little work to spread over more programs; "
-            "fuse it with its neighbours or replay it in a CUDA graph",
-            grid > 0 ? fmt::format("{:.0f}", grid) : "few", sms > 0 ? fmt::format(" for {:.0f} SMs", sms) : "",
-            r.seconds * 1e6);
-        f.moves = {Move::kFuse};
-      }
-      return f;
-    }
-    c.d.cls = BoundClass::kLatencyBound;
-    f.rule = "latency_bound";
-    f.severity = FindingSeverity::kMajor;
-    auto issue = c.Get(m::kIssueActive);
-    if (issue) f.evidence.push_back(Ev(m::kIssueActive, *issue, ""));
-    f.message = fmt::format(
-        "latency-bound: neither the SMs ({}) nor memory ({}) are busy; warps wait on dependencies "
-        "instead of issuing. Hide latency with more work in flight (more warps, deeper pipelining)",
-        Pct(sm), Pct(mem));
-    f.moves = {Move::kMoreWarps, Move::kMoreStages};
-    return f;
-  }
-  // 3. One side bound.
-  const bool near = std::max(sm, mem) >= t.near_roof_pct;
-  if (mem >= sm + t.bound_gap_pts) {
-    c.d.cls = BoundClass::kMemoryBound;
-    f.rule = "memory_bound_headroom";
-    f.severity = near ? FindingSeverity::kMinor : FindingSeverity::kMajor;
-    e_mem.threshold = sm + t.bound_gap_pts;
-    e_mem.op = ">=";
-    f.evidence = {e_mem, e_sm};
-    auto dram = c.Get(m::kDramThroughput);
-    if (dram) f.evidence.push_back(Ev(m::kDramThroughput, *dram, "%"));
-    auto l2hit = c.Get(m::kL2HitRate);
-    if (l2hit) f.evidence.push_back(Ev(m::kL2HitRate, *l2hit, "%"));
-    // Which unit is saturated: DRAM, or L2 / L1 traffic that never reaches DRAM.
-    auto l2 = c.Get(m::kL2Throughput);
-    auto l1 = c.Get(m::kL1Throughput);
-    std::string unit;
-    double unit_pct = 0;
-    if (dram && l2 && *l2 >= *dram + t.bound_gap_pts && *l2 >= l1.value_or(0)) {
-      unit = "L2";
-      unit_pct = *l2;
-    } else if (dram && l1 && *l1 >= *dram + t.bound_gap_pts) {
-      unit = "L1";
-      unit_pct = *l1;
-    }
-    if (!unit.empty()) f.evidence.push_back(Ev(unit == "L2" ? m::kL2Throughput : m::kL1Throughput, unit_pct, "%"));
-    std::string roof;
-    if (have_roof) {
-      f.evidence.push_back(Ev("roofline.fraction_of_roof", r.fraction_of_roof, "fraction",
-                              t.at_roof_fraction, "<"));
-      roof = fmt::format("; DRAM {} = {:.0f}% of the measured {} ({:.0f}% headroom)",
-                         Tbs(r.dram_bytes_per_s), r.memory_fraction * 100, Tbs(r.peak_dram_bytes_per_s),
-                         std::max(0.0, (1 - r.fraction_of_roof) * 100));
-    }
-    const SectorWaste waste = Waste(c.kp, t);
-    if (waste.any()) {
-      // The memory pipes are busy moving bytes nobody uses: coalescing comes before anything else,
-      // however close to a roof the throughput looks.
-      f.severity = FindingSeverity::kMajor;
-      f.message = fmt::format(
-          "memory-bound on {} traffic: memory throughput {} vs SM {}{}; uncoalesced global {} use only "
-          "{:.0f}% of each 32-byte sector, so most of that traffic is wasted: coalesce the accesses first",
-          unit.empty() ? "DRAM" : unit, Pct(mem), Pct(sm), roof,
-          waste.bad_ld && waste.bad_st ? "loads and stores" : (waste.bad_ld ? "loads" : "stores"), waste.worst);
-      f.moves = {Move::kCoalesceAccess};
-      return f;
-    }
-    f.message = fmt::format("memory-bound{}: memory throughput {} vs SM {}{}", near ? ", near its roof" : "",
-                            Pct(mem), Pct(sm), roof);
-    if (!unit.empty()) {
-      f.message += fmt::format("; the busy unit is {} ({}), not DRAM ({})", unit, Pct(unit_pct), Pct(*dram));
-    }
-    if (at_roof && wasteful) {
-      f.message += fmt::format("; the roof is reached with wasted bytes: loads use only {:.0f}% of each sector",
-                               *ld_use);
-    }
-    if (Spills(c.kp)) {
-      // Bigger tiles would spill more: the per-thread working set has to shrink first.
-      f.moves = {Move::kEvictionHints};
-      f.message += "; registers spill to local memory (extra memory traffic): shrink the per-thread "
-                   "working set before moving more bytes per program";
-      return f;
-    }
-    if (HasDot(c.kp)) {
-      f.moves = {Move::kGroupMSwizzle, Move::kBiggerTiles, Move::kMoreStages};
-      f.message += "; reuse tiles from L2 (GROUP_M swizzle) and keep more loads in flight";
-    } else {
-      f.moves = {Move::kBiggerTiles, Move::kEvictionHints};
-      f.message += "; move more bytes per program and mark streaming data evict-first";
-    }
-    return f;
-  }
-  if (sm >= mem + t.bound_gap_pts) {
-    c.d.cls = BoundClass::kComputeBound;
-    f.rule = "compute_bound";
-    f.severity = near ? FindingSeverity::kMinor : FindingSeverity::kMajor;
-    e_sm.threshold = mem + t.bound_gap_pts;
-    e_sm.op = ">=";
-    f.evidence = {e_sm, e_mem};
-    auto tensor = c.Get(m::kTensorPipeActive);
-    if (!tensor) tensor = c.Get(m::kTensorCyclesActive);
-    if (tensor) f.evidence.push_back(Ev(m::kTensorPipeActive, *tensor, "%"));
-    std::string roof;
-    if (have_roof && r.main()) {
-      const auto* dt = r.main();
-      f.evidence.push_back(Ev("achieved_flops_per_second", dt->flops_per_s, "flop/second"));
-      f.evidence.push_back(Ev("roofline.fraction_of_roof", r.fraction_of_roof, "fraction",
-                              t.at_roof_fraction, "<"));
-      roof = fmt::format("; {} {} = {:.0f}% of {}", Tflops(dt->flops_per_s), dt->dtype,
-                         dt->compute_fraction * 100, PeakName(*dt));
-    }
-    f.message = fmt::format("compute-bound{}: SM throughput {} vs memory {}{}", near ? ", near its roof" : "",
-                            Pct(sm), Pct(mem), roof);
-    bool cuda_core_fp32 = r.main() && !r.main()->tensor && r.main()->dtype == "float32";
-    if (cuda_core_fp32 && HasDot(c.kp)) {
-      f.moves = {Move::kPrecision};
-      f.message += "; the FLOPs run on CUDA cores: tensor cores (tf32/bf16) are the lever";
-    } else {
-      f.moves = {Move::kBiggerTiles, Move::kPersistentGrid};
-      f.message += "; cut non-math instructions per FLOP (bigger tiles, persistent grid)";
-    }
-    return f;
-  }
+  const ClassInput in{.sm = sm,
+                      .mem = mem,
+                      .e_sm = Ev(m::kSmThroughput, sm, "%"),
+                      .e_mem = Ev(m::kMemThroughput, mem, "%"),
+                      .have_roof = have_roof,
+                      .near = std::max(sm, mem) >= t.near_roof_pct};
+  if (at_roof && !wrong_roof) return AtRooflineFinding(c, in, std::move(f));
+  if (sm < t.latency_pct && mem < t.latency_pct) return LowThroughputFinding(c, in, std::move(f));
+  if (mem >= sm + t.bound_gap_pts) return MemoryBoundFinding(c, in, at_roof && wasteful, std::move(f));
+  if (sm >= mem + t.bound_gap_pts) return ComputeBoundFinding(c, in, std::move(f));
+  const bool near = in.near;
+  const Evidence& e_sm = in.e_sm;
+  const Evidence& e_mem = in.e_mem;
   c.d.cls = BoundClass::kBalanced;
   f.rule = "balanced_bound";
   f.severity = near ? FindingSeverity::kMinor : FindingSeverity::kMajor;

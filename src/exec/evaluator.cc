@@ -221,6 +221,45 @@ bool FinalAfterCompile(Verdict v) {
   return v == Verdict::kCompileError || v == Verdict::kRejected || v == Verdict::kTimeout || v == Verdict::kCrash;
 }
 
+// Runners made by `make` for slots 0..n-1, each with an evaluator, their hellos sent on threads
+// added to `threads` (so measuring and check runners start at the same time; the caller joins). A
+// slot whose runner cannot be made, or whose hello fails, keeps that Status.
+struct Slots {
+  std::vector<std::unique_ptr<Runner>> runners;
+  std::vector<std::unique_ptr<Evaluator>> evals;
+  std::vector<Status> status;
+};
+
+void StartSlots(int n, const std::function<std::unique_ptr<Runner>(int)>& make, const char* missing,
+                const PoolConfig& cfg, Slots* s, std::vector<std::thread>* threads) {
+  s->runners.resize(n);
+  s->evals.resize(n);
+  s->status.resize(n);
+  for (int i = 0; i < n; ++i) {
+    threads->emplace_back([&make, missing, &cfg, s, i] {
+      s->runners[i] = make(i);
+      if (!s->runners[i]) {
+        s->status[i] = Internal(missing);
+        return;
+      }
+      s->evals[i] = std::make_unique<Evaluator>(s->runners[i].get(), cfg.store, cfg.use_cache);
+      auto h = s->evals[i]->Hello();
+      if (!h.ok()) s->status[i] = h.status();
+    });
+  }
+}
+
+// Where an item runs whole (check + timing) alone on measuring slot `i`: on an idle check runner of
+// this GPU (check slots i, i + n_measure, ...) when there is one, so it keeps the check stage's
+// isolation (the measuring runner may be a shared process).
+Evaluator* WholeEvaluator(int i, const Slots& measure, const Slots& check) {
+  const int n_measure = static_cast<int>(measure.evals.size());
+  for (size_t c = i; c < check.evals.size(); c += n_measure) {
+    if (check.status[c].ok() && check.evals[c]) return check.evals[c].get();
+  }
+  return measure.evals[i].get();
+}
+
 }  // namespace
 
 bool ContentionSensitive(const EvalResult& r) {
@@ -290,37 +329,19 @@ void EvalPool::Run(std::vector<PoolItem> items,
   // start at the same time (importing torch is slow; they do it in parallel).
   const int n_measure = std::max(1, cfg_.measure_slots);
   const int n_check = pipelined ? cfg_.check_slots : 0;
-  std::vector<std::unique_ptr<Runner>> runners(n_measure), check_runners(n_check);
-  std::vector<std::unique_ptr<Evaluator>> evals(n_measure), check_evals(n_check);
-  std::vector<Status> hello_status(n_measure), check_status(n_check);
+  Slots measure, check;
   {
     std::vector<std::thread> ts;
-    for (int i = 0; i < n_measure; ++i) {
-      ts.emplace_back([&, i] {
-        runners[i] = cfg_.make_measure(i);
-        if (!runners[i]) {
-          hello_status[i] = Internal("no measuring runner");
-          return;
-        }
-        evals[i] = std::make_unique<Evaluator>(runners[i].get(), cfg_.store, cfg_.use_cache);
-        auto h = evals[i]->Hello();
-        if (!h.ok()) hello_status[i] = h.status();
-      });
-    }
-    for (int c = 0; c < n_check; ++c) {
-      ts.emplace_back([&, c] {
-        check_runners[c] = cfg_.make_check(c);
-        if (!check_runners[c]) {
-          check_status[c] = Internal("no check runner");
-          return;
-        }
-        check_evals[c] = std::make_unique<Evaluator>(check_runners[c].get(), cfg_.store, cfg_.use_cache);
-        auto h = check_evals[c]->Hello();
-        if (!h.ok()) check_status[c] = h.status();
-      });
-    }
+    StartSlots(n_measure, cfg_.make_measure, "no measuring runner", cfg_, &measure, &ts);
+    StartSlots(n_check, cfg_.make_check, "no check runner", cfg_, &check, &ts);
     for (auto& t : ts) t.join();
   }
+  auto& runners = measure.runners;
+  auto& evals = measure.evals;
+  const auto& hello_status = measure.status;
+  auto& check_runners = check.runners;
+  auto& check_evals = check.evals;
+  const auto& check_status = check.status;
   std::vector<int> live;
   for (int i = 0; i < n_measure; ++i) {
     if (hello_status[i].ok()) live.push_back(i);
@@ -425,16 +446,7 @@ void EvalPool::Run(std::vector<PoolItem> items,
       threads.emplace_back([&, i] {
         while (auto s = timing.Pop()) {
           if (!s->check) {
-            // Run whole (check + timing) alone: on an idle check runner of this GPU when there is one,
-            // so it keeps the check stage's isolation (the measuring runner may be a shared process).
-            Evaluator* whole = evals[i].get();
-            for (int c = i; c < n_check; c += n_measure) {
-              if (check_status[c].ok() && check_evals[c]) {
-                whole = check_evals[c].get();
-                break;
-              }
-            }
-            auto r = whole->Evaluate(s->item.request);
+            auto r = WholeEvaluator(i, measure, check)->Evaluate(s->item.request);
             if (r.ok() && !s->why.empty()) r->warnings.push_back(MakeReason("check_stage", s->why, "warning"));
             report(s->item, r, i);
             continue;

@@ -6,6 +6,7 @@
 
 #include "common/file.h"
 #include "common/hash.h"
+#include "common/strings.h"
 #include "exec/runner.h"
 
 namespace kiln::exec {
@@ -43,15 +44,11 @@ Result<std::unique_ptr<ReplayRunner>> ReplayRunner::Open(const std::string& path
 Result<std::unique_ptr<ReplayRunner>> ReplayRunner::FromText(const std::string& text, const std::string& name) {
   std::unique_ptr<ReplayRunner> r(new ReplayRunner());
   r->name_ = name;
-  size_t pos = 0;
-  int line_no = 0;
-  while (pos < text.size()) {
-    size_t nl = text.find('\n', pos);
-    if (nl == std::string::npos) nl = text.size();
-    std::string line = text.substr(pos, nl - pos);
-    pos = nl + 1;
-    ++line_no;
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+  const std::vector<std::string_view> lines = SplitLines(text);
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const std::string_view line = lines[i];
+    const size_t line_no = i + 1;
+    if (IsBlankLine(line)) continue;
     json j = json::parse(line, nullptr, false);
     if (!j.is_object() || !j.contains("request") || !j.contains("response") || !j["request"].is_object() ||
         !j["response"].is_object()) {

@@ -22,12 +22,6 @@
 
 namespace kiln::profile {
 
-// Kernel facts are exec::KernelFacts (exec/kernel_facts.h: one type, one JSON reader and writer).
-// Deprecated spellings, kept until tools/kiln/profile.cc switches to exec:: (issue 13).
-using exec::KernelFacts;
-using exec::KernelFactsFromJson;
-using exec::MergeFacts;
-
 struct KernelProfile {
   NcuKernelRow row;
   Roofline roofline;

@@ -89,8 +89,8 @@ struct ProfileSummary {
 class Profiler {
  public:
   virtual ~Profiler() = default;
-  // Whether profiling can run here (ncu found, a GPU); `why` explains when not.
-  virtual bool Available(std::string* why) = 0;
+  // Whether profiling can run here (ncu found, a GPU): ok, or Unavailable with a message for the user.
+  virtual Status Available() = 0;
   // Profiles the candidate (nullopt: the task's own code) on one case (empty: the task's first).
   virtual Result<ProfileSummary> Profile(const task::TaskSpec& task, const std::optional<std::string>& source,
                                          const std::string& case_name) = 0;

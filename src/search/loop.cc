@@ -192,7 +192,7 @@ Result<exec::EvalResult> OptimizeRun::TimeShort(const std::string& src, Candidat
   rec->verdict = exec::VerdictName(r.verdict);
   rec->message = r.message;
   rec->cases = CaseTimes(r);
-  if (!r.kernels.empty()) rec->kernels = KernelsJson(r.kernels);
+  if (!r.kernels.empty()) rec->kernels = r.kernels;
   rec->score_ms = Score(r, search_cases_);
   return r;
 }
@@ -255,7 +255,7 @@ Status OptimizeRun::MeasureOriginal() {
   base_.verdict = exec::VerdictName(br.verdict);
   base_.message = br.message;
   base_.cases = CaseTimes(br);
-  base_.kernels = KernelsJson(br.kernels);
+  base_.kernels = br.kernels;
   for (const auto& cs : br.cases) all_cases_.push_back(cs.name);
   if (!o_.cases.empty()) run_cases_ = all_cases_;  // selectors such as @largest:K, as the worker resolved them
   Step("baseline", CandJson(base_));
@@ -299,11 +299,12 @@ Status OptimizeRun::MeasureOriginal() {
 
 // Profile and diagnose the original when a profiler is available: its roofline position and moves.
 void OptimizeRun::ProfileOriginal() {
-  std::string why;
+  Status available = Unavailable("no profiler configured");
+  if (!o_.dry_run && d_.profiler) available = d_.profiler->Available();
   if (o_.dry_run) {
     res_.mode = "dry-run";
     res_.mode_note = "interpreter: correctness only, no timing, no profile";
-  } else if (d_.profiler && d_.profiler->Available(&why)) {
+  } else if (available.ok()) {
     Show("profile");
     const double t_prof0 = Now();
     auto p = d_.profiler->Profile(in_.task, in_.original_source, profile_case_);
@@ -322,7 +323,7 @@ void OptimizeRun::ProfileOriginal() {
     }
   } else {
     res_.mode = "measure-only";
-    res_.mode_note = d_.profiler ? why : "no profiler configured";
+    res_.mode_note = available.message();
   }
   if (!res_.mode_note.empty()) Say("kiln: " + res_.mode + ": " + res_.mode_note);
 }

@@ -31,6 +31,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/status.h"
+#include "exec/kernel_facts.h"
 #include "exec/result.h"
 #include "search/interfaces.h"
 #include "search/prune.h"
@@ -131,7 +132,7 @@ struct CandidateRecord {
   nlohmann::json phases = nlohmann::json::object();  // the worker's seconds per phase (load, inputs, check, timing)
   bool finalist = false;
   std::string final_outcome;  // "won", "rejected: ...", ""
-  nlohmann::json kernels = nlohmann::json::array();  // compile facts
+  std::vector<exec::KernelFacts> kernels;  // compile facts (JSON: exec::ToJson)
 };
 
 struct CaseComparison {

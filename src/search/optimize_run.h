@@ -32,7 +32,6 @@ std::vector<CaseTiming> CaseTimes(const exec::EvalResult& r);
 // Geometric mean of the case medians over `names` (all cases when empty); +inf when not ok or a
 // case has no time.
 double Score(const exec::EvalResult& r, const std::vector<std::string>& names);
-nlohmann::json KernelsJson(const std::vector<exec::KernelFacts>& ks);
 nlohmann::json CandJson(const CandidateRecord& c);
 // Per-case comparison of a finalist's long run against the original, which that request timed
 // interleaved with it (its timing baseline). A case without that timing cannot win.

@@ -5,14 +5,17 @@
 
 #include <fmt/format.h>
 
+#include "common/strings.h"
+
 namespace kiln::search {
 
 namespace {
 
+// Milliseconds as the optimize report writes them: microseconds under 0.1 ms, "-" when unknown.
 std::string Ms(double v) {
-  if (!std::isfinite(v) || v <= 0) return "-";
-  if (v < 0.1) return fmt::format("{:.2f} us", v * 1000);
-  return fmt::format("{:.4f} ms", v);
+  static constexpr DurationStyle kSearch{
+      .us_below_ms = 0.1, .us_decimals = 2, .ms_decimals = 4, .unknown = "-", .positive_only = true};
+  return FormatDuration(v, TimeUnit::kMilliseconds, kSearch);
 }
 
 std::string Pct(double f) { return f >= 0 ? fmt::format("{:.0f}%", 100 * f) : "-"; }
@@ -81,23 +84,8 @@ std::string FormatReportText(const OptimizeResult& r, int max_rows) {
   return s;
 }
 
-std::string HtmlEscape(const std::string& in) {
-  std::string o;
-  for (char ch : in) {
-    switch (ch) {
-      case '&': o += "&amp;"; break;
-      case '<': o += "&lt;"; break;
-      case '>': o += "&gt;"; break;
-      case '"': o += "&quot;"; break;
-      case '\'': o += "&#39;"; break;
-      default: o += ch;
-    }
-  }
-  return o;
-}
-
 std::string FormatReportHtml(const OptimizeResult& r) {
-  auto e = HtmlEscape;
+  auto e = [](std::string_view v) { return HtmlEscape(v); };
   std::string h = R"(<!doctype html><html><head><meta charset="utf-8"><title>kiln optimize: )" + e(r.task) +
                   R"(</title><style>body{font-family:system-ui,sans-serif;margin:2em;max-width:70em}
 table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:.25em .6em;text-align:right}

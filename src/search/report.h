@@ -12,6 +12,5 @@ namespace kiln::search {
 std::string FormatReportText(const OptimizeResult& r, int max_rows = 20);
 // A self-contained HTML page (no external assets) with the same content and every candidate.
 std::string FormatReportHtml(const OptimizeResult& r);
-std::string HtmlEscape(const std::string& s);
 
 }  // namespace kiln::search

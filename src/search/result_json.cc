@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cmath>
 
+#include "exec/kernel_facts.h"
 #include "search/optimize_run.h"
 
 namespace kiln::search {
@@ -53,21 +54,9 @@ double Score(const exec::EvalResult& r, const std::vector<std::string>& names) {
   return GeoMean(v);
 }
 
-nlohmann::json KernelsJson(const std::vector<exec::KernelFacts>& ks) {
-  nlohmann::json a = nlohmann::json::array();
-  for (const auto& k : ks) {
-    nlohmann::json j = {{"name", k.name}, {"launches", k.launches}};
-    if (k.n_regs) j["n_regs"] = *k.n_regs;
-    if (k.n_spills) j["n_spills"] = *k.n_spills;
-    if (k.shared_bytes) j["shared_bytes"] = *k.shared_bytes;
-    if (k.num_warps) j["num_warps"] = *k.num_warps;
-    if (k.num_stages) j["num_stages"] = *k.num_stages;
-    a.push_back(j);
-  }
-  return a;
-}
-
 nlohmann::json CandJson(const CandidateRecord& c) {
+  nlohmann::json kernels = nlohmann::json::array();
+  for (const auto& k : c.kernels) kernels.push_back(exec::ToJson(k));
   nlohmann::json cases = nlohmann::json::array();
   for (const auto& t : c.cases) {
     nlohmann::json j = {{"name", t.name}};
@@ -81,7 +70,7 @@ nlohmann::json CandJson(const CandidateRecord& c) {
                       {"verdict", c.verdict}, {"message", c.message},
                       {"cases", cases},       {"at_s", c.at_s},
                       {"eval_s", c.eval_s},   {"finalist", c.finalist},
-                      {"final_outcome", c.final_outcome}, {"kernels", c.kernels}};
+                      {"final_outcome", c.final_outcome}, {"kernels", kernels}};
   if (!c.phases.empty()) j["phases_s"] = c.phases;
   j["score_ms"] = std::isfinite(c.score_ms) ? nlohmann::json(c.score_ms) : nlohmann::json(nullptr);
   j["rung1_ms"] = std::isfinite(c.rung1_ms) ? nlohmann::json(c.rung1_ms) : nlohmann::json(nullptr);

@@ -201,7 +201,7 @@ Status OptimizeRun::MeasurePending(Pending* p, CompileBatch* batch, bool* stoppe
       return Status(compiled.status().code(), "the compile workers failed: " + compiled.status().message());
     const exec::EvalResult& cr = *compiled;
     ++res_.compiled;
-    rec.kernels = KernelsJson(cr.kernels);
+    rec.kernels = cr.kernels;
     if (cr.verdict != exec::Verdict::kOk) {
       rec.verdict = exec::VerdictName(cr.verdict);
       rec.message = cr.message;

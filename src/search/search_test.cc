@@ -7,6 +7,7 @@
 
 #include "search/gp.h"
 #include "search/halving.h"
+#include "search/optimize_run.h"
 #include "search/prune.h"
 #include "search/space.h"
 #include "search/strategy.h"
@@ -347,19 +348,40 @@ TEST(Space, RestrictToGrid) {
   Space s = SpaceGemm();
   Config base{{"BLOCK_M", 64}, {"BLOCK_N", 64}, {"BLOCK_K", 32}, {"GROUP_M", 1}, {"num_warps", 4}, {"num_stages", 3}};
   auto grid = nlohmann::json::parse(R"({"BLOCK_M": [128, 64], "BLOCK_N": [128], "num_warps": [4, 8]})");
-  ASSERT_FALSE(Space::RestrictToGrid(grid, base, &s));
+  ASSERT_TRUE(Space::RestrictToGrid(grid, base, &s).ok());
   EXPECT_EQ(s.Find("BLOCK_M")->values, (std::vector<int64_t>{64, 128}));
   EXPECT_EQ(s.Find("BLOCK_N")->values, (std::vector<int64_t>{64, 128}));  // the original's 64 kept
   EXPECT_EQ(s.Find("BLOCK_K")->values, (std::vector<int64_t>{32}));       // unlisted: fixed
   EXPECT_EQ(s.Find("num_stages")->values, (std::vector<int64_t>{3}));
   EXPECT_DOUBLE_EQ(s.Size(), 2 * 2 * 2);
   Space t = SpaceGemm();
-  auto bad = Space::RestrictToGrid(nlohmann::json::parse(R"({"BLOCK_Q": [1]})"), base, &t);
-  ASSERT_TRUE(bad);
-  EXPECT_NE(bad->find("'BLOCK_Q' is not a tunable"), std::string::npos) << *bad;
-  EXPECT_TRUE(Space::RestrictToGrid(nlohmann::json::parse(R"({"BLOCK_M": [1.5]})"), base, &t));
-  EXPECT_TRUE(Space::RestrictToGrid(nlohmann::json::parse(R"({"BLOCK_M": []})"), base, &t));
-  EXPECT_TRUE(Space::RestrictToGrid(nlohmann::json::parse(R"([1])"), base, &t));
+  const Status bad = Space::RestrictToGrid(nlohmann::json::parse(R"({"BLOCK_Q": [1]})"), base, &t);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.code(), Code::kInvalidArgument);
+  EXPECT_NE(bad.message().find("'BLOCK_Q' is not a tunable"), std::string::npos) << bad.message();
+  EXPECT_FALSE(Space::RestrictToGrid(nlohmann::json::parse(R"({"BLOCK_M": [1.5]})"), base, &t).ok());
+  EXPECT_FALSE(Space::RestrictToGrid(nlohmann::json::parse(R"({"BLOCK_M": []})"), base, &t).ok());
+  EXPECT_FALSE(Space::RestrictToGrid(nlohmann::json::parse(R"([1])"), base, &t).ok());
+  EXPECT_DOUBLE_EQ(t.Size(), SpaceGemm().Size());  // unchanged by the errors
+}
+
+// A candidate's compile facts are written by exec::ToJson, the one writer of kernel facts.
+TEST(ResultJson, CandidateKernelsUseTheKernelFactsWriter) {
+  CandidateRecord c;
+  exec::KernelFacts k;
+  k.name = "mm_kernel";
+  k.launches = 2;
+  k.n_regs = 96;
+  k.num_warps = 4;
+  k.has_dot = true;
+  c.kernels.push_back(k);
+  const nlohmann::json j = internal::CandJson(c);
+  ASSERT_EQ(j["kernels"].size(), 1u);
+  EXPECT_EQ(j["kernels"][0], exec::ToJson(k));
+  EXPECT_EQ(j["kernels"][0]["n_regs"], 96);
+  EXPECT_EQ(j["kernels"][0]["launches"], 2);
+  EXPECT_EQ(j["kernels"][0]["has_dot"], true);
+  EXPECT_FALSE(j["kernels"][0].contains("n_spills"));  // not reported: not written
 }
 
 TEST(Strategy, ApplyMove) {

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "analysis/tunables.h"
+#include "common/strings.h"
 
 namespace kiln::search {
 
@@ -29,10 +30,6 @@ std::string Upper(const std::string& s) {
   std::string u = s;
   for (auto& ch : u) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
   return u;
-}
-
-bool EndsWith(const std::string& s, const std::string& suf) {
-  return s.size() >= suf.size() && s.compare(s.size() - suf.size(), suf.size(), suf) == 0;
 }
 
 bool IsPow2(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
@@ -306,17 +303,17 @@ SpaceBuild SpaceFromTunables(const analysis::Tunables& t, const SpaceOptions& op
   return b;
 }
 
-std::optional<std::string> Space::RestrictToGrid(const nlohmann::json& grid, const Config& keep, Space* s) {
-  if (!grid.is_object()) return "a grid is a JSON object {\"PARAM\": [values...]}";
+Status Space::RestrictToGrid(const nlohmann::json& grid, const Config& keep, Space* s) {
+  if (!grid.is_object()) return InvalidArgument("a grid is a JSON object {\"PARAM\": [values...]}");
   for (const auto& [name, vals] : grid.items()) {
     if (!s->Find(name)) {
       std::string known;
       for (const auto& p : s->params()) known += (known.empty() ? "" : ", ") + p.name;
-      return "grid parameter '" + name + "' is not a tunable of this kernel (tunables: " + known + ")";
+      return InvalidArgument("grid parameter '" + name + "' is not a tunable of this kernel (tunables: " + known + ")");
     }
-    if (!vals.is_array() || vals.empty()) return "grid parameter '" + name + "': expected a non-empty list";
+    if (!vals.is_array() || vals.empty()) return InvalidArgument("grid parameter '" + name + "': expected a non-empty list");
     for (const auto& v : vals)
-      if (!v.is_number_integer()) return "grid parameter '" + name + "': " + v.dump() + " is not an integer";
+      if (!v.is_number_integer()) return InvalidArgument("grid parameter '" + name + "': " + v.dump() + " is not an integer");
   }
   std::vector<Param> ps = s->params();
   for (auto& p : ps) {
@@ -330,7 +327,7 @@ std::optional<std::string> Space::RestrictToGrid(const nlohmann::json& grid, con
     p.values = v;
   }
   *s = Space(std::move(ps));
-  return std::nullopt;
+  return Status::Ok();
 }
 
 }  // namespace kiln::search

@@ -19,6 +19,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/status.h"
+
 namespace kiln::analysis {
 struct Tunables;
 }
@@ -80,8 +82,8 @@ class Space {
   nlohmann::json ToJson() const;
   // The space restricted to a grid {"PARAM": [values...]}: a listed parameter takes exactly those
   // values (plus `keep`'s value, so the original stays representable), an unlisted one only `keep`'s.
-  // Errors name unknown parameters and non-integer values.
-  static std::optional<std::string> RestrictToGrid(const nlohmann::json& grid, const Config& keep, Space* s);
+  // InvalidArgument errors name unknown parameters and non-integer values; `s` is unchanged on error.
+  static Status RestrictToGrid(const nlohmann::json& grid, const Config& keep, Space* s);
 
  private:
   std::vector<Param> params_;

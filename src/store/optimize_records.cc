@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "common/json.h"
 #include "store/sqlite_stmt.h"
 #include "store/store.h"
 
@@ -13,10 +14,6 @@ namespace {
 
 using internal::Busy;
 using internal::Stmt;
-
-std::string Str(const nlohmann::json& j, const char* k) {
-  return j.contains(k) && j[k].is_string() ? j[k].get<std::string>() : "";
-}
 
 Status StepDone(Stmt& st) {
   int rc = st.Step();
@@ -34,8 +31,8 @@ Result<int64_t> Store::BeginOptimizeRun(const nlohmann::json& info) {
             "INSERT INTO optimize_runs(task, task_hash, kernel, device, device_uuid, strategy, info_json) "
             "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)");
     if (!st.ok()) return IoError(st.Error());
-    st.Bind(1, Str(info, "task")).Bind(2, Str(info, "task_hash")).Bind(3, Str(info, "kernel"));
-    st.Bind(4, Str(info, "device")).Bind(5, Str(info, "device_uuid")).Bind(6, Str(info, "strategy"));
+    st.Bind(1, JsonString(info, "task")).Bind(2, JsonString(info, "task_hash")).Bind(3, JsonString(info, "kernel"));
+    st.Bind(4, JsonString(info, "device")).Bind(5, JsonString(info, "device_uuid")).Bind(6, JsonString(info, "strategy"));
     st.Bind(7, info.dump());
     KILN_RETURN_IF_ERROR(StepDone(st));
     id = sqlite3_last_insert_rowid(db_);
@@ -47,17 +44,16 @@ Result<int64_t> Store::BeginOptimizeRun(const nlohmann::json& info) {
 
 Status Store::AddOptimizeStep(int64_t run, const std::string& kind, const nlohmann::json& detail) {
   std::lock_guard<std::mutex> lock(mu_);
-  std::string verdict = Str(detail, "verdict");
-  if (verdict.empty()) verdict = Str(detail, "outcome");
-  std::optional<double> score;
-  if (detail.contains("score_ms") && detail["score_ms"].is_number()) score = detail["score_ms"].get<double>();
+  std::string verdict = JsonString(detail, "verdict");
+  if (verdict.empty()) verdict = JsonString(detail, "outcome");
+  const std::optional<double> score = JsonNumber(detail, "score_ms");
   return WithRetry([&]() -> Status {
     Stmt st(db_,
             "INSERT INTO optimize_steps(run_id, seq, kind, candidate_hash, verdict, score_ms, detail_json) "
             "VALUES(?1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM optimize_steps WHERE run_id = ?1), ?2, ?3, ?4, "
             "?5, ?6)");
     if (!st.ok()) return IoError(st.Error());
-    st.Bind(1, run).Bind(2, kind).Bind(3, Str(detail, "source_hash")).Bind(4, verdict).Bind(5, score);
+    st.Bind(1, run).Bind(2, kind).Bind(3, JsonString(detail, "source_hash")).Bind(4, verdict).Bind(5, score);
     st.Bind(6, detail.dump());
     return StepDone(st);
   });

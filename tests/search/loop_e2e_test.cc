@@ -492,7 +492,8 @@ class FakeProfiler : public Profiler {
   double fraction = 0.3;
   int calls = 0;
   std::vector<std::string> profiled_cases;
-  bool Available(std::string*) override { return true; }
+  Status available = Status::Ok();
+  Status Available() override { return available; }
   Result<ProfileSummary> Profile(const task::TaskSpec&, const std::optional<std::string>& src,
                                  const std::string& case_name) override {
     profiled_cases.push_back(case_name);
@@ -523,6 +524,22 @@ TEST(Loop, ProfiledRunUsesMovesAndReportsRoofline) {
   for (auto& n : r->notes) noted |= n.find("split_k") != std::string::npos;
   EXPECT_TRUE(noted);
   EXPECT_NE(FormatReportText(*r).find("roofline"), std::string::npos);
+}
+
+// A profiler that cannot run here is never called; its reason is the run's measure-only note.
+TEST(Loop, UnavailableProfilerMeansMeasureOnlyWithItsReason) {
+  Fixture f;
+  FakeProfiler prof;
+  prof.available = Unavailable("ncu not found (no ncu on PATH); measuring only");
+  auto r = Optimize(Input(), f.o, {&f.ev, &f.rr, &prof});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->mode, "measure-only");
+  EXPECT_EQ(r->mode_note, "ncu not found (no ncu on PATH); measuring only");
+  EXPECT_EQ(prof.calls, 0);
+  Fixture g;
+  auto none = g.Run(Input());
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(none->mode_note, "no profiler configured");
 }
 
 // A profile costs 15 s of the fake clock. The winner is profiled only while the budget has room;
