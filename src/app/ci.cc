@@ -8,6 +8,7 @@
 #include "common/file.h"
 #include "common/strings.h"
 #include "search/loop.h"
+#include "common/json_dump.h"
 
 namespace kiln::app {
 
@@ -80,7 +81,7 @@ Result<Baseline> Baseline::Load(const std::string& path) {
   return b;
 }
 
-Status Baseline::Save(const std::string& path) const { return WriteFile(path, ToJson().dump(2) + "\n"); }
+Status Baseline::Save(const std::string& path) const { return WriteFile(path, DumpJson(ToJson(), 2) + "\n"); }
 
 Result<CiReport> RunCi(const std::vector<CiTask>& tasks, search::Measurer& ev, const Baseline* baseline,
                        const CiOptions& o) {

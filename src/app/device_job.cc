@@ -4,6 +4,7 @@
 
 #include "app/runner_factory.h"
 #include "profile/device.h"
+#include "common/json_dump.h"
 
 namespace kiln::app {
 
@@ -27,7 +28,7 @@ int RunDevice(const DeviceJobOptions& o) {
     if (!j.contains("schema_version")) j["schema_version"] = 1;
     j["source"] = rec->source;
     j["path"] = store.PathFor(rec->info.uuid);
-    std::printf("%s\n", j.dump(2).c_str());
+    std::printf("%s\n", DumpJson(j, 2).c_str());
   } else {
     std::fputs(profile::FormatDevice(*rec).c_str(), stdout);
     std::printf("record: %s\n", store.PathFor(rec->info.uuid).c_str());

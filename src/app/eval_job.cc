@@ -13,6 +13,7 @@
 #include "common/hash.h"
 #include "exec/evaluator.h"
 #include "task/task.h"
+#include "common/source_text.h"
 
 namespace kiln::app {
 
@@ -53,7 +54,7 @@ std::string WorkerModule(std::string source, const exec::EvalRequest& r) {
 
 Status LoadCandidate(const std::string& path, exec::EvalRequest* r) {
   if (path.empty()) return Status::Ok();  // the task's own code
-  KILN_ASSIGN_OR_RETURN(std::string src, ReadFile(path));
+  KILN_ASSIGN_OR_RETURN(std::string src, ReadPythonSource(path));
   r->candidate_source = WorkerModule(std::move(src), *r);
   r->candidate_name = fs::path(path).filename().string();
   return Status::Ok();
@@ -62,7 +63,7 @@ Status LoadCandidate(const std::string& path, exec::EvalRequest* r) {
 Status LoadBaseline(const std::string& path, exec::EvalRequest* r) {
   if (path.empty()) return Status::Ok();
   if (r->mode != exec::Mode::kTime) return InvalidArgument("--baseline needs --mode time (it is a timing comparison)");
-  KILN_ASSIGN_OR_RETURN(std::string src, ReadFile(path));
+  KILN_ASSIGN_OR_RETURN(std::string src, ReadPythonSource(path));
   r->baseline_source = WorkerModule(std::move(src), *r);
   return Status::Ok();
 }

@@ -15,6 +15,7 @@
 #include "profile/device.h"
 #include "search/report.h"
 #include "store/store.h"
+#include "common/json_dump.h"
 
 namespace kiln::app {
 
@@ -149,7 +150,7 @@ std::optional<Exit> WriteOutputs(const OptimizeJobOptions& o, const search::Opti
                              : "the original, unchanged");
   }
   if (!o.json_out.empty()) {
-    std::string j = res.ToJson().dump(2) + "\n";
+    std::string j = DumpJson(res.ToJson(), 2) + "\n";
     if (o.json_out == "-") std::fputs(j.c_str(), stdout);
     else if (auto s = WriteFile(o.json_out, j); !s.ok()) std::fprintf(stderr, "kiln optimize: %s\n", s.message().c_str());
   }

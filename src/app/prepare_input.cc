@@ -9,6 +9,7 @@
 #include "common/file.h"
 #include "pyast/pyast.h"
 #include "rewrite/rewrite.h"
+#include "common/source_text.h"
 
 namespace kiln::app {
 
@@ -19,7 +20,7 @@ Result<search::OptimizeInput> PrepareInput(const task::TaskSpec& spec, const std
         "kiln optimize tunes Triton modules: tasks in kiln or TritonBench-G format (this one is {}); "
         "for other formats, evaluate a candidate with kiln eval",
         task::FormatName(spec.format)));
-  KILN_ASSIGN_OR_RETURN(std::string text, ReadFile(spec.path));
+  KILN_ASSIGN_OR_RETURN(std::string text, ReadPythonSource(spec.path));
   search::OptimizeInput in;
   in.task = spec;
   in.original_source = spec.format == task::Format::kTritonBenchG ? task::StripTritonBenchTest(text) : text;

@@ -10,6 +10,7 @@
 #include "profile/metrics.h"
 #include "profile/profile_task.h"
 #include "task/task.h"
+#include "common/source_text.h"
 
 namespace kiln::app {
 
@@ -85,7 +86,7 @@ Result<Profiled> RunNcu(const ProfileJobOptions& o, const std::optional<profile:
   KILN_ASSIGN_OR_RETURN(task::TaskSpec spec, task::LoadTask(o.task, o.task_options.ToLoadOptions()));
   std::optional<std::string> cand;
   if (!o.candidate.empty()) {
-    KILN_ASSIGN_OR_RETURN(std::string text, ReadFile(o.candidate));
+    KILN_ASSIGN_OR_RETURN(std::string text, ReadPythonSource(o.candidate));
     cand = text;
   }
   if (p.source.empty()) p.source = spec.path;
@@ -116,7 +117,7 @@ int RunProfile(const ProfileJobOptions& o) {
   std::optional<SourceText> source;
   Status source_status = Status::Ok();
   if (!p->source.empty()) {
-    if (auto text = ReadFile(p->source); text.ok()) source = SourceText{*text, p->source};
+    if (auto text = ReadPythonSource(p->source); text.ok()) source = SourceText{*text, p->source};
     else source_status = text.status();
   }
   if (Status s = JoinFacts(&p->run, source, *given); !s.ok()) source_status = s;

@@ -8,6 +8,7 @@
 #include "common/hash.h"
 #include "common/strings.h"
 #include "exec/runner.h"
+#include "common/json_dump.h"
 
 namespace kiln::exec {
 
@@ -126,7 +127,7 @@ Status RecordingRunner::Append(const json& request, const json& response) {
   if (!f) {
     return IoError(fmt::format("{}: error: cannot open the transcript for appending: {}", path_, std::strerror(errno)));
   }
-  f << json{{"request", request}, {"response", response}}.dump() << "\n";
+  f << DumpJson(json{{"request", request}, {"response", response}}) << "\n";
   f.flush();
   if (!f) return IoError(fmt::format("{}: error: cannot write the transcript", path_));
   return Status::Ok();

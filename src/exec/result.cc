@@ -7,6 +7,7 @@
 #include "common/hash.h"
 #include "common/json.h"
 #include "common/strings.h"
+#include "common/json_dump.h"
 
 namespace kiln::exec {
 
@@ -107,7 +108,7 @@ std::string EvalRequest::ParamsHash() const {
   // the tolerance protocol; "kernelbench" is the worker's default, so it hashes like no protocol
   if (j.contains("protocol") && j["protocol"] != "kernelbench") j["tolerance_protocol"] = j["protocol"];
   j["protocol"] = kProtocolVersion;
-  return HashHex(j.dump());
+  return HashHex(DumpJson(j));
 }
 
 namespace {

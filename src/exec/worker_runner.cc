@@ -10,6 +10,7 @@
 #include "exec/runner.h"
 
 #include "common/children.h"
+#include "common/json_dump.h"
 
 namespace kiln::exec {
 
@@ -177,7 +178,7 @@ Status WorkerRunner::EnsureStarted() {
 WorkerRunner::Exchange WorkerRunner::Send(json req, double deadline_s) {
   Exchange ex;
   const std::string id = req.value("id", "");
-  Status w = proc_->Write(req.dump() + "\n");
+  Status w = proc_->Write(DumpJson(req) + "\n");
   if (!w.ok()) {
     ex.kind = Exchange::Kind::kWriteFailed;
     ex.detail = w.message();

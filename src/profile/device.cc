@@ -12,6 +12,7 @@
 #include "common/file.h"
 #include "common/json.h"
 #include "common/strings.h"
+#include "common/json_dump.h"
 
 
 namespace kiln::profile {
@@ -171,7 +172,7 @@ Result<std::optional<DeviceRecord>> JsonDeviceStore::Load(const std::string& uui
 
 Status JsonDeviceStore::Save(const DeviceRecord& r) {
   KILN_RETURN_IF_ERROR(MakeDirs(dir_));
-  return WriteFile(PathFor(r.info.uuid), ToJson(r).dump(2) + "\n");
+  return WriteFile(PathFor(r.info.uuid), DumpJson(ToJson(r), 2) + "\n");
 }
 
 Result<DeviceRecord> CharacterizeDevice(exec::Runner& runner, const CharacterizeOptions& o,

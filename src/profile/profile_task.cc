@@ -10,6 +10,7 @@
 #include "common/file.h"
 #include "exec/result.h"
 #include "exec/runner.h"
+#include "common/json_dump.h"
 
 namespace kiln::profile {
 
@@ -76,7 +77,7 @@ Result<ProfileOutput> ProfileTask(const task::TaskSpec& spec, const std::optiona
   rj["mode"] = "profile";
   if (!o.case_name.empty()) rj["profile_case"] = o.case_name;
   const std::string req_path = dir + "/request.json", resp_path = dir + "/response.json";
-  KILN_RETURN_IF_ERROR(WriteFile(req_path, rj.dump(2) + "\n"));
+  KILN_RETURN_IF_ERROR(WriteFile(req_path, DumpJson(rj, 2) + "\n"));
   std::string python = exec::ResolvePython(o.python);
   NcuOptions n = WithSelection(o);
   auto wdir = exec::FindWorkerDir();

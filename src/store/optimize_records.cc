@@ -7,6 +7,7 @@
 #include "common/json.h"
 #include "store/sqlite_stmt.h"
 #include "store/store.h"
+#include "common/json_dump.h"
 
 namespace kiln::store {
 
@@ -33,7 +34,7 @@ Result<int64_t> Store::BeginOptimizeRun(const nlohmann::json& info) {
     if (!st.ok()) return IoError(st.Error());
     st.Bind(1, JsonString(info, "task")).Bind(2, JsonString(info, "task_hash")).Bind(3, JsonString(info, "kernel"));
     st.Bind(4, JsonString(info, "device")).Bind(5, JsonString(info, "device_uuid")).Bind(6, JsonString(info, "strategy"));
-    st.Bind(7, info.dump());
+    st.Bind(7, DumpJson(info));
     KILN_RETURN_IF_ERROR(StepDone(st));
     id = sqlite3_last_insert_rowid(db_);
     return Status::Ok();
@@ -54,7 +55,7 @@ Status Store::AddOptimizeStep(int64_t run, const std::string& kind, const nlohma
             "?5, ?6)");
     if (!st.ok()) return IoError(st.Error());
     st.Bind(1, run).Bind(2, kind).Bind(3, JsonString(detail, "source_hash")).Bind(4, verdict).Bind(5, score);
-    st.Bind(6, detail.dump());
+    st.Bind(6, DumpJson(detail));
     return StepDone(st);
   });
 }
@@ -67,7 +68,7 @@ Status Store::EndOptimizeRun(int64_t run, const std::string& status, const nlohm
                              internal::kNow)
                      .c_str());
     if (!st.ok()) return IoError(st.Error());
-    st.Bind(1, status).Bind(2, result.dump()).Bind(3, run);
+    st.Bind(1, status).Bind(2, DumpJson(result)).Bind(3, run);
     return StepDone(st);
   });
 }

@@ -11,6 +11,7 @@
 
 #include "common/hash.h"
 #include "store/sqlite_stmt.h"
+#include "common/json_dump.h"
 
 namespace kiln::store {
 
@@ -189,7 +190,7 @@ Status Store::PutDevice(const std::string& uuid, const json& info) {
                              kNow)
                      .c_str());
     if (!st.ok()) return IoError(st.Error());
-    st.Bind(1, uuid).Bind(2, info.value("name", std::string())).Bind(3, info.dump());
+    st.Bind(1, uuid).Bind(2, info.value("name", std::string())).Bind(3, DumpJson(info));
     int rc = st.Step();
     if (rc == SQLITE_DONE) return Status::Ok();
     return Status(Busy(rc) ? Code::kUnavailable : Code::kIo, st.Error());
@@ -205,7 +206,7 @@ Status Store::PutTask(const std::string& hash, const std::string& name, const st
                              kNow)
                      .c_str());
     if (!st.ok()) return IoError(st.Error());
-    st.Bind(1, hash).Bind(2, name).Bind(3, format).Bind(4, spec.dump());
+    st.Bind(1, hash).Bind(2, name).Bind(3, format).Bind(4, DumpJson(spec));
     int rc = st.Step();
     if (rc == SQLITE_DONE) return Status::Ok();
     return Status(Busy(rc) ? Code::kUnavailable : Code::kIo, st.Error());
@@ -244,7 +245,7 @@ Result<int64_t> Store::PutEvaluation(const EvaluationRecord& r) {
     st.Bind(5, k.torch_version).Bind(6, k.triton_version).Bind(7, k.driver_version).Bind(8, k.params_hash);
     st.Bind(9, r.task_name).Bind(10, r.verdict).Bind(11, r.mode).Bind(12, r.policy);
     st.Bind(13, r.speedup).Bind(14, r.candidate_ms).Bind(15, r.reference_ms).BindD(16, r.elapsed_s);
-    st.Bind(17, r.response.dump());
+    st.Bind(17, DumpJson(r.response));
     int rc = st.Step();
     if (rc != SQLITE_DONE) return Status(Busy(rc) ? Code::kUnavailable : Code::kIo, st.Error());
     id = sqlite3_last_insert_rowid(db_);

@@ -173,6 +173,40 @@ def _():
     assert "kiln_worker_" not in out, out
 
 
+def _latin1_candidate(name="latin1_relu.py"):
+    """The honest ReLU candidate as a latin-1 file: a coding line and a non-ASCII comment."""
+    text = open(os.path.join(CANDS, "honest", "relu_ok.py")).read()
+    path = os.path.join(Ctx.tmp, name)
+    with open(path, "wb") as f:
+        f.write(("# -*- coding: latin-1 -*-\n# r\u00e9sum\u00e9: caf\u00e9\n" + text).encode("latin-1"))
+    return path
+
+
+@check("latin1-candidate-is-decoded", worker=True)
+def _():
+    # Not UTF-8, with a coding line: kiln aborted with json type_error.316 (rc 134) in eval, --json and batch.
+    cand = _latin1_candidate()
+    db = os.path.join(Ctx.tmp, "latin1.db")
+    rc, out, err = run(["eval", "--task", RELU, "--candidate", cand, "--db", db], timeout=180)
+    assert rc == 0 and "verdict: ok" in out, (rc, out, err)
+    rc, out, err = run(["eval", "--task", RELU, "--candidate", cand, "--no-db", "--json"], timeout=180)
+    assert rc == 0 and json.loads(out)["verdict"] == "ok", (rc, out, err)
+    p = write("latin1_pairs.jsonl", json.dumps({"task": RELU, "candidate": cand}) + "\n")
+    res = os.path.join(Ctx.tmp, "latin1_out.jsonl")
+    rc, _, err = run(["eval", "--batch", p, "--out", res, "--db", db, "--quiet"], timeout=180)
+    assert rc == 0 and [l.get("verdict") for l in jsonl(open(res).read())] == ["ok"], (rc, err)
+
+
+@check("undecodable-candidate-is-a-located-error")
+def _():
+    path = os.path.join(Ctx.tmp, "bad_bytes.py")
+    with open(path, "wb") as f:
+        f.write(b"import torch\nx = 1  # \xff\xfe not utf-8\n")
+    rc, out, err = run(["eval", "--task", RELU, "--candidate", path] + NOPY)
+    assert rc == 2, (rc, out, err)
+    assert re.search(r"bad_bytes\.py:2:\d+: error: ", err), err
+
+
 @check("size-expression-and-tuple-constants", worker=True)
 def _():
     task = write("expr_task.py", "import torch\nimport torch.nn as nn\n\n\nclass Model(nn.Module):\n"

@@ -5,6 +5,7 @@
 #include "analysis/driver.h"
 #include "commands.h"
 #include "common/diag.h"
+#include "common/json_dump.h"
 
 namespace kiln::cli {
 
@@ -30,7 +31,7 @@ Command RegisterAnalyze(CLI::App& app) {
               }
               reports.push_back(std::move(r));
             }
-            if (*json) std::printf("%s\n", analysis::ReportsToJson(reports).dump(2).c_str());
+            if (*json) std::printf("%s\n", DumpJson(analysis::ReportsToJson(reports), 2).c_str());
             return rc;
           }};
 }
