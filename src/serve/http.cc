@@ -90,7 +90,9 @@ int Serve(Service* service, const HttpOptions& o) {
     res.set_content(service->MetricsText(), "text/plain; version=0.0.4");
   });
   srv.set_error_handler([&](const httplib::Request& req, httplib::Response& res) {
-    if (res.status == 413)
+    if (res.status == 413 && req.get_header_value("Content-Type").find("x-www-form-urlencoded") != std::string::npos)
+      Reply(res, o, 413, {{"error", "a form-encoded body is limited to 8 KiB: send Content-Type: application/json"}});
+    else if (res.status == 413)
       Reply(res, o, 413, {{"error", fmt::format("request body over the limit of {} bytes (--max-body-bytes)", o.max_body_bytes)}});
     else if (res.status == 404)
       Reply(res, o, 404, {{"error", fmt::format("no route {} {}", req.method, req.path)}});
