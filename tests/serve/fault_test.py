@@ -138,10 +138,14 @@ def main():
     check(len(items) == N_REQUESTS and all(c == 1 for _, _, c in items), f"journal: one result per item ({len(items)})")
     real = {n: a["items"][0] for n, a in answers.items() if a["items"][0]["id"].startswith("r")}
     check(len(real) == N_REAL, f"{N_REAL} real evaluations answered ({len(real)})")
-    right = all(r["verdict"] == ("mismatch" if n % 20 == 0 else "ok") for n, r in real.items())
+    # An item whose worker was killed under it runs once more; killed again, it gets a verdict that is
+    # never a wrong answer's (error: reward null) or crash. Every other item gets its true verdict.
+    right = all(r["verdict"] == ("mismatch" if n % 20 == 0 else "ok")
+                or (r["attempts"] == 2 and (r["verdict"] == "crash" or (r["verdict"] == "error" and r["reward"] is None)))
+                for n, r in real.items())
     if not right:
         print({n: (r["verdict"], [x["code"] for x in r["reasons"]], r["attempts"]) for n, r in real.items()})
-    check(right, "real evaluations: honest ok, wrong mismatch, despite the killed workers")
+    check(right, "real evaluations: honest ok, wrong mismatch (or, killed twice, crash/error)")
     check(all(r["attempts"] <= 2 for r in real.values()), "no item ran more than twice")
     done_jobs = {next(iter(jobs[n])) for n in real}
     again = [n for n in real if next(iter(jobs[n])) in done_before and after_rows.get(n, 0) != before_rows.get(n, 0)]
