@@ -89,6 +89,23 @@ CREATE TABLE IF NOT EXISTS optimize_steps(
   detail_json TEXT,
   PRIMARY KEY(run_id, seq));
 )",
+    // 3 -> 4: the journal of `kiln serve` (serve_records.cc): accepted reward jobs and their items'
+    // results, so a restarted server finishes what it accepted and answers every job.
+    R"(
+CREATE TABLE IF NOT EXISTS serve_jobs(
+  id TEXT PRIMARY KEY,
+  idem_key TEXT UNIQUE,
+  request_json TEXT NOT NULL,
+  state TEXT NOT NULL DEFAULT 'accepted',
+  created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now')),
+  finished_at TEXT,
+  response_json TEXT);
+CREATE TABLE IF NOT EXISTS serve_items(
+  job_id TEXT NOT NULL REFERENCES serve_jobs(id),
+  idx INTEGER NOT NULL,
+  result_json TEXT NOT NULL,
+  PRIMARY KEY(job_id, idx));
+)",
 };
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion, "one migration per version");
 

@@ -2,8 +2,8 @@
 //
 // Tables: devices (by UUID), tasks (by task hash), candidates (by source hash), evaluations (one row
 // per evaluation: verdict, timings, compile facts, clocks, versions, the full response JSON),
-// optimize_runs and optimize_steps (every step of a `kiln optimize` run: optimize_records.cc) and
-// meta (schema version). Schema changes are numbered migrations applied in order at Open(); the
+// optimize_runs and optimize_steps (every step of a `kiln optimize` run: optimize_records.cc),
+// serve_jobs and serve_items (the journal of `kiln serve`: serve_records.cc) and meta (schema version). Schema changes are numbered migrations applied in order at Open(); the
 // store is the only owner of the schema.
 //
 // The cache key of an evaluation covers the task hash, the candidate hash, the device UUID, the
@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -31,7 +32,7 @@ struct sqlite3;
 
 namespace kiln::store {
 
-inline constexpr int kSchemaVersion = 3;
+inline constexpr int kSchemaVersion = 4;
 
 // $XDG_CACHE_HOME/kiln/kiln.db, else ~/.cache/kiln/kiln.db (env KILN_DB overrides both).
 std::string DefaultDbPath();
@@ -57,6 +58,13 @@ struct EvaluationRecord {
   double elapsed_s = 0;
   nlohmann::json response = nlohmann::json::object();  // the full result JSON
   std::string created_at;  // UTC, ISO 8601 (set by the store)
+};
+
+struct ServeJobRecord {
+  std::string id, idem_key, state;  // state: accepted, done
+  nlohmann::json request = nlohmann::json::object();
+  nlohmann::json response;  // null until done
+  std::string created_at;
 };
 
 class Store {
@@ -93,6 +101,17 @@ class Store {
   Status EndOptimizeRun(int64_t run, const std::string& status, const nlohmann::json& result);
   Result<int64_t> CountOptimizeRuns();
   Result<int64_t> CountOptimizeSteps(int64_t run);
+
+  // The journal of `kiln serve` (serve_records.cc). A job is accepted with its whole request (and an
+  // optional idempotency key, unique), its items' results arrive one by one (an item's first result
+  // is kept: PutServeItem returns false for a second one), and it ends with its response.
+  Status PutServeJob(const std::string& id, const std::string& idem_key, const nlohmann::json& request);
+  Result<std::optional<ServeJobRecord>> ServeJob(const std::string& id);
+  Result<std::optional<ServeJobRecord>> ServeJobByKey(const std::string& idem_key);
+  Result<bool> PutServeItem(const std::string& job, int64_t index, const nlohmann::json& result);
+  Result<std::map<int64_t, nlohmann::json>> ServeItems(const std::string& job);
+  Status FinishServeJob(const std::string& id, const nlohmann::json& response);
+  Result<std::vector<ServeJobRecord>> UnfinishedServeJobs();
 
  private:
   Store() = default;

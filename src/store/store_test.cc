@@ -273,7 +273,7 @@ TEST_F(StoreTest, Version2DatabaseUpgradesToTheOptimizeRecords) {
     sqlite3_close(db);
     auto s = Store::Open(path_);
     ASSERT_TRUE(s.ok()) << s.status().message();
-    EXPECT_EQ((*s)->schema_version(), 3);
+    EXPECT_EQ((*s)->schema_version(), kSchemaVersion);
     EXPECT_EQ(*(*s)->CountOptimizeRuns(), had_optimize_tables ? 1 : 0);
     auto run = (*s)->BeginOptimizeRun({{"task", "new"}});
     ASSERT_TRUE(run.ok()) << run.status().message();
@@ -295,6 +295,42 @@ TEST(StorePaths, DefaultDbPathFollowsXdg) {
   EXPECT_EQ(DefaultDbPath(), "/home/u/.cache/kiln/kiln.db");
   if (!old_x.empty()) setenv("XDG_CACHE_HOME", old_x.c_str(), 1);
   if (!old_db.empty()) setenv("KILN_DB", old_db.c_str(), 1);
+}
+
+
+// The serve journal: a job with its idempotency key, items kept once each, unfinished jobs listed
+// until finished, and all of it surviving a reopen (a restarted server).
+TEST_F(StoreTest, ServeJournal) {
+  {
+    auto s = Store::Open(path_);
+    ASSERT_TRUE(s.ok()) << s.status().message();
+    ASSERT_TRUE((*s)->PutServeJob("j1", "key-1", {{"items", {{{"task", "t"}}}}}).ok());
+    ASSERT_TRUE((*s)->PutServeJob("j2", "", {{"items", nlohmann::json::array()}}).ok());
+    EXPECT_FALSE((*s)->PutServeJob("j3", "key-1", nlohmann::json::object()).ok());  // the key is taken
+    EXPECT_FALSE((*s)->PutServeJob("j1", "", nlohmann::json::object()).ok());       // the id is taken
+    EXPECT_TRUE(*(*s)->PutServeItem("j1", 0, {{"reward", 1.0}}));
+    EXPECT_FALSE(*(*s)->PutServeItem("j1", 0, {{"reward", 0.0}}));  // a second result is not kept
+    ASSERT_TRUE((*s)->FinishServeJob("j2", {{"status", "done"}}).ok());
+  }
+  auto s = Store::Open(path_);
+  ASSERT_TRUE(s.ok());
+  auto by_key = (*s)->ServeJobByKey("key-1");
+  ASSERT_TRUE(by_key.ok() && by_key->has_value());
+  EXPECT_EQ((*by_key)->id, "j1");
+  EXPECT_EQ((*by_key)->request["items"][0]["task"], "t");
+  auto items = (*s)->ServeItems("j1");
+  ASSERT_TRUE(items.ok());
+  ASSERT_EQ(items->size(), 1u);
+  EXPECT_EQ(items->at(0)["reward"], 1.0);
+  auto open = (*s)->UnfinishedServeJobs();
+  ASSERT_TRUE(open.ok());
+  ASSERT_EQ(open->size(), 1u);
+  EXPECT_EQ(open->at(0).id, "j1");
+  auto j2 = (*s)->ServeJob("j2");
+  ASSERT_TRUE(j2.ok() && j2->has_value());
+  EXPECT_EQ((*j2)->state, "done");
+  EXPECT_EQ((*j2)->response["status"], "done");
+  EXPECT_FALSE((*(*s)->ServeJob("nope")).has_value());
 }
 
 }  // namespace

@@ -1,0 +1,112 @@
+// Unit tests of the serve module's pure parts: the format rules, the gate, the reward formulas and
+// GRPO's group advantages (the HTTP service itself: tests/serve).
+#include <gtest/gtest.h>
+
+#include "serve/extract.h"
+#include "serve/reward.h"
+
+namespace kiln::serve {
+namespace {
+
+const char* kKernel =
+    "import triton\nimport triton.language as tl\n@triton.jit\ndef k(x_ptr, BLOCK: tl.constexpr):\n    pass\n"
+    "def run(x):\n    k[(1,)](x, BLOCK=4)\n";
+
+TEST(Extract, FencedPythonBlockAfterThinking) {
+  std::string r = std::string("<think>maybe ```python\nimport os\n```</think>Answer:\n```python\n") + kKernel + "```\n";
+  Extracted e = ExtractCode(r);
+  EXPECT_TRUE(e.has_code);
+  EXPECT_TRUE(e.format_ok);
+  EXPECT_EQ(e.how, "fenced");
+  EXPECT_EQ(e.code, kKernel);
+}
+
+TEST(Extract, PrefersTheLastBlockWithAKernel) {
+  std::string r = std::string("```python\n") + kKernel + "```\nUsage:\n```python\nrun(x)\n```\n```bash\nls\n```\n";
+  Extracted e = ExtractCode(r);
+  EXPECT_EQ(e.code, kKernel);
+  Extracted none = ExtractCode("```bash\nls\n```\n");  // no Python block, and fences: no code
+  EXPECT_FALSE(none.has_code);
+  EXPECT_EQ(none.how, "none");
+}
+
+TEST(Extract, UnterminatedUnfencedAndNothing) {
+  Extracted open = ExtractCode(std::string("```py\n") + kKernel);
+  EXPECT_TRUE(open.has_code);
+  EXPECT_FALSE(open.format_ok);
+  EXPECT_EQ(open.how, "unterminated_fence");
+  Extracted bare = ExtractCode(kKernel);
+  EXPECT_TRUE(bare.has_code);
+  EXPECT_FALSE(bare.format_ok);
+  EXPECT_EQ(bare.how, "unfenced");
+  EXPECT_FALSE(ExtractCode("I cannot write this kernel.").has_code);
+  EXPECT_FALSE(ExtractCode(std::string("<think>") + kKernel).has_code);  // unclosed thinking hides the rest
+}
+
+TEST(Gate, NeedsALaunchedJitFunction) {
+  EXPECT_TRUE(TritonGate(kKernel).pass);
+  EXPECT_FALSE(TritonGate("import torch\ndef f(x):\n    return x.relu()\n").pass);
+  Gate decoy = TritonGate("import triton\n@triton.jit\ndef k(x):\n    pass\ndef f(x):\n    return x.relu()\n");
+  EXPECT_FALSE(decoy.pass);
+  EXPECT_NE(decoy.reason.find("launched"), std::string::npos);
+  EXPECT_TRUE(TritonGate("@triton.autotune(configs=[])\n@triton.jit\ndef k2(x):\n    pass\nk2[g](x)\n").pass);
+}
+
+Components Correct(double speedup) {
+  Components c;
+  c.has_code = c.format = c.gate = c.compiled = c.correct = true;
+  c.speedup = speedup;
+  return c;
+}
+
+TEST(Reward, Presets) {
+  auto at = Preset("autotriton"), kv = Preset("kevin"), dk = Preset("drkernel");
+  ASSERT_TRUE(at.ok() && kv.ok() && dk.ok());
+  EXPECT_DOUBLE_EQ(Reward(*at, Correct(3)), 1.0);
+  Components wrong = Correct(3);
+  wrong.correct = false;
+  wrong.speedup.reset();
+  EXPECT_DOUBLE_EQ(Reward(*at, wrong), 0.0);
+  Components ungated = Correct(3);
+  ungated.gate = false;
+  EXPECT_DOUBLE_EQ(Reward(*at, ungated), 0.0);
+  EXPECT_DOUBLE_EQ(Reward(*kv, Correct(2)), 2.3);
+  EXPECT_DOUBLE_EQ(Reward(*kv, Correct(50)), 10.3);  // speedup capped at 10
+  EXPECT_DOUBLE_EQ(Reward(*dk, Correct(1.5)), 1.5);
+  EXPECT_DOUBLE_EQ(Reward(*dk, Correct(0.5)), 1.0);  // slower than the reference: clipped at 0
+  EXPECT_DOUBLE_EQ(Reward(*dk, Correct(9)), 3.0);    // capped at +2
+  Components hacked;
+  hacked.has_code = hacked.gate = hacked.format = hacked.hacked = true;
+  EXPECT_DOUBLE_EQ(Reward(*dk, hacked), -1.0);
+  EXPECT_DOUBLE_EQ(Reward(*at, hacked), 0.0);
+  EXPECT_FALSE(Preset("nope").ok());
+}
+
+TEST(Reward, CustomWeightsAndErrors) {
+  auto f = FormulaFromJson({{"preset", "kevin"}, {"w_format", 0.1}, {"require_gate", false}});
+  ASSERT_TRUE(f.ok()) << f.status().message();
+  EXPECT_EQ(f->name, "custom:kevin");
+  Components c;
+  c.has_code = c.format = true;
+  EXPECT_DOUBLE_EQ(Reward(*f, c), 0.1);
+  auto typo = FormulaFromJson({{"w_corect", 1}});
+  ASSERT_FALSE(typo.ok());
+  EXPECT_NE(typo.status().message().find("w_corect"), std::string::npos);
+  EXPECT_FALSE(FormulaFromJson({{"w_correct", "1"}}).ok());
+  EXPECT_FALSE(FormulaFromJson({{"speedup_min", 5}, {"speedup_cap", 1}}).ok());
+}
+
+TEST(Reward, GroupAdvantages) {
+  auto a = GroupAdvantages({1.0, 0.0, 0.0, std::nullopt});
+  ASSERT_EQ(a.size(), 4u);
+  // mean 1/3, unbiased sd sqrt(1/3)
+  EXPECT_NEAR(*a[0], (2.0 / 3) / (std::sqrt(1.0 / 3) + 1e-6), 1e-9);
+  EXPECT_NEAR(*a[1], (-1.0 / 3) / (std::sqrt(1.0 / 3) + 1e-6), 1e-9);
+  EXPECT_FALSE(a[3].has_value());
+  auto same = GroupAdvantages({0.5, 0.5});
+  EXPECT_DOUBLE_EQ(*same[0], 0.0);
+  EXPECT_DOUBLE_EQ(*GroupAdvantages({2.0})[0], 0.0);
+}
+
+}  // namespace
+}  // namespace kiln::serve
