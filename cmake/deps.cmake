@@ -29,3 +29,11 @@ add_library(kiln_ts_python STATIC ${KILN_GRAMMAR_DIR}/src/parser.c ${KILN_GRAMMA
 target_include_directories(kiln_ts_python PRIVATE ${KILN_GRAMMAR_DIR}/src)
 set_target_properties(kiln_ts_python PROPERTIES C_STANDARD 11 POSITION_INDEPENDENT_CODE ON)
 target_compile_options(kiln_ts_python PRIVATE -w -O2)
+
+# Debian's cpp-httplib is a shared library built with OpenSSL, zlib and brotli support (its header must see the
+# same definitions). The GPU hosts lack it: the kiln binary carries it beside itself (tools/kiln, $ORIGIN).
+find_library(KILN_HTTPLIB_LIB NAMES cpp-httplib REQUIRED)
+add_library(kiln_httplib INTERFACE)
+target_link_libraries(kiln_httplib INTERFACE ${KILN_HTTPLIB_LIB} Threads::Threads)
+target_compile_definitions(kiln_httplib INTERFACE CPPHTTPLIB_OPENSSL_SUPPORT CPPHTTPLIB_ZLIB_SUPPORT
+                           CPPHTTPLIB_BROTLI_SUPPORT)

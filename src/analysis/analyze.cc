@@ -76,7 +76,6 @@ const char* GridKindName(GridKind k) {
   return "?";
 }
 
-
 namespace internal {
 
 Result<ModuleModel> Analyzer::Run() {
@@ -129,9 +128,12 @@ void Analyzer::ReadImports() {
   if (!alias_.count("triton")) alias_["triton"] = "triton";
   for (const auto& [a, full] : alias_) {
     std::string c = CanonFull(full);
-    if (c == "triton") model_.triton_aliases.push_back(a);
-    else if (c == "tl") model_.tl_aliases.push_back(a);
-    else if (IsLibdeviceModule(c)) model_.libdevice_aliases.push_back(a);
+    if (c == "triton")
+      model_.triton_aliases.push_back(a);
+    else if (c == "tl")
+      model_.tl_aliases.push_back(a);
+    else if (IsLibdeviceModule(c))
+      model_.libdevice_aliases.push_back(a);
   }
 }
 

@@ -258,7 +258,7 @@ TEST(Analyze, AutotuneGemm) {
   EXPECT_EQ(a.configs[0].num_warps->value.text, "8");
   EXPECT_EQ(kMatmul.substr(a.configs[0].num_warps->value.span.begin.byte, 1), "8");
   EXPECT_EQ(a.configs[1].maxnreg->value.text, "128");
-  EXPECT_FALSE(a.configs[1].has_pre_hook);  // pre_hook=None
+  EXPECT_FALSE(a.configs[1].has_pre_hook);             // pre_hook=None
   EXPECT_EQ(a.configs[2].num_warps->value.text, "2");  // positional
   EXPECT_EQ(a.configs[2].num_stages->value.text, "5");
   EXPECT_EQ(a.reset_to_zero.text, "['c_ptr']");
@@ -580,7 +580,10 @@ TEST(Driver, Errors) {
   auto r = AnalyzeText("def f(:\n", "bad.py");
   ASSERT_FALSE(r.diagnostics.empty());
   EXPECT_EQ(r.diagnostics[0].line, 1);
-  auto b = AnalyzeText(std::string("\x7f" "ELF\x01\x02\xff\xfe", 8), "bin.py");
+  auto b = AnalyzeText(std::string("\x7f"
+                                   "ELF\x01\x02\xff\xfe",
+                                   8),
+                       "bin.py");
   ASSERT_EQ(b.diagnostics.size(), 1u);
   // Undecodable bytes: located (line 1, the 0xff at byte 7), as every decoding error is.
   EXPECT_EQ(b.diagnostics[0].line, 1);
@@ -608,8 +611,8 @@ TEST(Driver, DeepNestingIsAnErrorNotACrash) {
 
 // A latin-1 module with its declaration is analyzed; its texts are UTF-8 (the JSON dumps).
 TEST(Driver, DeclaredEncodingAnalyzed) {
-  auto r = AnalyzeText("# -*- coding: latin-1 -*-\nimport triton\n\n@triton.jit\ndef k(x):\n    s = 'caf\xe9'\n",
-                       "l1.py");
+  auto r =
+      AnalyzeText("# -*- coding: latin-1 -*-\nimport triton\n\n@triton.jit\ndef k(x):\n    s = 'caf\xe9'\n", "l1.py");
   ASSERT_TRUE(r.ok()) << (r.diagnostics.empty() ? "" : r.diagnostics[0].message);
   EXPECT_EQ(r.model->kernels.at(0).name, "k");
   EXPECT_NO_THROW((void)ReportsToJson({r}).dump());

@@ -72,8 +72,7 @@ struct Assign {
   uint32_t pos = 0;  // byte offset of the statement
 };
 
-void CollectTargets(const Node& left, const Node& right, const Node& stmt, Assign::Kind kind,
-                    std::vector<Assign>& out);
+void CollectTargets(const Node& left, const Node& right, const Node& stmt, Assign::Kind kind, std::vector<Assign>& out);
 
 // Assignments in a block, not descending into nested function or class definitions (their own
 // scopes) nor lambdas.
@@ -91,19 +90,19 @@ std::vector<FuncParam> ReadParams(const Node& params);
 
 inline const std::set<std::string_view> kReductionOps = {"sum", "max", "min", "argmax", "argmin", "reduce", "xor_sum"};
 inline const std::set<std::string_view> kScanOps = {"cumsum", "cumprod", "associative_scan"};
-inline const std::set<std::string_view> kAtomicOps = {"atomic_add", "atomic_max", "atomic_min", "atomic_cas",
-                                               "atomic_xchg", "atomic_and", "atomic_or", "atomic_xor"};
+inline const std::set<std::string_view> kAtomicOps = {"atomic_add",  "atomic_max", "atomic_min", "atomic_cas",
+                                                      "atomic_xchg", "atomic_and", "atomic_or",  "atomic_xor"};
 inline const std::set<std::string_view> kModuleNames = {"tl", "triton", "torch", "math", "np", "numpy", "libdevice"};
 inline const std::set<std::string_view> kLaunchOptions = {"num_warps", "num_stages", "num_ctas", "maxnreg"};
 inline const std::set<std::string_view> kBuiltins = {
-    "min", "max", "len", "int", "float", "abs", "round", "range", "print", "tuple", "list",
-    "sum", "pow", "divmod", "bool", "str", "sorted", "reversed", "enumerate", "zip", "isinstance", "cdiv",
-    "next_power_of_2", "None", "True", "False", "self"};
+    "min",       "max",  "len",        "int",  "float",           "abs",  "round", "range",  "print",
+    "tuple",     "list", "sum",        "pow",  "divmod",          "bool", "str",   "sorted", "reversed",
+    "enumerate", "zip",  "isinstance", "cdiv", "next_power_of_2", "None", "True",  "False",  "self"};
 
 // Per-kernel working state that is not part of the public model.
 struct KernelWork {
-  Node def;      // function_definition
-  Node outer;    // decorated_definition or def
+  Node def;    // function_definition
+  Node outer;  // decorated_definition or def
   std::vector<Assign> assigns;
   std::unordered_map<std::string, std::vector<const Assign*>> by_name;
   struct CallSite {

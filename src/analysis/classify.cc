@@ -27,8 +27,10 @@ void Analyzer::Gather(size_t ki, Features& f, std::set<size_t>& seen, const std:
   for (const auto& e : w.maxes) f.maxes.push_back(at(e.first, e.second));
   for (const auto& r : k.reductions) {
     std::string what = (r.form == "method" ? "." : "tl.") + r.op;
-    if (r.op == "sum") f.sums.push_back(at(what, r.span));
-    else if (r.op != "max") f.other_red.push_back(at(what, r.span));
+    if (r.op == "sum")
+      f.sums.push_back(at(what, r.span));
+    else if (r.op != "max")
+      f.other_red.push_back(at(what, r.span));
   }
   for (const auto& r : k.scans) f.scans.push_back(at((r.form == "method" ? "." : "tl.") + r.op, r.span));
   for (const auto& e : w.sqrts) f.sqrts.push_back(at(e.first, e.second));
@@ -36,8 +38,10 @@ void Analyzer::Gather(size_t ki, Features& f, std::set<size_t>& seen, const std:
   for (const auto& a : k.atomics) f.atomics.push_back(at("tl.atomic_" + a.op, a.span));
   for (const auto& m : k.memops) (m.kind == MemOp::Kind::kLoad ? f.loads : f.stores)++;
   for (const auto& b : k.block_ptrs) {
-    if (b.op == "descriptor_load" || b.op == "_experimental_descriptor_load" || b.op == "load_tensor_descriptor") f.loads++;
-    if (b.op == "descriptor_store" || b.op == "_experimental_descriptor_store" || b.op == "store_tensor_descriptor") f.stores++;
+    if (b.op == "descriptor_load" || b.op == "_experimental_descriptor_load" || b.op == "load_tensor_descriptor")
+      f.loads++;
+    if (b.op == "descriptor_store" || b.op == "_experimental_descriptor_store" || b.op == "store_tensor_descriptor")
+      f.stores++;
   }
   for (const auto& c : k.calls) {
     Gather(jit_index_.at(c.callee), f, seen, " (in " + c.callee + ")");
@@ -66,12 +70,16 @@ void Analyzer::Classify() {
       ev.push_back(all[0]);
       ev.push_back(all[1]);
       ev.push_back(f.exps[0]);
-      if (has_max) ev.push_back("max (online softmax): " + f.maxes[0]);
-      else ev.push_back("no max reduction: exp-weighted (linear/retention-style) attention");
+      if (has_max)
+        ev.push_back("max (online softmax): " + f.maxes[0]);
+      else
+        ev.push_back("no max reduction: exp-weighted (linear/retention-style) attention");
     } else if (ndots >= 1) {
       k.cls = KernelClass::kGemm;
-      if (!f.dots_loop.empty()) ev.push_back(f.dots_loop[0] + " inside a loop (reduction over K)");
-      else ev.push_back(f.dots_flat[0] + " outside any loop (single K tile)");
+      if (!f.dots_loop.empty())
+        ev.push_back(f.dots_loop[0] + " inside a loop (reduction over K)");
+      else
+        ev.push_back(f.dots_flat[0] + " outside any loop (single K tile)");
     } else if (!f.scans.empty()) {
       k.cls = KernelClass::kScan;
       ev.push_back(f.scans[0]);
@@ -81,8 +89,9 @@ void Analyzer::Classify() {
       ev.push_back(f.exps[0]);
       ev.push_back(f.sums[0]);
       if (!f.divs.empty()) ev.push_back("division " + f.divs[0]);
-    } else if (!f.sums.empty() || !f.other_red.empty() || std::any_of(k.reductions.begin(), k.reductions.end(),
-                                                                         [](const Reduction& r) { return r.op == "max"; }) ||
+    } else if (!f.sums.empty() || !f.other_red.empty() ||
+               std::any_of(k.reductions.begin(), k.reductions.end(),
+                           [](const Reduction& r) { return r.op == "max"; }) ||
                HasMaxReduction(ki)) {
       k.cls = KernelClass::kReduction;
       if (!f.sums.empty()) ev.push_back(f.sums[0]);
@@ -95,8 +104,10 @@ void Analyzer::Classify() {
                    " store(s), no dot, reduction or scan");
     } else {
       k.cls = KernelClass::kOther;
-      if (!f.atomics.empty()) ev.push_back("atomics without reductions: " + first(f.atomics));
-      else if (f.loads + f.stores == 0) ev.push_back("no memory operations (helper or compute-only function)");
+      if (!f.atomics.empty())
+        ev.push_back("atomics without reductions: " + first(f.atomics));
+      else if (f.loads + f.stores == 0)
+        ev.push_back("no memory operations (helper or compute-only function)");
     }
   }
 }
@@ -114,7 +125,8 @@ std::string Analyzer::MaxReductionEvidence(size_t ki) {
     stack.pop_back();
     if (!seen.insert(i).second) continue;
     for (const auto& r : model_.kernels[i].reductions) {
-      if (r.op == "max") return std::string(r.form == "method" ? "." : "tl.") + "max at line " + std::to_string(r.span.begin.line);
+      if (r.op == "max")
+        return std::string(r.form == "method" ? "." : "tl.") + "max at line " + std::to_string(r.span.begin.line);
     }
     for (const auto& c : model_.kernels[i].calls) stack.push_back(jit_index_.at(c.callee));
   }

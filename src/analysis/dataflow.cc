@@ -1,6 +1,6 @@
 // kiln/analysis: scopes, program-id and tile facts, grid relations (see dataflow.h).
-#include <algorithm>
 #include <fmt/format.h>
+#include <algorithm>
 
 #include "analysis/dataflow.h"
 #include "pyast/syntax.h"
@@ -61,8 +61,8 @@ bool DependsOn(const Tree& tree, const Node& expr, std::string_view var, uint32_
 }
 
 std::optional<std::string> InlineVars(const Tree& tree, const Node& expr,
-                                      const std::map<std::string, std::string>& vars, uint32_t before,
-                                      int depth, const std::map<std::string, std::string>* literals) {
+                                      const std::map<std::string, std::string>& vars, uint32_t before, int depth,
+                                      const std::map<std::string, std::string>* literals) {
   bool failed = false;
   Scopes s = ScopesAt(tree, before);
   std::string out = SubstituteLeaves(expr, [&](const Node& node) -> std::optional<std::string> {
@@ -171,8 +171,10 @@ std::set<std::string> PowerOfTwoConstexprs(const Tree& tree, const Kernel& k) {
     };
     Node args = n.field("arguments");
     if (ends("arange")) {
-      if (args.named_child_count() >= 2) add_from(args.named_child(1));
-      else if (args.named_child_count() == 1) add_from(args.named_child(0));
+      if (args.named_child_count() >= 2)
+        add_from(args.named_child(1));
+      else if (args.named_child_count() == 1)
+        add_from(args.named_child(0));
     } else if (ends("zeros") || ends("full") || ends("reshape") || ends("broadcast_to")) {
       if (args.named_child_count() >= 1) {
         Node a0 = args.named_child(0);
@@ -180,8 +182,7 @@ std::set<std::string> PowerOfTwoConstexprs(const Tree& tree, const Kernel& k) {
       }
     } else if (ends("make_block_ptr") || ends("make_tensor_descriptor")) {
       for (const Node& a : args.named_children())
-        if (a.type() == "keyword_argument" && a.field("name").text() == "block_shape")
-          add_from(a.field("value"));
+        if (a.type() == "keyword_argument" && a.field("name").text() == "block_shape") add_from(a.field("value"));
     }
     return true;
   });
@@ -212,9 +213,7 @@ std::string PointerBase(const Tree& tree, const Kernel& k, const Span& pointer) 
 }
 
 std::string TlAlias(const ModuleModel& m) { return m.tl_aliases.empty() ? "tl" : m.tl_aliases[0]; }
-std::string TritonAlias(const ModuleModel& m) {
-  return m.triton_aliases.empty() ? "triton" : m.triton_aliases[0];
-}
+std::string TritonAlias(const ModuleModel& m) { return m.triton_aliases.empty() ? "triton" : m.triton_aliases[0]; }
 
 GridRelation RelateGrid(const Tree& tree, const Launch& l, const std::string& name) {
   GridRelation g;

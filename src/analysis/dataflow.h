@@ -21,13 +21,11 @@ namespace kiln::analysis {
 
 // Whether the expression depends on variable `var`, looking through local assignments of the
 // enclosing function (then module), up to `depth` levels.
-bool DependsOn(const pyast::Tree& tree, const pyast::Node& expr, std::string_view var, uint32_t before,
-               int depth = 4);
+bool DependsOn(const pyast::Tree& tree, const pyast::Node& expr, std::string_view var, uint32_t before, int depth = 4);
 // Expression text with variable chains inlined where they lead to one of `vars` (each replaced by
 // its mapping). Returns nullopt when some dependency cannot be inlined (multiple assignments).
 std::optional<std::string> InlineVars(const pyast::Tree& tree, const pyast::Node& expr,
-                                      const std::map<std::string, std::string>& vars, uint32_t before,
-                                      int depth = 4,
+                                      const std::map<std::string, std::string>& vars, uint32_t before, int depth = 4,
                                       const std::map<std::string, std::string>* literals = nullptr);
 
 pyast::Node KernelDef(const pyast::Tree& tree, const Kernel& k);  // the function_definition node
@@ -70,7 +68,7 @@ std::string TritonAlias(const ModuleModel& m);
 
 // How the grid of launch `l` relates to constexpr `name` (SetParams, InsertAutotune, ExtractTunables).
 struct GridRelation {
-  bool depends = false;      // the grid reads it (meta key or the variable bound to it)
+  bool depends = false;  // the grid reads it (meta key or the variable bound to it)
   bool via_meta = false;
   std::optional<pyast::Span> literal;  // a unique integer literal in the grid equal to its current value
 };

@@ -1,4 +1,5 @@
-// kiln/analysis: jit functions, their decorators (jit, autotune configs, heuristics) and parameters (Analyzer, see analyzer.h).
+// kiln/analysis: jit functions, their decorators (jit, autotune configs, heuristics) and parameters (Analyzer, see
+// analyzer.h).
 #include <algorithm>
 #include <functional>
 #include <map>
@@ -130,8 +131,10 @@ void Analyzer::ReadConfigsFrom(const Node& raw, Autotune& at, int depth) {
         all = false;
       }
     }
-    if (all) at.configs_resolved = true;
-    else at.configs_generated = true;
+    if (all)
+      at.configs_resolved = true;
+    else
+      at.configs_generated = true;
     return;
   }
   if (t == "binary_operator") {
@@ -236,8 +239,7 @@ AutotuneConfig Analyzer::ReadConfig(const Node& call) {
     cfg.kwargs_span = d.span();
     for (const Node& pair : d.named_children()) {
       if (pair.type() != "pair") continue;
-      cfg.kwargs.push_back({pyast::StringLiteralValue(pair.field("key")), MakeExpr(pair.field("value")),
-                            pair.span()});
+      cfg.kwargs.push_back({pyast::StringLiteralValue(pair.field("key")), MakeExpr(pair.field("value")), pair.span()});
     }
   }
   static const char* kOpts[] = {"num_warps", "num_stages", "num_ctas", "maxnreg", "pre_hook"};
@@ -309,7 +311,8 @@ void Analyzer::ReadKernelParams(const Node& def, Kernel& k) {
       p.kind = ParamKind::kPointer;
       p.evidence = ParamEvidence::kAnnotation;
       p.evidence_detail = "annotated " + ann;
-    } else if (ann.find("TensorDescriptor") != std::string::npos || ann.find("tensor_descriptor") != std::string::npos) {
+    } else if (ann.find("TensorDescriptor") != std::string::npos ||
+               ann.find("tensor_descriptor") != std::string::npos) {
       p.kind = ParamKind::kDescriptor;
       p.evidence = ParamEvidence::kAnnotation;
       p.evidence_detail = "annotated " + ann;

@@ -1,6 +1,6 @@
 // kiln/analysis: constexprs assumed to divide an extent or to index per-block data (see dataflow.h).
-#include <algorithm>
 #include <fmt/format.h>
+#include <algorithm>
 
 #include "analysis/dataflow.h"
 #include "pyast/syntax.h"
@@ -46,7 +46,8 @@ void FloorDivisions(const Node& body, const std::set<std::string>& cx, const std
     if (n.type() == "function_definition" || n.type() == "lambda") return false;
     if (n.type() != "binary_operator") return true;
     Node op = n.field("operator"), l = n.field("left"), r = n.field("right");
-    if (op.is_null() || op.type() != "//" || r.is_null() || r.type() != "identifier" || !cx.count(std::string(r.text())))
+    if (op.is_null() || op.type() != "//" || r.is_null() || r.type() != "identifier" ||
+        !cx.count(std::string(r.text())))
       return true;
     bool rt = false;
     auto ls = IdentifierNames(l);
@@ -220,8 +221,10 @@ std::map<std::string, DivisorUse> DivisorConstexprs(const Tree& tree, const Modu
       auto dims = shape_of(ptr);
       for (size_t i = 0; i < dims.size(); ++i)
         for (const auto& b : dims[i]) {
-          if (checked.count(static_cast<int>(i))) masked->insert(b);
-          else open.emplace(b, static_cast<int>(i));
+          if (checked.count(static_cast<int>(i)))
+            masked->insert(b);
+          else
+            open.emplace(b, static_cast<int>(i));
         }
       return open;
     }
@@ -286,8 +289,10 @@ std::map<std::string, std::string> BlockIndexConstexprs(const Tree& tree, const 
     std::set<std::string> s;
     e.Walk([&](const Node& n) {
       Node d;
-      if (is_div(n)) d = Unparen(n.field("right"));
-      else if (is_cdiv(n) && n.field("arguments").named_child_count() == 2) d = Unparen(n.field("arguments").named_child(1));
+      if (is_div(n))
+        d = Unparen(n.field("right"));
+      else if (is_cdiv(n) && n.field("arguments").named_child_count() == 2)
+        d = Unparen(n.field("arguments").named_child(1));
       if (d.is_null() || d.type() != "identifier" || !cx.count(std::string(d.text()))) return true;
       for (Node c = n; !(c == e);) {
         Node p = c.parent();
@@ -335,7 +340,8 @@ std::map<std::string, std::string> BlockIndexConstexprs(const Tree& tree, const 
     ptr_expr.Walk([&](const Node& n) {
       if ((is_div(n) || is_cdiv(n)) && !scaled(n, ptr_expr)) {
         for (const auto& b : divided_by(n))
-          if (!out.count(b)) out[b] = fmt::format("a pointer at line {} is offset by a value divided by it", line_of(ptr_expr));
+          if (!out.count(b))
+            out[b] = fmt::format("a pointer at line {} is offset by a value divided by it", line_of(ptr_expr));
         return false;
       }
       if (n.type() != "identifier") return true;

@@ -103,9 +103,7 @@ std::string OriginText(const Binding& b) {
   const Origin& o = b.origin;
   std::string s = OriginKindName(o.kind);
   switch (o.kind) {
-    case OriginKind::kLiteral:
-      s += " " + o.value + " at " + Loc(o.at_launch.span);
-      break;
+    case OriginKind::kLiteral: s += " " + o.value + " at " + Loc(o.at_launch.span); break;
     case OriginKind::kVariable:
       s += " " + o.variable + " = " + o.value;
       if (o.assignment) s += " (" + o.scope + " line " + std::to_string(o.assignment->span.begin.line) + ")";
@@ -118,17 +116,10 @@ std::string OriginText(const Binding& b) {
       s += " " + o.function_param;
       if (o.function_param_default.present()) s += " (default " + o.function_param_default.text + ")";
       break;
-    case OriginKind::kAutotune:
-      s += " (decorator at line " + std::to_string(o.decorator_span.begin.line) + ")";
-      break;
-    case OriginKind::kHeuristics:
-      s += " " + Short(o.expression.text, 60);
-      break;
-    case OriginKind::kDefault:
-      s += " " + o.value;
-      break;
-    case OriginKind::kMissing:
-      break;
+    case OriginKind::kAutotune: s += " (decorator at line " + std::to_string(o.decorator_span.begin.line) + ")"; break;
+    case OriginKind::kHeuristics: s += " " + Short(o.expression.text, 60); break;
+    case OriginKind::kDefault: s += " " + o.value; break;
+    case OriginKind::kMissing: break;
   }
   if (o.multiple_assignments) s += " [assigned more than once]";
   if (!o.note.empty()) s += " [" + o.note + "]";
@@ -138,8 +129,8 @@ std::string OriginText(const Binding& b) {
 }  // namespace
 
 std::string FormatSummary(const ModuleModel& m) {
-  std::string out = fmt::format("{}: {} jit function(s), {} launch site(s)\n", m.path, m.kernels.size(),
-                                m.launches.size());
+  std::string out =
+      fmt::format("{}: {} jit function(s), {} launch site(s)\n", m.path, m.kernels.size(), m.launches.size());
   for (const auto& k : m.kernels) {
     out += fmt::format("\nkernel {} (line {}) class {}{}\n", k.name, k.def_span.begin.line, KernelClassName(k.cls),
                        k.is_helper ? " [helper, called from other jit functions]"
@@ -156,10 +147,10 @@ std::string FormatSummary(const ModuleModel& m) {
     out += "  params: " + Join(ps) + "\n";
     if (k.autotune) {
       const Autotune& a = *k.autotune;
-      out += fmt::format("  autotune: {} config(s){} over {}; key [{}]", a.configs.size(),
-                         a.configs_generated ? " (plus generated ones)" : "",
-                         a.tuned_names.empty() ? "no constexpr (launch options only)" : Join(a.tuned_names),
-                         Join(a.key));
+      out +=
+          fmt::format("  autotune: {} config(s){} over {}; key [{}]", a.configs.size(),
+                      a.configs_generated ? " (plus generated ones)" : "",
+                      a.tuned_names.empty() ? "no constexpr (launch options only)" : Join(a.tuned_names), Join(a.key));
       if (a.prune_configs_by.present()) out += "; prune_configs_by";
       if (a.reset_to_zero.present()) out += "; reset_to_zero " + Short(a.reset_to_zero.text, 40);
       if (a.restore_value.present()) out += "; restore_value " + Short(a.restore_value.text, 40);

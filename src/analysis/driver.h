@@ -18,8 +18,8 @@ namespace kiln::analysis {
 
 struct FileReport {
   std::string path;
-  std::optional<ModuleModel> model;      // set when the file was analyzed
-  std::vector<Diagnostic> diagnostics;   // errors (and notes) about the file
+  std::optional<ModuleModel> model;     // set when the file was analyzed
+  std::vector<Diagnostic> diagnostics;  // errors (and notes) about the file
   bool ok() const { return model.has_value() && diagnostics.empty(); }
 };
 

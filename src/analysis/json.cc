@@ -5,7 +5,7 @@ namespace kiln::analysis {
 using nlohmann::json;
 
 json SpanToJson(const Span& s) {
-  return json{{"line", s.begin.line}, {"col", s.begin.column}, {"end_line", s.end.line},
+  return json{{"line", s.begin.line},    {"col", s.begin.column}, {"end_line", s.end.line},
               {"end_col", s.end.column}, {"begin", s.begin.byte}, {"end", s.end.byte}};
 }
 
@@ -33,8 +33,7 @@ void PutKw(json& j, const char* key, const std::optional<KwArg>& k) {
 }
 
 json AssignmentJson(const Assignment& a) {
-  return json{{"name", a.name}, {"span", SpanToJson(a.span)}, {"value", ExprJson(a.value)},
-              {"literal", a.literal}};
+  return json{{"name", a.name}, {"span", SpanToJson(a.span)}, {"value", ExprJson(a.value)}, {"literal", a.literal}};
 }
 
 json OriginJson(const Origin& o) {
@@ -52,16 +51,19 @@ json OriginJson(const Origin& o) {
     j["decorator_span"] = SpanToJson(o.decorator_span);
   }
   if (o.heuristic) {
-    j["heuristic"] = json{{"name", o.heuristic->name}, {"value", ExprJson(o.heuristic->value)},
-                          {"span", SpanToJson(o.heuristic->span)}};
+    j["heuristic"] = json{
+        {"name", o.heuristic->name}, {"value", ExprJson(o.heuristic->value)}, {"span", SpanToJson(o.heuristic->span)}};
   }
   PutStr(j, "note", o.note);
   return j;
 }
 
 json ParamJson(const Param& p) {
-  json j{{"name", p.name}, {"index", p.index}, {"span", SpanToJson(p.span)},
-         {"kind", ParamKindName(p.kind)}, {"evidence", ParamEvidenceName(p.evidence)}};
+  json j{{"name", p.name},
+         {"index", p.index},
+         {"span", SpanToJson(p.span)},
+         {"kind", ParamKindName(p.kind)},
+         {"evidence", ParamEvidenceName(p.evidence)}};
   PutStr(j, "evidence_detail", p.evidence_detail);
   PutExpr(j, "annotation", p.annotation);
   PutExpr(j, "default", p.default_value);
@@ -81,9 +83,13 @@ json ConfigJson(const AutotuneConfig& c) {
 }
 
 json AutotuneJson(const Autotune& a) {
-  json j{{"span", SpanToJson(a.span)}, {"args_span", SpanToJson(a.args_span)},
-         {"configs_resolved", a.configs_resolved}, {"configs_generated", a.configs_generated},
-         {"tuned_names", a.tuned_names}, {"tuned_options", a.tuned_options}, {"key", a.key}};
+  json j{{"span", SpanToJson(a.span)},
+         {"args_span", SpanToJson(a.args_span)},
+         {"configs_resolved", a.configs_resolved},
+         {"configs_generated", a.configs_generated},
+         {"tuned_names", a.tuned_names},
+         {"tuned_options", a.tuned_options},
+         {"key", a.key}};
   PutExpr(j, "configs_expr", a.configs_expr);
   json cs = json::array();
   for (const auto& c : a.configs) cs.push_back(ConfigJson(c));
@@ -117,7 +123,9 @@ json KernelToJson(const Kernel& k) {
   j["params"] = ps;
   json dec{{"first_span", SpanToJson(k.first_decorator_span)}};
   if (k.jit) {
-    json jj{{"span", SpanToJson(k.jit->span)}, {"form", k.jit->form}, {"kwargs", KwList(k.jit->kwargs)},
+    json jj{{"span", SpanToJson(k.jit->span)},
+            {"form", k.jit->form},
+            {"kwargs", KwList(k.jit->kwargs)},
             {"do_not_specialize", k.jit->do_not_specialize}};
     dec["jit"] = jj;
   }
@@ -157,8 +165,10 @@ json KernelToJson(const Kernel& k) {
   j["aranges"] = ar;
   json mem = json::array();
   for (const auto& m : k.memops) {
-    json x{{"kind", m.kind == MemOp::Kind::kLoad ? "load" : "store"}, {"span", SpanToJson(m.span)},
-           {"args_span", SpanToJson(m.args_span)}, {"pointer", ExprJson(m.pointer)}};
+    json x{{"kind", m.kind == MemOp::Kind::kLoad ? "load" : "store"},
+           {"span", SpanToJson(m.span)},
+           {"args_span", SpanToJson(m.args_span)},
+           {"pointer", ExprJson(m.pointer)}};
     PutExpr(x, "value", m.value);
     PutExpr(x, "mask", m.mask);
     PutExpr(x, "other", m.other);
@@ -225,8 +235,11 @@ json KernelToJson(const Kernel& k) {
   j["atomics"] = ats;
   json loops = json::array();
   for (const auto& l : k.loops) {
-    json x{{"kind", l.kind}, {"span", SpanToJson(l.span)}, {"iter_span", SpanToJson(l.iter_span)},
-           {"depth", l.depth}, {"parent", l.parent}};
+    json x{{"kind", l.kind},
+           {"span", SpanToJson(l.span)},
+           {"iter_span", SpanToJson(l.iter_span)},
+           {"depth", l.depth},
+           {"parent", l.parent}};
     if (l.args_span.size() > 0) x["args_span"] = SpanToJson(l.args_span);
     PutStr(x, "target", l.target);
     PutExpr(x, "start", l.start);
@@ -250,8 +263,11 @@ json KernelToJson(const Kernel& k) {
 }
 
 json LaunchToJson(const Launch& l) {
-  json j{{"kernel", l.kernel}, {"span", SpanToJson(l.span)}, {"args_span", SpanToJson(l.args_span)},
-         {"kernel_ref", ExprJson(l.kernel_ref)}, {"enclosing_function", l.enclosing_function},
+  json j{{"kernel", l.kernel},
+         {"span", SpanToJson(l.span)},
+         {"args_span", SpanToJson(l.args_span)},
+         {"kernel_ref", ExprJson(l.kernel_ref)},
+         {"enclosing_function", l.enclosing_function},
          {"enclosing_span", SpanToJson(l.enclosing_span)}};
   if (!l.kernel_candidates.empty()) j["kernel_candidates"] = l.kernel_candidates;
   if (l.in_lambda) j["in_lambda"] = true;

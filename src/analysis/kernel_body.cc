@@ -1,4 +1,5 @@
-// kiln/analysis: the walk over a kernel body (program ids, memory ops, dots, reductions, loops, calls) and pointer inference (Analyzer, see analyzer.h).
+// kiln/analysis: the walk over a kernel body (program ids, memory ops, dots, reductions, loops, calls) and pointer
+// inference (Analyzer, see analyzer.h).
 #include <algorithm>
 #include <functional>
 #include <map>
@@ -63,9 +64,12 @@ void Analyzer::VisitBody(const Node& n, BodyCtx& ctx) {
       l.kind = "iter";
       if (right.type() == "call") {
         std::string c = CanonCallee(right);
-        if (c == "range") l.kind = "range";
-        else if (c == "tl.range") l.kind = "tl.range";
-        else if (c == "tl.static_range") l.kind = "tl.static_range";
+        if (c == "range")
+          l.kind = "range";
+        else if (c == "tl.range")
+          l.kind = "tl.range";
+        else if (c == "tl.static_range")
+          l.kind = "tl.static_range";
         if (l.kind != "iter") {
           Node al = right.field("arguments");
           l.args_span = al.span();
@@ -78,10 +82,14 @@ void Analyzer::VisitBody(const Node& n, BodyCtx& ctx) {
             if (a.positional.size() >= 3) l.step = MakeExpr(a.positional[2]);
           }
           for (const auto& [name, kw] : a.keywords) {
-            if (name == "arg1" || name == "start") l.start = MakeExpr(kw.field("value"));
-            else if (name == "arg2" || name == "end") l.end = MakeExpr(kw.field("value"));
-            else if (name == "step") l.step = MakeExpr(kw.field("value"));
-            else l.options.push_back({name, MakeExpr(kw.field("value")), kw.span()});
+            if (name == "arg1" || name == "start")
+              l.start = MakeExpr(kw.field("value"));
+            else if (name == "arg2" || name == "end")
+              l.end = MakeExpr(kw.field("value"));
+            else if (name == "step")
+              l.step = MakeExpr(kw.field("value"));
+            else
+              l.options.push_back({name, MakeExpr(kw.field("value")), kw.span()});
           }
         }
       }
@@ -155,7 +163,8 @@ void Analyzer::VisitCall(const Node& call, BodyCtx& ctx) {
     m.block_pointer = IsBlockPtrExpr(ptr, *ctx.w);
     m.loop_depth = depth;
     m.loop = loop;
-    pointer_uses_.push_back({&k - model_.kernels.data(), ptr, c + " at line " + std::to_string(call.span().begin.line)});
+    pointer_uses_.push_back(
+        {&k - model_.kernels.data(), ptr, c + " at line " + std::to_string(call.span().begin.line)});
     k.memops.push_back(std::move(m));
     return;
   }
@@ -172,11 +181,15 @@ void Analyzer::VisitCall(const Node& call, BodyCtx& ctx) {
     b.target = AssignTarget(call);
     b.loop = loop;
     if (!b.target.empty()) {
-      if (b.op == "make_block_ptr" || b.op == "advance") ctx.w->block_ptr_vars.insert(b.target);
-      else ctx.w->desc_vars.insert(b.target);
+      if (b.op == "make_block_ptr" || b.op == "advance")
+        ctx.w->block_ptr_vars.insert(b.target);
+      else
+        ctx.w->desc_vars.insert(b.target);
     }
-    if (b.op == "make_block_ptr" || b.op == "make_tensor_descriptor" || b.op == "_experimental_make_tensor_descriptor") {
-      pointer_uses_.push_back({&k - model_.kernels.data(), base, c + " at line " + std::to_string(call.span().begin.line)});
+    if (b.op == "make_block_ptr" || b.op == "make_tensor_descriptor" ||
+        b.op == "_experimental_make_tensor_descriptor") {
+      pointer_uses_.push_back(
+          {&k - model_.kernels.data(), base, c + " at line " + std::to_string(call.span().begin.line)});
     }
     if (b.op == "_experimental_descriptor_load" || b.op == "_experimental_descriptor_store" ||
         b.op == "load_tensor_descriptor" || b.op == "store_tensor_descriptor") {
@@ -256,8 +269,10 @@ void Analyzer::VisitCall(const Node& call, BodyCtx& ctx) {
     r.loop_depth = depth;
     r.loop = loop;
     if (op == "max") ctx.w->maxes.emplace_back(op, call.span());
-    if (kScanOps.count(op)) k.scans.push_back(std::move(r));
-    else k.reductions.push_back(std::move(r));
+    if (kScanOps.count(op))
+      k.scans.push_back(std::move(r));
+    else
+      k.reductions.push_back(std::move(r));
     return;
   }
   if (StartsWith(c, "tl.atomic_") && kAtomicOps.count(c.substr(3))) {
@@ -277,7 +292,8 @@ void Analyzer::VisitCall(const Node& call, BodyCtx& ctx) {
       at.scope = MakeExpr(a.get(4, "scope"));
     }
     at.loop_depth = depth;
-    pointer_uses_.push_back({&k - model_.kernels.data(), ptr, c + " at line " + std::to_string(call.span().begin.line)});
+    pointer_uses_.push_back(
+        {&k - model_.kernels.data(), ptr, c + " at line " + std::to_string(call.span().begin.line)});
     k.atomics.push_back(std::move(at));
     return;
   }
@@ -294,8 +310,10 @@ void Analyzer::VisitCall(const Node& call, BodyCtx& ctx) {
     ctx.w->exps.emplace_back(c, call.span());
   }
   if (leaf == "sqrt" || leaf == "rsqrt" || leaf == "sqrt_rn" || leaf == "fdiv" || leaf == "div_rn") {
-    if (leaf == "fdiv" || leaf == "div_rn") ctx.w->divs.emplace_back(c, call.span());
-    else ctx.w->sqrts.emplace_back(c, call.span());
+    if (leaf == "fdiv" || leaf == "div_rn")
+      ctx.w->divs.emplace_back(c, call.span());
+    else
+      ctx.w->sqrts.emplace_back(c, call.span());
   }
   if (c == "tl.maximum") ctx.w->maxes.emplace_back(c, call.span());
   if (fn.type() == "identifier" && jit_index_.count(dotted)) {
@@ -327,7 +345,7 @@ bool Analyzer::IsBlockPtrExpr(const Node& raw, const KernelWork& w) const {
 }
 
 void Analyzer::Bases(const Node& raw, const KernelWork& w, const Kernel& k, std::set<std::string>& out,
-             std::set<std::string>& seen, int depth) const {
+                     std::set<std::string>& seen, int depth) const {
   Node n = Unparen(raw);
   if (n.is_null() || depth > 12) return;
   auto t = n.type();
@@ -375,9 +393,8 @@ void Analyzer::Bases(const Node& raw, const KernelWork& w, const Kernel& k, std:
   if (t == "call") {
     std::string c = CanonCallee(n);
     CallArgs a = ReadArgs(n.field("arguments"));
-    if (c == "tl.make_block_ptr" || c == "tl.advance" || c == "tl.make_tensor_descriptor" ||
-        c == "tl.multiple_of" || c == "tl.max_contiguous" || c == "tl.broadcast_to" ||
-        c == "tl.max_constancy") {
+    if (c == "tl.make_block_ptr" || c == "tl.advance" || c == "tl.make_tensor_descriptor" || c == "tl.multiple_of" ||
+        c == "tl.max_contiguous" || c == "tl.broadcast_to" || c == "tl.max_constancy") {
       Bases(a.get(0, "base"), w, k, out, seen, depth + 1);
     } else if (c == "tl.where") {
       Bases(a.get(1, "x"), w, k, out, seen, depth + 1);
@@ -424,8 +441,9 @@ void Analyzer::InferPointers() {
           std::set<std::string> out, seen;
           Bases(arg, work_[ki], k, out, seen, 0);
           for (const auto& name : out) {
-            MarkPointer(k, name, "passed as pointer " + p->name + " to " + callee.name + " at line " +
-                                     std::to_string(arg.span().begin.line));
+            MarkPointer(k, name,
+                        "passed as pointer " + p->name + " to " + callee.name + " at line " +
+                            std::to_string(arg.span().begin.line));
           }
         };
         for (size_t i = 0; i < a.positional.size() && i < callee.params.size(); ++i) {
@@ -439,8 +457,7 @@ void Analyzer::InferPointers() {
     for (auto& p : k.params) {
       if (p.kind != ParamKind::kScalar || p.evidence != ParamEvidence::kDefault) continue;
       std::string_view n = p.name;
-      if (EndsWith(n, "_ptr") || EndsWith(n, "_ptrs") || EndsWith(n, "Ptr") || EndsWith(n, "_pointer") ||
-          n == "ptr") {
+      if (EndsWith(n, "_ptr") || EndsWith(n, "_ptrs") || EndsWith(n, "Ptr") || EndsWith(n, "_pointer") || n == "ptr") {
         p.kind = ParamKind::kPointer;
         p.evidence = ParamEvidence::kNameSuffix;
         p.evidence_detail = "name ends in a pointer suffix; no pointer use seen";

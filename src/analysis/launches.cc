@@ -1,4 +1,5 @@
-// kiln/analysis: launch sites: arguments mapped to parameters, bindings of constexprs and options, grids (Analyzer, see analyzer.h).
+// kiln/analysis: launch sites: arguments mapped to parameters, bindings of constexprs and options, grids (Analyzer, see
+// analyzer.h).
 #include <algorithm>
 #include <functional>
 #include <map>
@@ -97,10 +98,14 @@ Origin Analyzer::SplatOrigin(const Launch& l, const Enclosing& enc, uint32_t pos
     Node e = Unparen(c.named_child(0));
     Node root = e;
     while (true) {
-      if (root.type() == "attribute") root = root.field("object");
-      else if (root.type() == "call") root = root.field("function");
-      else if (root.type() == "subscript") root = root.field("value");
-      else break;
+      if (root.type() == "attribute")
+        root = root.field("object");
+      else if (root.type() == "call")
+        root = root.field("function");
+      else if (root.type() == "subscript")
+        root = root.field("value");
+      else
+        break;
     }
     o.at_launch = MakeExpr(c);
     o.note = "through " + std::string(c.text());
@@ -187,8 +192,10 @@ void Analyzer::MapArgs(const Node& call, const Kernel& k, Launch& l) {
       arg.keyword = std::string(c.field("name").text());
       arg.value = MakeExpr(c.field("value"));
       arg.span = c.span();
-      if (k.FindParam(arg.keyword)) arg.param = arg.keyword;
-      else if (!kLaunchOptions.count(arg.keyword)) l.unmapped.push_back(arg.keyword);
+      if (k.FindParam(arg.keyword))
+        arg.param = arg.keyword;
+      else if (!kLaunchOptions.count(arg.keyword))
+        l.unmapped.push_back(arg.keyword);
     } else if (t == "list_splat" || t == "dictionary_splat") {
       arg.splat = true;
       arg.value = MakeExpr(c);

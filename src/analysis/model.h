@@ -50,16 +50,21 @@ struct KwArg {
 
 // Parameters -------------------------------------------------------------------------------------
 
-enum class ParamKind { kPointer, kScalar, kConstexpr, kDescriptor };  // descriptor: a TMA tensor
-                                                                       // descriptor (x.load([...]))
+enum class ParamKind {
+  kPointer,
+  kScalar,
+  kConstexpr,
+  kDescriptor
+};  // descriptor: a TMA tensor
+    // descriptor (x.load([...]))
 
 // How a parameter's kind was decided.
 enum class ParamEvidence {
-  kAnnotation,    // `X: tl.constexpr` (or triton.language.constexpr / constexpr)
-  kUsage,         // used as the base of a pointer expression (tl.load(x + ...), tl.store, atomics,
-                  // tl.make_block_ptr(base=...), x + offs passed to another jit function as pointer)
-  kNameSuffix,    // name ends in _ptr / _ptrs / Ptr (no usage seen)
-  kDefault,       // none of the above: a runtime scalar
+  kAnnotation,  // `X: tl.constexpr` (or triton.language.constexpr / constexpr)
+  kUsage,       // used as the base of a pointer expression (tl.load(x + ...), tl.store, atomics,
+                // tl.make_block_ptr(base=...), x + offs passed to another jit function as pointer)
+  kNameSuffix,  // name ends in _ptr / _ptrs / Ptr (no usage seen)
+  kDefault,     // none of the above: a runtime scalar
 };
 
 struct Param {
@@ -77,44 +82,44 @@ struct Param {
 // Decorators -------------------------------------------------------------------------------------
 
 struct JitDecorator {
-  Span span;                 // the decorator expression (without '@')
-  std::string form;          // "triton.jit", "jit", "triton.jit(...)", ... (the callee text)
-  std::vector<KwArg> kwargs;  // e.g. do_not_specialize=[...], debug=True, noinline=True
+  Span span;                                   // the decorator expression (without '@')
+  std::string form;                            // "triton.jit", "jit", "triton.jit(...)", ... (the callee text)
+  std::vector<KwArg> kwargs;                   // e.g. do_not_specialize=[...], debug=True, noinline=True
   std::vector<std::string> do_not_specialize;  // parameter names (indices resolved to names)
 };
 
 struct AutotuneConfig {
-  Span span;                   // the triton.Config(...) call
-  Span kwargs_span;            // the dict literal of its first argument (absent when not a dict)
-  std::vector<KwArg> kwargs;   // dict entries: constexpr name -> value
+  Span span;                  // the triton.Config(...) call
+  Span kwargs_span;           // the dict literal of its first argument (absent when not a dict)
+  std::vector<KwArg> kwargs;  // dict entries: constexpr name -> value
   // Config options: num_warps, num_stages, num_ctas, maxnreg (absent when not given; Triton's
   // defaults are 4, 3, 1 and none).
   std::optional<KwArg> num_warps, num_stages, num_ctas, maxnreg;
   bool has_pre_hook = false;
-  Span args_span;              // the argument list `( ... )` of triton.Config, for inserting options
+  Span args_span;  // the argument list `( ... )` of triton.Config, for inserting options
 };
 
 struct Autotune {
-  Span span;                          // the decorator expression
-  Span args_span;                     // its argument list
-  Expr configs_expr;                  // the `configs` argument as written
-  bool configs_resolved = false;      // configs is (or resolves to) a literal list of triton.Config
-                                      // (directly, through a module variable, or returned by a
-                                      // module function: then the spans are in that function)
-  bool configs_generated = false;     // a comprehension / function call produces the configs
+  Span span;                       // the decorator expression
+  Span args_span;                  // its argument list
+  Expr configs_expr;               // the `configs` argument as written
+  bool configs_resolved = false;   // configs is (or resolves to) a literal list of triton.Config
+                                   // (directly, through a module variable, or returned by a
+                                   // module function: then the spans are in that function)
+  bool configs_generated = false;  // a comprehension / function call produces the configs
   std::vector<AutotuneConfig> configs;
   // Constexpr names the configs set (union over configs; also filled from comprehension bodies).
   std::vector<std::string> tuned_names;
   // Launch options (num_warps, num_stages, num_ctas, maxnreg) some config sets explicitly.
   std::vector<std::string> tuned_options;
-  std::vector<std::string> key;       // key=[...] names
+  std::vector<std::string> key;  // key=[...] names
   Expr key_expr;
   Expr prune_configs_by;
   Expr restore_value;
   Expr reset_to_zero;
   Expr pre_hook, post_hook;
   Expr warmup, rep;
-  std::vector<KwArg> kwargs;          // every keyword argument as written
+  std::vector<KwArg> kwargs;  // every keyword argument as written
 };
 
 struct HeuristicsEntry {
@@ -137,8 +142,8 @@ struct OtherDecorator {
 // Body facts -------------------------------------------------------------------------------------
 
 struct ProgramId {
-  Span span;     // the call
-  int axis = -1; // -1 when not a literal
+  Span span;      // the call
+  int axis = -1;  // -1 when not a literal
   Expr axis_expr;
   std::string target;  // the variable it is assigned to, when a simple assignment
 };
@@ -152,10 +157,10 @@ struct Arange {
 struct MemOp {
   enum class Kind { kLoad, kStore };
   Kind kind = Kind::kLoad;
-  Span span;        // the call
-  Span args_span;   // the argument list, to insert keyword arguments before its ')'
-  Expr pointer;     // first argument
-  Expr value;       // store: the value
+  Span span;       // the call
+  Span args_span;  // the argument list, to insert keyword arguments before its ')'
+  Expr pointer;    // first argument
+  Expr value;      // store: the value
   Expr mask, other;
   Expr eviction_policy, cache_modifier, volatile_;
   Expr boundary_check, padding_option;  // block pointers
@@ -207,16 +212,16 @@ struct Atomic {
 };
 
 struct Loop {
-  std::string kind;   // "range", "tl.range", "tl.static_range", "static_range", "while", "iter"
-  Span span;          // the whole for/while statement
-  Span iter_span;     // the iterable (call) expression; for while: the condition
-  Span args_span;     // argument list of range(...)/tl.range(...), to add options
-  std::string target; // loop variable(s)
-  Expr start, end, step;  // bound expressions (range: (end) -> start absent)
+  std::string kind;            // "range", "tl.range", "tl.static_range", "static_range", "while", "iter"
+  Span span;                   // the whole for/while statement
+  Span iter_span;              // the iterable (call) expression; for while: the condition
+  Span args_span;              // argument list of range(...)/tl.range(...), to add options
+  std::string target;          // loop variable(s)
+  Expr start, end, step;       // bound expressions (range: (end) -> start absent)
   std::vector<KwArg> options;  // tl.range keyword options: num_stages, loop_unroll_factor,
                                // warp_specialize, disallow_acc_multi_buffer, flatten, ...
-  int depth = 1;      // 1 for an outermost loop
-  int parent = -1;    // index in Kernel::loops
+  int depth = 1;               // 1 for an outermost loop
+  int parent = -1;             // index in Kernel::loops
 };
 
 struct JitCall {
@@ -226,8 +231,8 @@ struct JitCall {
 };
 
 struct LibdeviceCall {
-  std::string name;      // function name, e.g. "tanh"
-  std::string via;       // the qualifier as written: "libdevice", "tl.extra.cuda.libdevice", "tl.math"
+  std::string name;  // function name, e.g. "tanh"
+  std::string via;   // the qualifier as written: "libdevice", "tl.extra.cuda.libdevice", "tl.math"
   Span span;
 };
 
@@ -235,8 +240,8 @@ enum class KernelClass { kElementwise, kReduction, kSoftmax, kGemm, kAttention, 
 
 struct Kernel {
   std::string name;
-  Span span;       // the whole decorated definition (decorators included)
-  Span def_span;   // the `def` statement
+  Span span;      // the whole decorated definition (decorators included)
+  Span def_span;  // the `def` statement
   Span name_span;
   Span body_span;
   std::vector<Param> params;
@@ -264,7 +269,8 @@ struct Kernel {
   std::vector<std::string> class_evidence;
 
   const Param* FindParam(std::string_view n) const {
-    for (const auto& p : params) if (p.name == n) return &p;
+    for (const auto& p : params)
+      if (p.name == n) return &p;
     return nullptr;
   }
 };
@@ -300,9 +306,9 @@ struct Origin {
   // module level). `assignment.value.span` is the exact text a rewrite edits.
   std::string variable;
   std::optional<Assignment> assignment;
-  bool multiple_assignments = false;  // other assignments to the variable exist (if/else, loops)
+  bool multiple_assignments = false;          // other assignments to the variable exist (if/else, loops)
   std::vector<Assignment> other_assignments;  // those other assignments (same scope), source order
-  std::string scope;                  // "function" or "module" for the assignment
+  std::string scope;                          // "function" or "module" for the assignment
   // kComputed: the run-time expression (at the launch or the assignment's right-hand side).
   Expr expression;
   // kFunctionParam: parameter name and its default (absent when none).
@@ -315,12 +321,12 @@ struct Origin {
 };
 
 struct LaunchArg {
-  int position = -1;     // positional index, -1 for keywords
-  std::string keyword;   // keyword name for keyword arguments
-  std::string param;     // mapped kernel parameter ("" when it maps to none)
+  int position = -1;    // positional index, -1 for keywords
+  std::string keyword;  // keyword name for keyword arguments
+  std::string param;    // mapped kernel parameter ("" when it maps to none)
   Expr value;
-  Span span;             // whole argument (`name=value` for keywords)
-  bool splat = false;    // *args / **kwargs
+  Span span;           // whole argument (`name=value` for keywords)
+  bool splat = false;  // *args / **kwargs
   // The positional index was inferred: the argument follows a *splat of unknown length and was
   // aligned to the parameters before the first keyword/autotuned/heuristic parameter.
   bool position_inferred = false;
@@ -338,36 +344,37 @@ enum class GridKind { kTuple, kLambda, kVariable, kCall, kOther };
 
 struct Grid {
   GridKind kind = GridKind::kOther;
-  Expr expr;                        // the subscript as written
+  Expr expr;  // the subscript as written
   // kVariable: the resolved assignment (local first, then module); resolved_kind classifies it.
   std::optional<Assignment> assignment;
   GridKind resolved_kind = GridKind::kOther;
-  Expr resolved;                    // the expression the grid evaluates (after resolution)
-  std::vector<Expr> dims;           // tuple elements (of the resolved tuple / lambda body)
-  std::string meta_param;           // lambda parameter name (META, meta, ...)
-  std::vector<std::string> names;   // identifiers the grid uses (no builtins / module names)
+  Expr resolved;                        // the expression the grid evaluates (after resolution)
+  std::vector<Expr> dims;               // tuple elements (of the resolved tuple / lambda body)
+  std::string meta_param;               // lambda parameter name (META, meta, ...)
+  std::vector<std::string> names;       // identifiers the grid uses (no builtins / module names)
   std::vector<std::string> meta_keys;   // meta['X'] keys
   std::vector<std::string> constexprs;  // kernel constexprs the grid depends on (via meta keys or
                                         // the variables bound to them at this launch)
 };
 
 struct Launch {
-  Span span;                       // the whole call `kernel[grid](...)`
-  Span args_span;                  // the call's argument list
-  std::string kernel;              // the launched jit function
+  Span span;                                   // the whole call `kernel[grid](...)`
+  Span args_span;                              // the call's argument list
+  std::string kernel;                          // the launched jit function
   std::vector<std::string> kernel_candidates;  // more than one when the callee is an alias chosen
                                                // at run time (fx = a if c else b)
-  Expr kernel_ref;                 // as written: "kernel", "self.kernel", "mod._fwd"
-  std::string enclosing_function;  // qualified: "Class.method", "outer.<locals>.inner", "<module>"
+  Expr kernel_ref;                             // as written: "kernel", "self.kernel", "mod._fwd"
+  std::string enclosing_function;              // qualified: "Class.method", "outer.<locals>.inner", "<module>"
   Span enclosing_span;
   bool in_lambda = false;
   Grid grid;
   std::vector<LaunchArg> args;
-  std::vector<Binding> bindings;   // every constexpr param, then num_warps, num_stages, num_ctas,
-                                   // maxnreg
+  std::vector<Binding> bindings;      // every constexpr param, then num_warps, num_stages, num_ctas,
+                                      // maxnreg
   std::vector<std::string> unmapped;  // keyword names that are not kernel params or options
   const Binding* FindBinding(std::string_view n) const {
-    for (const auto& b : bindings) if (b.name == n) return &b;
+    for (const auto& b : bindings)
+      if (b.name == n) return &b;
     return nullptr;
   }
 };
@@ -383,7 +390,8 @@ struct ModuleModel {
   std::vector<std::string> notes;              // non-fatal observations
 
   const Kernel* FindKernel(std::string_view n) const {
-    for (const auto& k : kernels) if (k.name == n) return &k;
+    for (const auto& k : kernels)
+      if (k.name == n) return &k;
     return nullptr;
   }
 };
@@ -393,7 +401,7 @@ struct ModuleModel {
 // error nodes is best effort.
 Result<ModuleModel> AnalyzeModule(const pyast::Tree& tree);
 
-const char* ParamKindName(ParamKind k);  // "pointer", "scalar", "constexpr", "descriptor"
+const char* ParamKindName(ParamKind k);          // "pointer", "scalar", "constexpr", "descriptor"
 const char* ParamEvidenceName(ParamEvidence e);  // "annotation", "usage", "name_suffix", "default"
 const char* KernelClassName(KernelClass c);      // "elementwise", "reduction", "softmax", "gemm",
                                                  // "attention", "scan", "other"

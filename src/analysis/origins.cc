@@ -1,4 +1,5 @@
-// kiln/analysis: scopes and the origin of a name or value at a launch (literal, variable, computed, parameter) (Analyzer, see analyzer.h).
+// kiln/analysis: scopes and the origin of a name or value at a launch (literal, variable, computed, parameter)
+// (Analyzer, see analyzer.h).
 #include <algorithm>
 #include <functional>
 #include <map>
@@ -32,7 +33,8 @@ auto Analyzer::EnclosingOf(const Node& n) const -> Enclosing {
     if (t == "function_definition") {
       e.defs.push_back(p);
       parts.push_back(std::string(p.field("name").text()));
-      if (parts.size() > 1 && parts[parts.size() - 2] != "<lambda>") {}
+      if (parts.size() > 1 && parts[parts.size() - 2] != "<lambda>") {
+      }
     } else if (t == "class_definition") {
       parts.push_back(std::string(p.field("name").text()));
     } else if (t == "lambda") {
@@ -45,8 +47,10 @@ auto Analyzer::EnclosingOf(const Node& n) const -> Enclosing {
   std::string q;
   std::vector<bool> is_def;
   for (Node p = n.parent(); !p.is_null(); p = p.parent()) {
-    if (p.type() == "function_definition") is_def.push_back(true);
-    else if (p.type() == "class_definition") is_def.push_back(false);
+    if (p.type() == "function_definition")
+      is_def.push_back(true);
+    else if (p.type() == "class_definition")
+      is_def.push_back(false);
   }
   std::reverse(is_def.begin(), is_def.end());
   for (size_t i = 0; i < parts.size(); ++i) {
@@ -58,7 +62,7 @@ auto Analyzer::EnclosingOf(const Node& n) const -> Enclosing {
 }
 
 const Assign* Analyzer::LastBefore(const std::vector<Assign>& assigns, const std::string& name, uint32_t pos,
-                                  bool any_pos, int* count) {
+                                   bool any_pos, int* count) {
   const Assign* best = nullptr;
   *count = 0;
   for (const auto& a : assigns) {
@@ -72,7 +76,7 @@ const Assign* Analyzer::LastBefore(const std::vector<Assign>& assigns, const std
 }
 
 Origin Analyzer::FromAssign(const Assign& a, const std::vector<Assign>& all, const std::string& scope, int count,
-                    const Enclosing& enc, uint32_t pos, int depth) {
+                            const Enclosing& enc, uint32_t pos, int depth) {
   Origin o;
   o.variable = a.name;
   o.scope = scope;
@@ -197,9 +201,9 @@ bool Analyzer::IsConstantAttr(const Node& n) const {
   if (!(StartsWith(c, "tl.") || StartsWith(c, "torch."))) return false;
   std::string leaf = c.substr(c.rfind('.') + 1);
   static const std::set<std::string_view> kTypes = {
-      "float16", "float32", "float64", "bfloat16", "int8", "int16", "int32", "int64", "uint8", "uint16",
-      "uint32", "uint64", "float8e4nv", "float8e5", "float8e4b15", "float8_e4m3fn", "float8_e5m2", "half",
-      "float", "bool", "int1", "float8e4b8", "float8e5b16"};
+      "float16",     "float32", "float64", "bfloat16", "int8",       "int16",      "int32",       "int64",
+      "uint8",       "uint16",  "uint32",  "uint64",   "float8e4nv", "float8e5",   "float8e4b15", "float8_e4m3fn",
+      "float8_e5m2", "half",    "float",   "bool",     "int1",       "float8e4b8", "float8e5b16"};
   return kTypes.count(leaf) > 0;
 }
 

@@ -88,8 +88,10 @@ std::vector<std::string> StringList(const Node& raw) {
   }
   if (n.type() != "list" && n.type() != "tuple") return out;
   for (const Node& c : n.named_children()) {
-    if (c.type() == "string") out.push_back(pyast::StringLiteralValue(c));
-    else if (c.type() == "integer") out.push_back(std::string(c.text()));
+    if (c.type() == "string")
+      out.push_back(pyast::StringLiteralValue(c));
+    else if (c.type() == "integer")
+      out.push_back(std::string(c.text()));
   }
   return out;
 }
@@ -147,8 +149,8 @@ void CollectAssigns(const Node& root, std::vector<Assign>& out) {
       return true;
     }
     if (t == "named_expression") {
-      out.push_back({std::string(n.field("name").text()), n, n.field("value"), Assign::Kind::kPlain,
-                     n.span().begin.byte});
+      out.push_back(
+          {std::string(n.field("name").text()), n, n.field("value"), Assign::Kind::kPlain, n.span().begin.byte});
       return true;
     }
     return true;

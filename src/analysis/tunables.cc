@@ -1,8 +1,8 @@
 // kiln/analysis: ExtractTunables (see tunables.h).
 #include "analysis/tunables.h"
 
-#include <algorithm>
 #include <fmt/format.h>
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -27,7 +27,6 @@ std::vector<int> TargetLaunches(const ModuleModel& m, const Target& t) {
   return out;
 }
 
-
 namespace {
 
 // Where variable `var` (the one assignment `assign` binds it at the target launches) is read other than
@@ -35,13 +34,10 @@ namespace {
 // computed from it (`num_blocks = cdiv(n, BLOCK)` read only by the grid is fine; `NT = cdiv(T, BT)`
 // sizing a buffer, or `BT` passed to another kernel, is not). Empty when nothing else reads it.
 std::string OtherReader(const pyast::Tree& tree, const ModuleModel& model, const std::vector<int>& launches,
-                        const std::string& name, const std::string& var, const Assignment& assign,
-                        int depth = 0) {
+                        const std::string& name, const std::string& var, const Assignment& assign, int depth = 0) {
   Node scope = EnclosingFunction(tree, assign.span.begin.byte);
   if (scope.is_null()) scope = tree.root();
-  auto inside = [](const Node& n, const Span& s) {
-    return s.size() > 0 && s.Contains(n.span());
-  };
+  auto inside = [](const Node& n, const Span& s) { return s.size() > 0 && s.Contains(n.span()); };
   auto assigns = AssignmentsIn(scope.type() == "function_definition" ? scope.field("body") : scope);
   for (const Node& id : Identifiers(scope)) {
     if (id.text() != var) continue;
@@ -52,7 +48,8 @@ std::string OtherReader(const pyast::Tree& tree, const ModuleModel& model, const
       Node g = p.parent();
       if (!g.is_null() && g.type() == "assignment" && g.field("left") == p) continue;  // `A, B = 1, 2`
     }
-    if (!p.is_null() && (p.type() == "parameters" || p.type() == "global_statement" || p.type() == "nonlocal_statement"))
+    if (!p.is_null() &&
+        (p.type() == "parameters" || p.type() == "global_statement" || p.type() == "nonlocal_statement"))
       continue;
     bool ok = false;
     for (int li : launches) {
@@ -63,7 +60,8 @@ std::string OtherReader(const pyast::Tree& tree, const ModuleModel& model, const
     }
     if (ok) continue;
     for (const auto& l : model.launches)
-      if (inside(id, l.span) && std::find(launches.begin(), launches.end(), &l - model.launches.data()) == launches.end())
+      if (inside(id, l.span) &&
+          std::find(launches.begin(), launches.end(), &l - model.launches.data()) == launches.end())
         return fmt::format("line {}: passed to the launch of {}", id.span().begin.line, l.kernel);
     // Read by an assignment `w = f(var)`: fine when w itself is only read by the target grids.
     const SimpleAssign* via = nullptr;
@@ -120,8 +118,8 @@ struct LaunchSite {
   std::string why, value_text;
 };
 
-LaunchSite SiteAt(const Tree& tree, const ModuleModel& model, const Kernel& k, const Tunables& t,
-                  const Launch& l, const std::string& name, bool option) {
+LaunchSite SiteAt(const Tree& tree, const ModuleModel& model, const Kernel& k, const Tunables& t, const Launch& l,
+                  const std::string& name, bool option) {
   LaunchSite s;
   const Binding* b = l.FindBinding(name);
   s.origin = b ? b->origin.kind : OriginKind::kMissing;
@@ -140,8 +138,9 @@ LaunchSite SiteAt(const Tree& tree, const ModuleModel& model, const Kernel& k, c
       } else if (!b->origin.assignment) {
         s.site = TunableSite::kNotEditable;
         s.why = "variable '" + b->origin.variable + "' has no assignment to edit";
-      } else if (std::string r = option ? "" : OtherReader(tree, model, t.launches, name, b->origin.variable,
-                                                         *b->origin.assignment);
+      } else if (std::string r =
+                     option ? ""
+                            : OtherReader(tree, model, t.launches, name, b->origin.variable, *b->origin.assignment);
                  !r.empty()) {
         // Buffers sized with it, other kernels launched with it, values derived from it: they
         // would change with the edit while this kernel's facts are all that was checked.
@@ -171,15 +170,10 @@ LaunchSite SiteAt(const Tree& tree, const ModuleModel& model, const Kernel& k, c
       s.value_text = b->origin.expression.text;
       break;
     case OriginKind::kFunctionParam:
-      s.why = "passed in by the caller (parameter '" + b->origin.function_param + "' of " +
-              l.enclosing_function + ")";
+      s.why = "passed in by the caller (parameter '" + b->origin.function_param + "' of " + l.enclosing_function + ")";
       break;
-    case OriginKind::kHeuristics:
-      s.why = "set by @triton.heuristics";
-      break;
-    case OriginKind::kMissing:
-      s.why = "not bound at the launch";
-      break;
+    case OriginKind::kHeuristics: s.why = "set by @triton.heuristics"; break;
+    case OriginKind::kMissing: s.why = "not bound at the launch"; break;
   }
   if (s.site != TunableSite::kNotEditable && s.site != TunableSite::kAutotune && !s.value_text.empty() &&
       s.value_text != "None" && !ParseIntLiteral(s.value_text)) {
@@ -189,8 +183,10 @@ LaunchSite SiteAt(const Tree& tree, const ModuleModel& model, const Kernel& k, c
   if (l.kernel_candidates.size() > 1 && (s.site == TunableSite::kLaunchLiteral || s.site == TunableSite::kVariable ||
                                          s.site == TunableSite::kOptionDefault)) {
     s.site = TunableSite::kNotEditable;
-    s.why = fmt::format("the launch at line {} calls a kernel chosen at run time (one of {}): the edit would "
-                        "reach the others too", l.span.begin.line, l.kernel_candidates.size());
+    s.why = fmt::format(
+        "the launch at line {} calls a kernel chosen at run time (one of {}): the edit would "
+        "reach the others too",
+        l.span.begin.line, l.kernel_candidates.size());
   }
   return s;
 }
@@ -202,10 +198,10 @@ void CheckGrid(const Tree& tree, const Launch& l, const std::string& name, const
   if (g.depends) {
     u.in_grid = true;
     const Binding* b = l.FindBinding(name);
-    bool follows = g.via_meta || (s.site == TunableSite::kVariable &&
-                                  DependsOn(tree, NodeAt(tree, l.grid.expr.span), b->origin.variable,
-                                            l.span.begin.byte));
-    if (follows) u.grid_follows = true;
+    bool follows = g.via_meta || (s.site == TunableSite::kVariable && DependsOn(tree, NodeAt(tree, l.grid.expr.span),
+                                                                                b->origin.variable, l.span.begin.byte));
+    if (follows)
+      u.grid_follows = true;
     else if (s.site != TunableSite::kAutotune) {
       s.site = TunableSite::kNotEditable;
       s.why = "the grid depends on it through a value that is not edited with it";
@@ -223,8 +219,7 @@ void CheckGrid(const Tree& tree, const Launch& l, const std::string& name, const
 
 // The distinct values of `name` across the kernel's autotune configs (Triton's defaults where unset).
 // The values `name` takes across the configs; `first` gets the first config's (where a search starts).
-std::set<int64_t> AutotuneValues(const Kernel& k, const std::string& name, bool option,
-                                 std::optional<int64_t>* first) {
+std::set<int64_t> AutotuneValues(const Kernel& k, const std::string& name, bool option, std::optional<int64_t>* first) {
   std::set<int64_t> vals;
   for (const auto& cfg : k.autotune->configs) {
     std::optional<int64_t> v;
@@ -233,10 +228,14 @@ std::set<int64_t> AutotuneValues(const Kernel& k, const std::string& name, bool 
                                       : name == "num_stages" ? &cfg.num_stages
                                       : name == "num_ctas"   ? &cfg.num_ctas
                                                              : &cfg.maxnreg;
-      if (*o) v = ParseIntLiteral((*o)->value.text);
-      else if (name == "num_warps") v = 4;
-      else if (name == "num_stages") v = 3;
-      else if (name == "num_ctas") v = 1;
+      if (*o)
+        v = ParseIntLiteral((*o)->value.text);
+      else if (name == "num_warps")
+        v = 4;
+      else if (name == "num_stages")
+        v = 3;
+      else if (name == "num_ctas")
+        v = 1;
     } else {
       for (const auto& kw : cfg.kwargs)
         if (kw.name == name) v = ParseIntLiteral(kw.value.text);
@@ -272,9 +271,10 @@ void ApplyDataConstraints(const KernelFacts& f, Tunable& u, bool& editable, std:
     } else if (top > 0) {
       u.divides_max = true;
       u.max_value = u.max_value ? std::min(u.max_value, top) : top;
-      u.bound = fmt::format("at most {} and a divisor of it: {}, so the kernel assumes the extent is a multiple "
-                            "of {}",
-                            top, d.where, name);
+      u.bound = fmt::format(
+          "at most {} and a divisor of it: {}, so the kernel assumes the extent is a multiple "
+          "of {}",
+          top, d.where, name);
     } else {
       editable = false;
       reason = d.where + ", and its current value is unknown";
@@ -289,13 +289,16 @@ Tunable MakeTunable(const Tree& tree, const ModuleModel& model, const Kernel& k,
   u.name = name;
   u.launch_option = option;
   u.power_of_two = f.pow2.count(name) || name == "num_warps" || name == "num_ctas";
-  u.role = option ? TunableRole::kLaunchOption
-           : f.pow2.count(name) ? TunableRole::kBlock
+  u.role = option                ? TunableRole::kLaunchOption
+           : f.pow2.count(name)  ? TunableRole::kBlock
            : f.flags.count(name) ? TunableRole::kFlag
                                  : TunableRole::kOther;
   if (name == "num_stages") u.min_value = 1;
   if (name == "num_warps") u.max_value = 32;
-  if (name == "maxnreg") { u.min_value = 24; u.max_value = 255; }
+  if (name == "maxnreg") {
+    u.min_value = 24;
+    u.max_value = 255;
+  }
   bool first = true, consistent = true, editable = true;
   std::string reason;
   for (int li : t.launches) {
@@ -312,8 +315,9 @@ Tunable MakeTunable(const Tree& tree, const ModuleModel& model, const Kernel& k,
       u.value_text = s.value_text;
       first = false;
     } else {
-      if (s.site != u.site) u.site = TunableSite::kNotEditable, editable = false,
-                            reason = reason.empty() ? "set differently at different launches" : reason;
+      if (s.site != u.site)
+        u.site = TunableSite::kNotEditable, editable = false,
+        reason = reason.empty() ? "set differently at different launches" : reason;
       if (s.value_text != u.value_text) consistent = false;
     }
   }

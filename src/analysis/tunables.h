@@ -29,12 +29,12 @@ struct Target {
 
 // Where a tunable's value is set and can be edited.
 enum class TunableSite {
-  kLaunchLiteral,   // a literal at the launch (positional or keyword): edit it there
-  kVariable,        // a variable assigned a literal before the launch: edit the assignment
-  kKernelDefault,   // the kernel parameter's default (not passed at the launch): edit the default
-  kAutotune,        // set by @triton.autotune configs: rewrite the configs
-  kOptionDefault,   // a launch option not given anywhere (Triton's default): add a keyword
-  kNotEditable,     // computed, a function parameter, heuristics, **kwargs, ...: see `reason`
+  kLaunchLiteral,  // a literal at the launch (positional or keyword): edit it there
+  kVariable,       // a variable assigned a literal before the launch: edit the assignment
+  kKernelDefault,  // the kernel parameter's default (not passed at the launch): edit the default
+  kAutotune,       // set by @triton.autotune configs: rewrite the configs
+  kOptionDefault,  // a launch option not given anywhere (Triton's default): add a keyword
+  kNotEditable,    // computed, a function parameter, heuristics, **kwargs, ...: see `reason`
 };
 
 // What a tunable is for, as far as the kernel body shows (the search tunes kBlock and
@@ -54,13 +54,13 @@ struct Tunable {
   // `value_text` is the source text ("64", "True", "triton.next_power_of_2(N)").
   std::optional<int64_t> value;
   std::string value_text;
-  bool boolean = false;                    // current literal is True/False: written back as such
-  std::vector<int64_t> autotune_values;    // kAutotune: the value in each config (distinct, sorted)
-  std::optional<int64_t> autotune_first;  // kAutotune: the value in the first config (where a search starts)
+  bool boolean = false;                      // current literal is True/False: written back as such
+  std::vector<int64_t> autotune_values;      // kAutotune: the value in each config (distinct, sorted)
+  std::optional<int64_t> autotune_first;     // kAutotune: the value in the first config (where a search starts)
   OriginKind origin = OriginKind::kMissing;  // at the first target launch
   TunableSite site = TunableSite::kNotEditable;
   bool editable = false;
-  std::string reason;                      // why not editable (empty when editable)
+  std::string reason;  // why not editable (empty when editable)
   // Constraints.
   bool power_of_two = false;  // used as a tl.arange bound / block shape (or a launch option that
                               // must be one: num_warps)
@@ -68,7 +68,7 @@ struct Tunable {
   bool grid_follows = false;  // in_grid and the grid reads it through meta[...] or the same
                               // variable that is edited, so it stays right by itself
   int64_t min_value = 1;
-  int64_t max_value = 0;      // 0: no bound known
+  int64_t max_value = 0;  // 0: no bound known
   // The kernel assumes it divides a run-time extent (an access not masked along its tl.arange, a block
   // pointer without boundary_check, `E // B`): values must divide max_value, the largest value it was
   // written with (DivisorConstexprs). `bound` says where.
@@ -79,14 +79,15 @@ struct Tunable {
 struct Tunables {
   std::string kernel;
   KernelClass cls = KernelClass::kOther;
-  std::vector<int> launches;           // the launches considered
-  bool autotuned = false;              // the kernel already carries @triton.autotune
+  std::vector<int> launches;  // the launches considered
+  bool autotuned = false;     // the kernel already carries @triton.autotune
   std::vector<std::string> autotune_key;
-  std::vector<Tunable> items;          // constexpr params first (declaration order), then options
-  std::vector<std::string> notes;      // e.g. "grid uses n_blocks computed from literal 1024"
+  std::vector<Tunable> items;      // constexpr params first (declaration order), then options
+  std::vector<std::string> notes;  // e.g. "grid uses n_blocks computed from literal 1024"
 
   const Tunable* Find(std::string_view n) const {
-    for (const auto& t : items) if (t.name == n) return &t;
+    for (const auto& t : items)
+      if (t.name == n) return &t;
     return nullptr;
   }
 };

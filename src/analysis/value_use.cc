@@ -1,7 +1,7 @@
 // kiln/analysis: constexprs whose value enters the computed data (ValueConstexprs, see dataflow.h).
+#include <fmt/format.h>
 #include <algorithm>
 #include <functional>
-#include <fmt/format.h>
 
 #include "analysis/dataflow.h"
 #include "pyast/syntax.h"
@@ -21,8 +21,7 @@ struct ValueUse {
   template <class F>
   void Each(const Node& body, F&& f) const {
     body.Walk([&](const Node& n) {
-      if (!(n == body) && (n.type() == "function_definition" || n.type() == "class_definition" ||
-                           n.type() == "lambda"))
+      if (!(n == body) && (n.type() == "function_definition" || n.type() == "class_definition" || n.type() == "lambda"))
         return false;
       f(n);
       return true;
@@ -32,7 +31,8 @@ struct ValueUse {
   static bool IsLoadCall(const Node& n) {
     if (n.type() != "call") return false;
     std::string_view f = n.field("function").text();
-    return CalleeIs(f, "load") || CalleeIs(f, "_experimental_descriptor_load") || f.find("atomic_") != std::string_view::npos;
+    return CalleeIs(f, "load") || CalleeIs(f, "_experimental_descriptor_load") ||
+           f.find("atomic_") != std::string_view::npos;
   }
 
   bool IsData(const Node& e, const std::set<std::string>& data) const {
@@ -60,9 +60,9 @@ struct ValueUse {
     std::set<std::string> out;
     // Scalar functions of constants only: tl.arange(0, BLOCK) and tl.zeros([BLOCK]) are index vectors
     // and buffers (their values do not depend on the tile size the way `x * BLOCK` does).
-    static const std::set<std::string> kScalarFns = {"to", "cdiv", "constexpr", "exp", "exp2", "log", "log2",
-                                                     "sqrt", "rsqrt", "abs", "min", "max", "minimum", "maximum",
-                                                     "int", "float", "bool", "pow"};
+    static const std::set<std::string> kScalarFns = {"to",      "cdiv",    "constexpr", "exp",   "exp2", "log",
+                                                     "log2",    "sqrt",    "rsqrt",     "abs",   "min",  "max",
+                                                     "minimum", "maximum", "int",       "float", "bool", "pow"};
     bool calls = false;
     e.Walk([&](const Node& n) {
       if (n.type() == "call") {
@@ -76,7 +76,10 @@ struct ValueUse {
     for (const Node& id : Identifiers(e)) {
       std::string s(id.text());
       auto it = cs.find(s);
-      if (it != cs.end()) { out.insert(it->second.begin(), it->second.end()); continue; }
+      if (it != cs.end()) {
+        out.insert(it->second.begin(), it->second.end());
+        continue;
+      }
       if (mods.count(s)) continue;
       return {};
     }
@@ -120,8 +123,7 @@ struct ValueUse {
           for (const auto& t : Targets(l)) data.insert(t);
     auto note = [&](const std::set<std::string>& names, const Node& at, const std::string& how) {
       for (const auto& n : names)
-        if (!out.count(n))
-          out[n] = fmt::format("{} at line {}{}", how, at.span().begin.line, where);
+        if (!out.count(n)) out[n] = fmt::format("{} at line {}{}", how, at.span().begin.line, where);
     };
     auto text = [](const Node& n) {
       std::string t;
@@ -161,8 +163,10 @@ struct ValueUse {
         std::vector<Node> pos;
         std::vector<std::pair<std::string, Node>> kws;
         for (const Node& a : args.named_children()) {
-          if (a.type() == "keyword_argument") kws.push_back({std::string(a.field("name").text()), a.field("value")});
-          else if (a.type() != "comment") pos.push_back(a);
+          if (a.type() == "keyword_argument")
+            kws.push_back({std::string(a.field("name").text()), a.field("value")});
+          else if (a.type() != "comment")
+            pos.push_back(a);
         }
         std::string leaf = f.substr(f.rfind('.') == std::string::npos ? 0 : f.rfind('.') + 1);
         const Kernel* helper = f.find('.') == std::string::npos ? m.FindKernel(f) : nullptr;
@@ -199,10 +203,14 @@ struct ValueUse {
           return;
         }
         static const std::set<std::string> kIndex = {
-            "load", "arange", "zeros", "full", "reshape", "view", "broadcast_to", "expand_dims", "program_id",
-            "num_programs", "multiple_of", "max_contiguous", "max_constancy", "make_block_ptr", "advance",
-            "make_tensor_descriptor", "range", "static_range", "cdiv", "to", "static_assert", "device_assert",
-            "static_print", "device_print", "zeros_like", "full_like", "split", "permute", "trans"};
+            "load",          "arange",         "zeros",        "full",
+            "reshape",       "view",           "broadcast_to", "expand_dims",
+            "program_id",    "num_programs",   "multiple_of",  "max_contiguous",
+            "max_constancy", "make_block_ptr", "advance",      "make_tensor_descriptor",
+            "range",         "static_range",   "cdiv",         "to",
+            "static_assert", "device_assert",  "static_print", "device_print",
+            "zeros_like",    "full_like",      "split",        "permute",
+            "trans"};
         if (kIndex.count(leaf)) return;
         std::vector<Node> vals = pos;
         for (const auto& kv : kws) vals.push_back(kv.second);

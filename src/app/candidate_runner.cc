@@ -39,12 +39,12 @@ class PoolCompileBatch : public search::CompileBatch {
     };
     cfg.use_cache = false;
     driver_ = std::thread([this, cfg = std::move(cfg), items = std::move(items)]() mutable {
-      exec::EvalPool(std::move(cfg)).Run(std::move(items), [this](const exec::PoolItem& it,
-                                                                  const Result<exec::EvalResult>& r, int) {
-        std::lock_guard<std::mutex> l(mu_);
-        results_[it.index] = r;
-        cv_.notify_all();
-      });
+      exec::EvalPool(std::move(cfg))
+          .Run(std::move(items), [this](const exec::PoolItem& it, const Result<exec::EvalResult>& r, int) {
+            std::lock_guard<std::mutex> l(mu_);
+            results_[it.index] = r;
+            cv_.notify_all();
+          });
     });
   }
   ~PoolCompileBatch() override {
@@ -71,9 +71,12 @@ class PoolCompileBatch : public search::CompileBatch {
 
 CandidateRunner::CandidateRunner(exec::Runner* measure, store::Store* store, bool use_cache,
                                  std::function<std::unique_ptr<exec::Runner>()> make_compile, int compile_workers)
-    : measure_(measure), eval_(measure, store, use_cache), make_compile_(std::move(make_compile)),
+    : measure_(measure),
+      eval_(measure, store, use_cache),
+      make_compile_(std::move(make_compile)),
       compile_workers_(make_compile_ ? std::max(0, compile_workers) : 0),
-      compile_runners_(compile_workers_), warming_(compile_workers_) {}
+      compile_runners_(compile_workers_),
+      warming_(compile_workers_) {}
 
 CandidateRunner::~CandidateRunner() {
   for (auto& t : warming_)

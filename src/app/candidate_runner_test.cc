@@ -24,7 +24,8 @@ class SlowRunner : public exec::Runner {
   Result<exec::EvalResult> Evaluate(const exec::EvalRequest&) override {
     int now = ++*concurrent_;
     int prev = peak_->load();
-    while (now > prev && !peak_->compare_exchange_weak(prev, now)) {}
+    while (now > prev && !peak_->compare_exchange_weak(prev, now)) {
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(30));
     --*concurrent_;
     return exec::EvalResult::Make(exec::Verdict::kOk, "", "");
@@ -55,12 +56,13 @@ TEST(CandidateRunner, CompilesRunInParallelOnThePool) {
   std::atomic<int> concurrent{0}, peak{0};
   SlowRunner measure(&concurrent, &peak);
   int made = 0;
-  CandidateRunner cr(&measure, nullptr, false,
-                     [&]() -> std::unique_ptr<exec::Runner> {
-                       ++made;
-                       return std::make_unique<SlowRunner>(&concurrent, &peak);
-                     },
-                     3);
+  CandidateRunner cr(
+      &measure, nullptr, false,
+      [&]() -> std::unique_ptr<exec::Runner> {
+        ++made;
+        return std::make_unique<SlowRunner>(&concurrent, &peak);
+      },
+      3);
   cr.Prewarm();
   std::vector<exec::EvalRequest> reqs(6, CompileRequest());
   auto batch = cr.StartCompiles(reqs, 3);

@@ -6,9 +6,9 @@
 #include <fmt/format.h>
 
 #include "common/file.h"
+#include "common/json_dump.h"
 #include "common/strings.h"
 #include "search/loop.h"
-#include "common/json_dump.h"
 
 namespace kiln::app {
 
@@ -43,8 +43,8 @@ nlohmann::json Baseline::ToJson() const {
       cs[cn] = {{"median_ms", c.median_ms}, {"p20_ms", c.p20_ms}, {"p80_ms", c.p80_ms}};
     ts[name] = {{"hash", t.hash}, {"cases", cs}};
   }
-  return {{"schema_version", 1}, {"kind", "kiln-ci-baseline"}, {"gpu_name", gpu_name}, {"gpu_uuid", gpu_uuid},
-          {"versions", versions}, {"created_at", created_at}, {"tasks", ts}};
+  return {{"schema_version", 1},  {"kind", "kiln-ci-baseline"}, {"gpu_name", gpu_name}, {"gpu_uuid", gpu_uuid},
+          {"versions", versions}, {"created_at", created_at},   {"tasks", ts}};
 }
 
 Result<Baseline> Baseline::FromJson(const nlohmann::json& j) {
@@ -101,11 +101,12 @@ Result<CiReport> RunCi(const std::vector<CiTask>& tasks, search::Measurer& ev, c
     rep.baseline_gpu = baseline->gpu_name;
     if (!SameGpu(baseline->gpu_name, rep.gpu_name)) {
       rep.gpu_mismatch = true;
-      std::string m = fmt::format("the baseline was measured on '{}' but this GPU is '{}'", baseline->gpu_name,
-                                  rep.gpu_name);
+      std::string m =
+          fmt::format("the baseline was measured on '{}' but this GPU is '{}'", baseline->gpu_name, rep.gpu_name);
       if (!o.update_baseline && !o.allow_different_gpu) {
-        rep.warnings.push_back(m + ": refusing to compare (use --allow-different-gpu to compare anyway, or "
-                                   "--update-baseline to replace it)");
+        rep.warnings.push_back(m +
+                               ": refusing to compare (use --allow-different-gpu to compare anyway, or "
+                               "--update-baseline to replace it)");
         rep.exit_code = 2;
         rep.wall_s = SteadySeconds() - t0;
         return rep;
@@ -206,7 +207,8 @@ Result<CiReport> RunCi(const std::vector<CiTask>& tasks, search::Measurer& ev, c
       for (auto& row : rows) {
         if (row.status != "regression") continue;
         const exec::CaseResult* c2 = nullptr;
-        for (const auto& cs : r2.cases) if (cs.name == row.case_name) c2 = &cs;
+        for (const auto& cs : r2.cases)
+          if (cs.name == row.case_name) c2 = &cs;
         if (r2.verdict != exec::Verdict::kOk || !c2 || !c2->candidate_ms) {
           row.message = "re-measurement failed; regression kept";
           continue;
@@ -265,8 +267,10 @@ std::string XmlEscape(const std::string& in) {
       case '"': o += "&quot;"; break;
       case '\'': o += "&apos;"; break;
       default:
-        if (ch < 0x20 && ch != '\n' && ch != '\t' && ch != '\r') o += ' ';  // not allowed in XML 1.0
-        else o += static_cast<char>(ch);
+        if (ch < 0x20 && ch != '\n' && ch != '\t' && ch != '\r')
+          o += ' ';  // not allowed in XML 1.0
+        else
+          o += static_cast<char>(ch);
     }
   }
   return o;
@@ -281,8 +285,9 @@ std::string JUnitXml(const CiReport& r) {
   std::string x = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   x += fmt::format("<testsuites name=\"kiln ci\" tests=\"{}\" failures=\"{}\" errors=\"{}\" time=\"{:.3f}\">\n",
                    r.rows.size(), failures, r.exit_code == 2 ? 1 : 0, r.wall_s);
-  x += fmt::format("  <testsuite name=\"kiln-ci\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\" time=\"{:.3f}\">\n",
-                   r.rows.size(), failures, r.exit_code == 2 ? 1 : 0, skipped, r.wall_s);
+  x += fmt::format(
+      "  <testsuite name=\"kiln-ci\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\" time=\"{:.3f}\">\n",
+      r.rows.size(), failures, r.exit_code == 2 ? 1 : 0, skipped, r.wall_s);
   x += "    <properties>\n";
   x += "      <property name=\"gpu\" value=\"" + XmlEscape(r.gpu_name) + "\"/>\n";
   x += "      <property name=\"baseline_gpu\" value=\"" + XmlEscape(r.baseline_gpu) + "\"/>\n";
@@ -302,7 +307,8 @@ std::string JUnitXml(const CiReport& r) {
            XmlEscape(fmt::format("{:.1f}% slower than the baseline", 100 * (row.ratio - 1))) + "\">" +
            XmlEscape(detail) + "</failure>\n";
     else if (row.status == "failed")
-      x += "      <failure type=\"failed\" message=\"" + XmlEscape(row.message) + "\">" + XmlEscape(detail) + "</failure>\n";
+      x += "      <failure type=\"failed\" message=\"" + XmlEscape(row.message) + "\">" + XmlEscape(detail) +
+           "</failure>\n";
     else if (row.status == "new" || row.status == "missing")
       x += "      <skipped message=\"" + XmlEscape(row.message) + "\"/>\n";
     else

@@ -49,9 +49,9 @@ struct Baseline {
 };
 
 struct CiOptions {
-  double threshold_pct = 5;        // --threshold
-  bool remeasure = true;           // --no-remeasure turns it off
-  bool update_baseline = false;    // --update-baseline
+  double threshold_pct = 5;          // --threshold
+  bool remeasure = true;             // --no-remeasure turns it off
+  bool update_baseline = false;      // --update-baseline
   bool allow_different_gpu = false;  // --allow-different-gpu (warn instead of refusing)
   int trials = 3;
   uint64_t seed = 4242;
@@ -64,9 +64,9 @@ struct CiRow {
   std::string task, case_name;
   std::string status;  // "pass", "regression", "improved", "new", "failed", "missing", "recorded"
   double baseline_ms = 0, new_ms = 0, remeasured_ms = 0;
-  double ratio = 0;    // new / baseline (after re-measurement)
+  double ratio = 0;  // new / baseline (after re-measurement)
   std::string message;
-  double time_s = 0;   // wall time of the task's measurements
+  double time_s = 0;  // wall time of the task's measurements
 };
 
 struct CiReport {

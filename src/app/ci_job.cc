@@ -31,13 +31,21 @@ Result<std::optional<Baseline>> LoadBaseline(const CiJobOptions& o) {
 nlohmann::json CiReportJson(const CiReport& r) {
   nlohmann::json rows = nlohmann::json::array();
   for (const auto& x : r.rows) {
-    rows.push_back({{"task", x.task}, {"case", x.case_name}, {"status", x.status}, {"baseline_ms", x.baseline_ms},
-                    {"new_ms", x.new_ms}, {"remeasured_ms", x.remeasured_ms}, {"ratio", x.ratio},
-                    {"message", x.message}, {"time_s", x.time_s}});
+    rows.push_back({{"task", x.task},
+                    {"case", x.case_name},
+                    {"status", x.status},
+                    {"baseline_ms", x.baseline_ms},
+                    {"new_ms", x.new_ms},
+                    {"remeasured_ms", x.remeasured_ms},
+                    {"ratio", x.ratio},
+                    {"message", x.message},
+                    {"time_s", x.time_s}});
   }
-  return {{"schema_version", 1}, {"kind", "kiln-ci-report"}, {"gpu_name", r.gpu_name},
-          {"baseline_gpu", r.baseline_gpu}, {"warnings", r.warnings}, {"regressions", r.regressions},
-          {"failures", r.failures}, {"exit_code", r.exit_code}, {"wall_s", r.wall_s}, {"rows", rows}};
+  return {{"schema_version", 1},    {"kind", "kiln-ci-report"},
+          {"gpu_name", r.gpu_name}, {"baseline_gpu", r.baseline_gpu},
+          {"warnings", r.warnings}, {"regressions", r.regressions},
+          {"failures", r.failures}, {"exit_code", r.exit_code},
+          {"wall_s", r.wall_s},     {"rows", rows}};
 }
 
 // A task file that cannot be loaded: reported (stderr and a failed row) while the other tasks run.

@@ -6,8 +6,8 @@
 
 #include <gtest/gtest.h>
 
-#include "fakes.h"
 #include "app/ci.h"
+#include "fakes.h"
 
 namespace kiln::app {
 
@@ -136,7 +136,8 @@ TEST(Ci, UpdateBaselineRoundTrip) {
   auto r = RunCi({Task("a")}, ev, nullptr, o);
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->exit_code, 0);
-  auto path = (std::filesystem::temp_directory_path() / ("kiln_ci_base_" + std::to_string(::getpid()) + ".json")).string();
+  auto path =
+      (std::filesystem::temp_directory_path() / ("kiln_ci_base_" + std::to_string(::getpid()) + ".json")).string();
   ASSERT_TRUE(r->updated.Save(path).ok());
   auto b = Baseline::Load(path);
   ASSERT_TRUE(b.ok()) << b.status().message();
@@ -179,18 +180,23 @@ TEST(Ci, JUnitXmlIsWellFormed) {
     if (x[i] != '<' || x[i + 1] == '?') continue;
     size_t end = x.find('>', i);
     ASSERT_NE(end, std::string::npos);
-    if (x[i + 1] == '/') --open;
-    else if (x[end - 1] != '/') ++open;
+    if (x[i + 1] == '/')
+      --open;
+    else if (x[end - 1] != '/')
+      ++open;
     ASSERT_GE(open, 0);
   }
   EXPECT_EQ(open, 0);
   // ... and a real XML parser when python3 is around.
-  auto path = (std::filesystem::temp_directory_path() / ("kiln_ci_junit_" + std::to_string(::getpid()) + ".xml")).string();
+  auto path =
+      (std::filesystem::temp_directory_path() / ("kiln_ci_junit_" + std::to_string(::getpid()) + ".xml")).string();
   std::ofstream(path) << x;
   if (std::system("python3 -c 'import sys' >/dev/null 2>&1") == 0) {
-    std::string cmd = "python3 -c \"import sys, xml.etree.ElementTree as E; r = E.parse(sys.argv[1]).getroot(); "
-                      "s = r.find('testsuite'); assert r.tag == 'testsuites' and int(s.get('failures')) == 2, "
-                      "s.attrib\" " + path;
+    std::string cmd =
+        "python3 -c \"import sys, xml.etree.ElementTree as E; r = E.parse(sys.argv[1]).getroot(); "
+        "s = r.find('testsuite'); assert r.tag == 'testsuites' and int(s.get('failures')) == 2, "
+        "s.attrib\" " +
+        path;
     EXPECT_EQ(std::system(cmd.c_str()), 0);
   }
   std::filesystem::remove(path);

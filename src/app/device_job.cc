@@ -3,8 +3,8 @@
 #include <cstdio>
 
 #include "app/runner_factory.h"
-#include "profile/device.h"
 #include "common/json_dump.h"
+#include "profile/device.h"
 
 namespace kiln::app {
 
@@ -18,7 +18,8 @@ int RunDevice(const DeviceJobOptions& o) {
   profile::CharacterizeOptions co;
   co.device_index = o.device;
   co.refresh = o.refresh;
-  auto rec = runner.ok() ? profile::CharacterizeDevice(**runner, co, store) : Result<profile::DeviceRecord>(runner.status());
+  auto rec =
+      runner.ok() ? profile::CharacterizeDevice(**runner, co, store) : Result<profile::DeviceRecord>(runner.status());
   if (!rec.ok()) {
     std::fprintf(stderr, "kiln device: error: %s\n", rec.status().message().c_str());
     return 1;

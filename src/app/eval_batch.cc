@@ -260,8 +260,10 @@ int RunBatch(const EvalOptions& o) {
   };
   // Interrupted (Ctrl-C, SIGTERM), kiln says how to go on (common/children.h prints it on the way out).
   static std::string interrupt_note;
-  interrupt_note = out != stdout ? fmt::format("\nkiln eval: interrupted; the results so far are in {}: run the "
-                                               "same command with --resume to evaluate the rest\n", o.out)
+  interrupt_note = out != stdout ? fmt::format(
+                                       "\nkiln eval: interrupted; the results so far are in {}: run the "
+                                       "same command with --resume to evaluate the rest\n",
+                                       o.out)
                                  : "\nkiln eval: interrupted; with --out FILE, --resume continues a batch\n";
   SetInterruptNote(interrupt_note.c_str());
   Pairs pairs = BuildPairs(o, pf, *prev, *base);

@@ -11,9 +11,9 @@
 #include "app/eval_internal.h"
 #include "common/file.h"
 #include "common/hash.h"
+#include "common/source_text.h"
 #include "exec/evaluator.h"
 #include "task/task.h"
-#include "common/source_text.h"
 
 namespace kiln::app {
 
@@ -73,17 +73,17 @@ Result<std::unique_ptr<store::Store>> OpenStore(const EvalOptions& o) {
   return store::Store::Open(o.records.Path());
 }
 
-RunnerSpec SpecOf(const EvalOptions& o) {
-  return o.worker.Spec(exec::ParseIsolation(o.isolation).value());
-}
+RunnerSpec SpecOf(const EvalOptions& o) { return o.worker.Spec(exec::ParseIsolation(o.isolation).value()); }
 
 json ResultLine(const exec::EvalResult& r, const exec::EvalRequest& req) {
   json j = r.ToJson();
   j["schema_version"] = 1;  // of this object (docs/eval.md "JSON output")
-  j["task"] = {{"name", req.task.name}, {"format", task::FormatName(req.task.format)}, {"hash", req.task.hash},
+  j["task"] = {{"name", req.task.name},
+               {"format", task::FormatName(req.task.format)},
+               {"hash", req.task.hash},
                {"path", req.task.path}};
-  j["candidate"] = req.candidate_source ? json{{"name", req.candidate_name}, {"hash", req.CandidateHash()}}
-                                        : json(nullptr);
+  j["candidate"] =
+      req.candidate_source ? json{{"name", req.candidate_name}, {"hash", req.CandidateHash()}} : json(nullptr);
   if (req.baseline_source) j["baseline"] = {{"hash", HashHex(*req.baseline_source)}};
   j["mode"] = exec::ModeName(req.mode);
   j["policy"] = exec::PolicyName(req.policy);

@@ -16,7 +16,7 @@ namespace kiln::app {
 
 struct EvalOptions {
   std::string task, candidate;
-  std::string baseline;            // mode time: timed in the reference's place (an A/B of two versions)
+  std::string baseline;  // mode time: timed in the reference's place (an A/B of two versions)
   TaskOptions task_options;
   std::vector<std::string> sizes;  // NAME=VALUE
   bool json = false;

@@ -22,8 +22,10 @@ Status JoinFacts(profile::ProfileRun* run, const std::optional<SourceText>& sour
   Status status = Status::Ok();
   if (source) {
     auto sf = StaticFactsOf(*source);
-    if (sf.ok()) given = exec::MergeFacts(given, *sf);
-    else status = sf.status();
+    if (sf.ok())
+      given = exec::MergeFacts(given, *sf);
+    else
+      status = sf.status();
   }
   for (auto& k : run->kernels) {
     std::vector<exec::KernelFacts> mine;

@@ -2,10 +2,10 @@
 
 #include "app/facts_join.h"
 #include "common/file.h"
+#include "common/source_text.h"
 #include "diagnose/report.h"
 #include "profile/ncu_runner.h"
 #include "profile/profile_task.h"
-#include "common/source_text.h"
 
 namespace kiln::app {
 
@@ -43,8 +43,10 @@ Result<search::ProfileSummary> NcuProfiler::Profile(const task::TaskSpec& task,
   if (!out.ok()) return out.status();
   // The static facts of what ran (the candidate, else the task's module), as `kiln profile` joins them.
   std::optional<SourceText> text;
-  if (source) text = SourceText{*source, task.path};
-  else if (auto t = ReadPythonSource(task.path); t.ok()) text = SourceText{*t, task.path};
+  if (source)
+    text = SourceText{*source, task.path};
+  else if (auto t = ReadPythonSource(task.path); t.ok())
+    text = SourceText{*t, task.path};
   (void)JoinFacts(&out->run, text);  // a module the analysis cannot read is diagnosed on its counters
   auto rep = diagnose::DiagnoseRun(out->run);
   if (rep.run.kernels.empty()) return NotFound("ncu profiled no kernel");

@@ -17,7 +17,9 @@ class NcuProfiler : public search::Profiler {
  public:
   NcuProfiler(std::string kernel, std::optional<profile::DeviceRecord> device, std::string python,
               std::string ncu_path = "")
-      : kernel_(std::move(kernel)), device_(std::move(device)), python_(std::move(python)),
+      : kernel_(std::move(kernel)),
+        device_(std::move(device)),
+        python_(std::move(python)),
         ncu_path_(std::move(ncu_path)) {}
   Status Available() override;
   Result<search::ProfileSummary> Profile(const task::TaskSpec& task, const std::optional<std::string>& source,

@@ -12,10 +12,10 @@
 #include "app/rewrite_renderer.h"
 #include "app/store_recorder.h"
 #include "common/file.h"
+#include "common/json_dump.h"
 #include "profile/device.h"
 #include "search/report.h"
 #include "store/store.h"
-#include "common/json_dump.h"
 
 namespace kiln::app {
 
@@ -86,8 +86,10 @@ search::OptimizeOptions LoopOptions(const OptimizeJobOptions& o, int compile_job
     lo.cases = {"@largest:3"};
     in->notes.push_back("cases: the 3 largest sizes of the perf harness (--cases all for every size)");
   }
-  if (o.search_cases == "largest") lo.largest_case_only = true;
-  else if (o.search_cases != "all") lo.search_cases = SplitComma(o.search_cases);
+  if (o.search_cases == "largest")
+    lo.largest_case_only = true;
+  else if (o.search_cases != "all")
+    lo.search_cases = SplitComma(o.search_cases);
   return lo;
 }
 
@@ -107,7 +109,8 @@ Status StartMachinery(const OptimizeJobOptions& o, const search::OptimizeInput& 
   KILN_ASSIGN_OR_RETURN(m->measure, MakeRunner(spec));
   std::function<std::unique_ptr<exec::Runner>()> make_compile;
   if (o.worker.replay.empty()) {
-    int jobs = o.compile_jobs >= 0 ? o.compile_jobs : std::max(0, static_cast<int>(std::thread::hardware_concurrency()) - 1);
+    int jobs =
+        o.compile_jobs >= 0 ? o.compile_jobs : std::max(0, static_cast<int>(std::thread::hardware_concurrency()) - 1);
     m->compile_jobs = std::min(jobs, 8);
     RunnerSpec c = spec;
     c.isolation = exec::Isolation::kShared;  // our own rewrites: trusted, faster
@@ -146,13 +149,15 @@ std::optional<Exit> WriteOutputs(const OptimizeJobOptions& o, const search::Opti
     const std::string& text = !res.autotune_source.empty() ? res.autotune_source : res.best_source;
     if (auto s = WriteFile(o.out, text); !s.ok()) return Exit{1, "kiln optimize: error: " + s.message()};
     std::fprintf(text_out, "wrote %s (%s)\n", o.out.c_str(),
-                res.improved ? (res.autotune_source.empty() ? "optimized" : "optimized, @triton.autotune")
-                             : "the original, unchanged");
+                 res.improved ? (res.autotune_source.empty() ? "optimized" : "optimized, @triton.autotune")
+                              : "the original, unchanged");
   }
   if (!o.json_out.empty()) {
     std::string j = DumpJson(res.ToJson(), 2) + "\n";
-    if (o.json_out == "-") std::fputs(j.c_str(), stdout);
-    else if (auto s = WriteFile(o.json_out, j); !s.ok()) std::fprintf(stderr, "kiln optimize: %s\n", s.message().c_str());
+    if (o.json_out == "-")
+      std::fputs(j.c_str(), stdout);
+    else if (auto s = WriteFile(o.json_out, j); !s.ok())
+      std::fprintf(stderr, "kiln optimize: %s\n", s.message().c_str());
   }
   if (!o.html_out.empty())
     if (auto s = WriteFile(o.html_out, search::FormatReportHtml(res)); !s.ok())
@@ -183,7 +188,8 @@ int RunOptimize(const OptimizeJobOptions& o) {
   auto in = LoadInput(o, &exit);
   if (!in.ok()) return Print(*exit);
   Machinery m;
-  if (Status s = StartMachinery(o, *in, &startup, &m); !s.ok()) return Print({2, "kiln optimize: error: " + s.message()});
+  if (Status s = StartMachinery(o, *in, &startup, &m); !s.ok())
+    return Print({2, "kiln optimize: error: " + s.message()});
   search::OptimizeOptions lo = LoopOptions(o, o.worker.replay.empty() ? m.compile_jobs : 0, &*in);
   StderrProgress progress;
   search::Deps deps{m.runner.get(), nullptr, m.profiler.get(), m.recorder.get(), o.quiet ? nullptr : &progress};

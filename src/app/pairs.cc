@@ -33,7 +33,8 @@ std::string CheckValue(const std::string& key, const json& v) {
   if (key == "task" || key == "source" || key == "name" || key == "entry" || key == "bench" || key == "baseline")
     return v.is_string() ? "" : "expected a string, got " + Show(v);
   if (key == "candidate") return v.is_string() || v.is_null() ? "" : "expected a path or null, got " + Show(v);
-  if (key == "id") return v.is_string() || v.is_number_integer() ? "" : "expected a string or an integer, got " + Show(v);
+  if (key == "id")
+    return v.is_string() || v.is_number_integer() ? "" : "expected a string or an integer, got " + Show(v);
   if (key == "mode") return OneOf(v, {"check", "time"});
   if (key == "policy") return OneOf(v, {"strict", "trusted"});
   if (key == "protocol") return OneOf(v, {"kernelbench", "legacy"});
@@ -49,7 +50,8 @@ std::string CheckValue(const std::string& key, const json& v) {
     return ok ? "" : "expected seconds from 0.1 to 86400, got " + Show(v);
   }
   if (key == "sizes") return v.is_object() ? "" : "expected an object {NAME: VALUE}, got " + Show(v);
-  return "unknown key (known: task, candidate, source, name, id, mode, policy, protocol, trials, seed, timeout_s, sizes, "
+  return "unknown key (known: task, candidate, source, name, id, mode, policy, protocol, trials, seed, timeout_s, "
+         "sizes, "
          "format, entry, bench, baseline)";
 }
 

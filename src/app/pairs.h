@@ -16,14 +16,14 @@
 namespace kiln::app {
 
 struct Pair {
-  size_t line = 0;     // 1-based line in the pairs file
-  std::string hash;    // 16 hex digits of the canonical JSON of the object
-  nlohmann::json in;   // the validated object
+  size_t line = 0;    // 1-based line in the pairs file
+  std::string hash;   // 16 hex digits of the canonical JSON of the object
+  nlohmann::json in;  // the validated object
 };
 
 struct PairError {
   size_t line = 0;
-  std::string message;  // "FILE:LINE:1: error: ..."
+  std::string message;                             // "FILE:LINE:1: error: ..."
   nlohmann::json echo = nlohmann::json::object();  // what the line asked for, when it parsed ({"id", "task", ...})
 };
 

@@ -7,19 +7,19 @@
 #include "analysis/model.h"
 #include "analysis/tunables.h"
 #include "common/file.h"
+#include "common/source_text.h"
 #include "pyast/pyast.h"
 #include "rewrite/rewrite.h"
-#include "common/source_text.h"
 
 namespace kiln::app {
 
 Result<search::OptimizeInput> PrepareInput(const task::TaskSpec& spec, const std::string& kernel,
                                            const search::SpaceOptions& so) {
   if (spec.format != task::Format::kTritonBenchG && spec.format != task::Format::kKiln)
-    return InvalidArgument(fmt::format(
-        "kiln optimize tunes Triton modules: tasks in kiln or TritonBench-G format (this one is {}); "
-        "for other formats, evaluate a candidate with kiln eval",
-        task::FormatName(spec.format)));
+    return InvalidArgument(
+        fmt::format("kiln optimize tunes Triton modules: tasks in kiln or TritonBench-G format (this one is {}); "
+                    "for other formats, evaluate a candidate with kiln eval",
+                    task::FormatName(spec.format)));
   KILN_ASSIGN_OR_RETURN(std::string text, ReadPythonSource(spec.path));
   search::OptimizeInput in;
   in.task = spec;
@@ -60,7 +60,8 @@ Result<search::OptimizeInput> PrepareInput(const task::TaskSpec& spec, const std
   }
   if (best_n < 0) return InvalidArgument(spec.path + ": no kernel's tunables could be extracted");
   if (names.size() > 1)
-    in.notes.push_back(fmt::format("{} kernels are launched; tuning '{}' (use --kernel to choose)", names.size(), in.kernel));
+    in.notes.push_back(
+        fmt::format("{} kernels are launched; tuning '{}' (use --kernel to choose)", names.size(), in.kernel));
   return in;
 }
 

@@ -5,12 +5,12 @@
 #include "app/facts_join.h"
 #include "app/runner_factory.h"
 #include "common/file.h"
+#include "common/source_text.h"
 #include "diagnose/report.h"
 #include "profile/device.h"
 #include "profile/metrics.h"
 #include "profile/profile_task.h"
 #include "task/task.h"
-#include "common/source_text.h"
 
 namespace kiln::app {
 
@@ -117,8 +117,10 @@ int RunProfile(const ProfileJobOptions& o) {
   std::optional<SourceText> source;
   Status source_status = Status::Ok();
   if (!p->source.empty()) {
-    if (auto text = ReadPythonSource(p->source); text.ok()) source = SourceText{*text, p->source};
-    else source_status = text.status();
+    if (auto text = ReadPythonSource(p->source); text.ok())
+      source = SourceText{*text, p->source};
+    else
+      source_status = text.status();
   }
   if (Status s = JoinFacts(&p->run, source, *given); !s.ok()) source_status = s;
   if (!source_status.ok() && !o.source.empty())

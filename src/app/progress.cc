@@ -13,8 +13,8 @@ StderrProgress::StderrProgress(std::FILE* out, int tty)
 
 std::string StderrProgress::Format(const search::ProgressState& s) {
   double left = std::max(0.0, s.budget_s - s.elapsed_s);
-  return fmt::format("[{}] tried {} (pruned {}, failed {}) | best {:.3f}x {} | {:.0f}s elapsed, {:.0f}s left",
-                     s.phase, s.tried, s.pruned, s.failed, s.best_speedup, s.best_config, s.elapsed_s, left);
+  return fmt::format("[{}] tried {} (pruned {}, failed {}) | best {:.3f}x {} | {:.0f}s elapsed, {:.0f}s left", s.phase,
+                     s.tried, s.pruned, s.failed, s.best_speedup, s.best_config, s.elapsed_s, left);
 }
 
 void StderrProgress::Update(const search::ProgressState& s) {
@@ -49,8 +49,8 @@ void StderrProgress::Finish() {
 
 namespace {
 
-const char* const kVerdictOrder[] = {"ok", "mismatch", "runtime_error", "timeout", "crash", "compile_error",
-                                     "rejected"};
+const char* const kVerdictOrder[] = {"ok",    "mismatch",      "runtime_error", "timeout",
+                                     "crash", "compile_error", "rejected"};
 
 }  // namespace
 
@@ -74,8 +74,10 @@ std::string BatchProgress::Line(double s) const {
 
 void BatchProgress::Done(const std::string& verdict) {
   ++done_;
-  if (verdict.empty()) ++errors_;
-  else ++verdicts_[verdict];
+  if (verdict.empty())
+    ++errors_;
+  else
+    ++verdicts_[verdict];
   if (quiet_) return;
   auto now = std::chrono::steady_clock::now();
   double s = std::chrono::duration<double>(now - start_).count();
@@ -85,8 +87,7 @@ void BatchProgress::Done(const std::string& verdict) {
     return;
   }
   const size_t quarter = std::max<size_t>(1, total_ / 4);
-  const bool due = done_ - last_printed_ >= quarter &&
-                   std::chrono::duration<double>(now - last_print_).count() >= 15.0;
+  const bool due = done_ - last_printed_ >= quarter && std::chrono::duration<double>(now - last_print_).count() >= 15.0;
   if (done_ != total_ && !due) return;
   std::fprintf(stderr, "%s\n", Line(s).c_str());
   std::fflush(stderr);

@@ -11,11 +11,16 @@ namespace {
 rewrite::TuneConfig ToTuneConfig(const Config& c) {
   rewrite::TuneConfig tc;
   for (const auto& [k, v] : c) {
-    if (k == "num_warps") tc.num_warps = static_cast<int>(v);
-    else if (k == "num_stages") tc.num_stages = static_cast<int>(v);
-    else if (k == "num_ctas") tc.num_ctas = static_cast<int>(v);
-    else if (k == "maxnreg") tc.maxnreg = static_cast<int>(v);
-    else tc.params[k] = v;
+    if (k == "num_warps")
+      tc.num_warps = static_cast<int>(v);
+    else if (k == "num_stages")
+      tc.num_stages = static_cast<int>(v);
+    else if (k == "num_ctas")
+      tc.num_ctas = static_cast<int>(v);
+    else if (k == "maxnreg")
+      tc.maxnreg = static_cast<int>(v);
+    else
+      tc.params[k] = v;
   }
   return tc;
 }

@@ -62,8 +62,8 @@ TEST(Renderer, PerShapeKeepsAnAutotunedOriginalsConfigs) {
   auto s = r.RenderPerShape({{"BLOCK_SIZE", 2048}, {"num_warps", 8}, {"num_stages", 3}},
                             {{"BLOCK_SIZE", 512}, {"num_warps", 4}, {"num_stages", 3}});
   ASSERT_TRUE(s.ok()) << s.status().message();
-  EXPECT_NE(s->find("configs=[triton.Config({'BLOCK_SIZE': 2048}, num_warps=8, num_stages=3)] + (["),
-            std::string::npos) << *s;
+  EXPECT_NE(s->find("configs=[triton.Config({'BLOCK_SIZE': 2048}, num_warps=8, num_stages=3)] + (["), std::string::npos)
+      << *s;
   EXPECT_NE(s->find("triton.Config({'BLOCK_SIZE': 256}, num_warps=4)"), std::string::npos) << *s;
   EXPECT_NE(s->find("key=['n_elements']"), std::string::npos) << *s;
 }

@@ -12,13 +12,13 @@
 namespace kiln::app {
 
 struct RunnerSpec {
-  std::string python;                 // empty: $KILN_PYTHON, else python3
+  std::string python;  // empty: $KILN_PYTHON, else python3
   exec::Isolation isolation = exec::Isolation::kFork;
-  bool interpret = false;             // force Triton's interpreter
-  int device = -1;                    // CUDA device index; -1: the worker's default
-  std::string cuda_visible_devices;   // non-empty: the worker sees only this GPU (as device 0)
-  std::string replay;                 // non-empty: answer from this transcript, run no worker
-  std::string record;                 // non-empty: append every worker exchange to this transcript
+  bool interpret = false;            // force Triton's interpreter
+  int device = -1;                   // CUDA device index; -1: the worker's default
+  std::string cuda_visible_devices;  // non-empty: the worker sees only this GPU (as device 0)
+  std::string replay;                // non-empty: answer from this transcript, run no worker
+  std::string record;                // non-empty: append every worker exchange to this transcript
 };
 
 exec::WorkerOptions ToWorkerOptions(const RunnerSpec& spec);

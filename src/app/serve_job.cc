@@ -29,13 +29,17 @@ int Fail(const std::string& m) {
 Result<std::string> ReadToken(const ServeOptions& o) {
   if (o.token_file.empty()) {
     if (!serve::IsLoopback(o.host))
-      return InvalidArgument(fmt::format("--host {} is not a loopback address: give --token-file (a bearer token every "
-                                         "request must carry)", o.host));
+      return InvalidArgument(
+          fmt::format("--host {} is not a loopback address: give --token-file (a bearer token every "
+                      "request must carry)",
+                      o.host));
     return std::string();
   }
   KILN_ASSIGN_OR_RETURN(std::string t, ReadFile(o.token_file));
-  t.erase(std::remove_if(t.begin(), t.end(), [](char c) { return std::isspace(static_cast<unsigned char>(c)); }), t.end());
-  if (t.size() < 16) return InvalidArgument(fmt::format("{}: the token must hold at least 16 characters", o.token_file));
+  t.erase(std::remove_if(t.begin(), t.end(), [](char c) { return std::isspace(static_cast<unsigned char>(c)); }),
+          t.end());
+  if (t.size() < 16)
+    return InvalidArgument(fmt::format("{}: the token must hold at least 16 characters", o.token_file));
   return t;
 }
 
@@ -58,8 +62,10 @@ Status SetUpPool(const ServeOptions& o, serve::ServiceConfig* cfg, std::shared_p
   const int n_gpus = static_cast<int>(gpus->size());
   cfg->measure_slots = interp ? std::max(1, o.workers) : n_gpus;
   int k = o.check_workers;
-  if (interp) k = std::max(0, k);
-  else if (k < 0) k = std::clamp(static_cast<int>(std::thread::hardware_concurrency()) / (2 * n_gpus), 1, 8);
+  if (interp)
+    k = std::max(0, k);
+  else if (k < 0)
+    k = std::clamp(static_cast<int>(std::thread::hardware_concurrency()) / (2 * n_gpus), 1, 8);
   cfg->check_slots = interp ? k : k * n_gpus;
   auto slot_spec = [spec, gpus, interp](int slot) {
     RunnerSpec s = spec;
@@ -75,7 +81,9 @@ Status SetUpPool(const ServeOptions& o, serve::ServiceConfig* cfg, std::shared_p
     return Make(slot_spec(slot));
   };
   cfg->make_check = [slot_spec](int slot) { return Make(slot_spec(slot)); };
-  cfg->describe = {{"interpreter", interp}, {"gpus", *gpus}, {"measuring_workers", cfg->measure_slots},
+  cfg->describe = {{"interpreter", interp},
+                   {"gpus", *gpus},
+                   {"measuring_workers", cfg->measure_slots},
                    {"check_workers", cfg->check_slots}};
   std::fprintf(stderr, "kiln serve: %d measuring worker(s)%s, %d check worker(s)\n", cfg->measure_slots,
                interp ? " (Triton interpreter, no GPU)" : "", cfg->check_slots);
@@ -93,7 +101,8 @@ int RunServe(const ServeOptions& o) {
   cfg.reward = *formula;
   auto mode = exec::ParseMode(o.mode);
   auto policy = exec::ParsePolicy(o.policy);
-  if (!mode.ok() || (*mode != exec::Mode::kCheck && *mode != exec::Mode::kTime)) return Fail("--mode: expected check or time");
+  if (!mode.ok() || (*mode != exec::Mode::kCheck && *mode != exec::Mode::kTime))
+    return Fail("--mode: expected check or time");
   if (!policy.ok()) return Fail(policy.status().message());
   if (!exec::ParseIsolation(o.isolation).ok()) return Fail("--isolation: expected shared, fork or fresh");
   cfg.base.mode = *mode;
@@ -113,7 +122,8 @@ int RunServe(const ServeOptions& o) {
     cfg.store = st.get();
   }
   // Inline references live beside the records (or in the temp folder without them).
-  fs::path inline_dir = st ? fs::path(st->path()).parent_path() / "serve_inline" : fs::temp_directory_path() / "kiln_serve_inline";
+  fs::path inline_dir =
+      st ? fs::path(st->path()).parent_path() / "serve_inline" : fs::temp_directory_path() / "kiln_serve_inline";
   serve::TaskSet tasks(inline_dir.string());
   if (!o.tasks.empty()) {
     std::vector<std::string> warnings;

@@ -23,15 +23,15 @@ struct ServeOptions {
   std::string mode = "check", policy = "strict", isolation = "fork";
   uint64_t seed = 1234;
   int trials = 3;
-  double timeout_s = 60;       // per item (a request's deadline_s lowers it)
-  double wait_s = 600;         // synchronous requests' default deadline
+  double timeout_s = 60;  // per item (a request's deadline_s lowers it)
+  double wait_s = 600;    // synchronous requests' default deadline
   size_t queue_limit = 1024;
   size_t max_items = 256;
   size_t max_body_bytes = 16u << 20;
   size_t max_response_bytes = 64u << 20;
   size_t batch_max = 64;
-  int workers = 1;        // interpreter workers without a GPU
-  int check_workers = -1; // per GPU; -1: automatic
+  int workers = 1;         // interpreter workers without a GPU
+  int check_workers = -1;  // per GPU; -1: automatic
   int gpus = -1;
   RecordsOptions records;
   bool no_cache = false;

@@ -14,8 +14,9 @@ namespace {
 TEST(Space, AutotunedKernelStartsFromItsFirstConfig) {
   analysis::Tunables t;
   t.autotuned = true;
-  for (auto [name, values, first] : {std::tuple<const char*, std::vector<int64_t>, int64_t>{"BLOCK", {32, 64, 128}, 128},
-                                     {"num_warps", {2, 4, 8}, 8}}) {
+  for (auto [name, values, first] :
+       {std::tuple<const char*, std::vector<int64_t>, int64_t>{"BLOCK", {32, 64, 128}, 128},
+        {"num_warps", {2, 4, 8}, 8}}) {
     analysis::Tunable u;
     u.name = name;
     u.editable = true;

@@ -74,7 +74,7 @@ TEST(KillTree, KillsTheChildAndADescendantInAnotherProcessGroup) {
   pid_t grandchild = ReadPid(fds[0]);
   close(fds[0]);
   ASSERT_GT(grandchild, 0);
-  ASSERT_NE(getpgid(grandchild), getpgid(child));  // a group kill of the child alone would miss it
+  ASSERT_NE(getpgid(grandchild), getpgid(child));              // a group kill of the child alone would miss it
   std::this_thread::sleep_for(std::chrono::milliseconds(50));  // the child has exec'd sleep
   ASSERT_TRUE(Alive(child) && Alive(grandchild));
   KillTree(child);

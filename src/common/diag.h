@@ -16,9 +16,9 @@ enum class Severity { kError, kWarning, kNote };
 
 struct Diagnostic {
   Severity severity = Severity::kError;
-  std::string file;   // may be empty
-  int line = 0;       // 1-based; 0 when there is no location
-  int column = 0;     // 1-based byte column; 0 when unknown
+  std::string file;  // may be empty
+  int line = 0;      // 1-based; 0 when there is no location
+  int column = 0;    // 1-based byte column; 0 when unknown
   std::string message;
   std::string source_line;  // the offending line of source, shown with a caret when non-empty
 };

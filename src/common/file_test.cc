@@ -106,7 +106,10 @@ TEST(TempDir, BadTmpdirIsAnIoError) {
   std::string saved = old ? old : "";
   setenv("TMPDIR", "/nonexistent-kiln-dir", 1);
   auto d = TempDir::Make("x-");
-  if (old) setenv("TMPDIR", saved.c_str(), 1); else unsetenv("TMPDIR");
+  if (old)
+    setenv("TMPDIR", saved.c_str(), 1);
+  else
+    unsetenv("TMPDIR");
   ASSERT_FALSE(d.ok());
   EXPECT_EQ(d.status().code(), Code::kIo);
   EXPECT_NE(d.status().message().find("/nonexistent-kiln-dir/x-XXXXXX"), std::string::npos) << d.status().message();

@@ -13,8 +13,8 @@ namespace kiln {
 std::optional<double> JsonNumber(const nlohmann::json& j, const char* key);
 // A number, truncated toward zero (integers are read exactly; a float outside int64 is absent).
 std::optional<int64_t> JsonInt(const nlohmann::json& j, const char* key);
-std::string JsonString(const nlohmann::json& j, const char* key);      // "" when absent
-nlohmann::json JsonObject(const nlohmann::json& j, const char* key);   // {} when absent
+std::string JsonString(const nlohmann::json& j, const char* key);     // "" when absent
+nlohmann::json JsonObject(const nlohmann::json& j, const char* key);  // {} when absent
 bool JsonBool(const nlohmann::json& j, const char* key, bool fallback = false);
 
 }  // namespace kiln

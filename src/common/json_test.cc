@@ -12,8 +12,8 @@ TEST(Json, ReadsPresentFieldsOfTheRightType) {
   EXPECT_EQ(JsonNumber(j, "d"), 2.5);
   EXPECT_EQ(JsonNumber(j, "i"), 7.0);
   EXPECT_EQ(JsonInt(j, "i"), 7);
-  EXPECT_EQ(JsonInt(j, "d"), 2);                       // truncated
-  EXPECT_EQ(JsonInt(j, "big"), 9007199254740993LL);    // exact, not through a double
+  EXPECT_EQ(JsonInt(j, "d"), 2);                     // truncated
+  EXPECT_EQ(JsonInt(j, "big"), 9007199254740993LL);  // exact, not through a double
   EXPECT_EQ(JsonString(j, "s"), "x");
   EXPECT_EQ(JsonObject(j, "o"), json({{"a", 1}}));
   EXPECT_TRUE(JsonBool(j, "b"));

@@ -2,9 +2,9 @@
 
 #include <iconv.h>
 
-#include <cerrno>
-#include <cctype>
 #include <fmt/format.h>
+#include <cctype>
+#include <cerrno>
 
 #include "common/file.h"
 
@@ -22,9 +22,7 @@ struct Declaration {
   int line = 0;
 };
 
-bool IsNameChar(char c) {
-  return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
-}
+bool IsNameChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.'; }
 
 // `^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)` on one line (no newline in it).
 bool MatchCookie(std::string_view line, size_t* name_begin, size_t* name_end) {
@@ -110,7 +108,8 @@ iconv_t OpenIconv(const std::string& name) {
   std::string variants[3] = {name, name, name};
   for (char& c : variants[1]) c = c == '-' ? '_' : c;
   variants[2].clear();
-  for (char c : name) if (c != '-' && c != '_') variants[2] += c;
+  for (char c : name)
+    if (c != '-' && c != '_') variants[2] += c;
   for (const std::string& v : variants) {
     iconv_t cd = iconv_open("UTF-8", v.c_str());
     if (cd != reinterpret_cast<iconv_t>(-1)) return cd;
@@ -149,11 +148,16 @@ bool IsCleanUtf8(std::string_view s, size_t* offset) {
   while (i < n) {
     unsigned char c = static_cast<unsigned char>(s[i]);
     size_t len = 0;
-    if (c == 0) len = 0;
-    else if (c < 0x80) len = 1;
-    else if (c >= 0xC2 && c <= 0xDF) len = 2;
-    else if (c >= 0xE0 && c <= 0xEF) len = 3;
-    else if (c >= 0xF0 && c <= 0xF4) len = 4;
+    if (c == 0)
+      len = 0;
+    else if (c < 0x80)
+      len = 1;
+    else if (c >= 0xC2 && c <= 0xDF)
+      len = 2;
+    else if (c >= 0xE0 && c <= 0xEF)
+      len = 3;
+    else if (c >= 0xF0 && c <= 0xF4)
+      len = 4;
     bool ok = len > 0;
     for (size_t k = 1; ok && k < len; ++k) ok = cont(i + k);
     if (ok && len >= 3) {  // overlong forms, surrogates, beyond U+10FFFF

@@ -51,7 +51,7 @@ inline Status Internal(std::string m) { return {Code::kInternal, std::move(m)}; 
 template <typename T>
 class Result {
  public:
-  Result(T value) : v_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
+  Result(T value) : v_(std::move(value)) {}        // NOLINT(google-explicit-constructor)
   Result(Status status) : v_(std::move(status)) {  // NOLINT(google-explicit-constructor)
     if (std::get<Status>(v_).ok()) {
       std::fprintf(stderr, "kiln: internal error: Result constructed from an ok Status\n");
@@ -64,9 +64,18 @@ class Result {
     static const Status kOk;
     return ok() ? kOk : std::get<Status>(v_);
   }
-  T& value() & { Check(); return std::get<T>(v_); }
-  const T& value() const& { Check(); return std::get<T>(v_); }
-  T&& value() && { Check(); return std::get<T>(std::move(v_)); }
+  T& value() & {
+    Check();
+    return std::get<T>(v_);
+  }
+  const T& value() const& {
+    Check();
+    return std::get<T>(v_);
+  }
+  T&& value() && {
+    Check();
+    return std::get<T>(std::move(v_));
+  }
   T* operator->() { return &value(); }
   const T* operator->() const { return &value(); }
   T& operator*() & { return value(); }
@@ -85,25 +94,23 @@ class Result {
 
 }  // namespace kiln
 
-#define KILN_CHECK(cond, msg)                                                               \
-  do {                                                                                      \
-    if (!(cond)) {                                                                          \
-      std::fprintf(stderr, "kiln: internal error at %s:%d: %s (%s)\n", __FILE__, __LINE__, \
-                   msg, #cond);                                                             \
-      std::abort();                                                                         \
-    }                                                                                       \
+#define KILN_CHECK(cond, msg)                                                                           \
+  do {                                                                                                  \
+    if (!(cond)) {                                                                                      \
+      std::fprintf(stderr, "kiln: internal error at %s:%d: %s (%s)\n", __FILE__, __LINE__, msg, #cond); \
+      std::abort();                                                                                     \
+    }                                                                                                   \
   } while (0)
 
-#define KILN_RETURN_IF_ERROR(expr)        \
-  do {                                    \
-    ::kiln::Status _st = (expr);          \
-    if (!_st.ok()) return _st;            \
+#define KILN_RETURN_IF_ERROR(expr) \
+  do {                             \
+    ::kiln::Status _st = (expr);   \
+    if (!_st.ok()) return _st;     \
   } while (0)
 
 #define KILN_CONCAT_INNER(a, b) a##b
 #define KILN_CONCAT(a, b) KILN_CONCAT_INNER(a, b)
-#define KILN_ASSIGN_OR_RETURN(lhs, expr)                          \
-  auto KILN_CONCAT(_res_, __LINE__) = (expr);                     \
-  if (!KILN_CONCAT(_res_, __LINE__).ok())                         \
-    return KILN_CONCAT(_res_, __LINE__).status();                 \
+#define KILN_ASSIGN_OR_RETURN(lhs, expr)                                                \
+  auto KILN_CONCAT(_res_, __LINE__) = (expr);                                           \
+  if (!KILN_CONCAT(_res_, __LINE__).ok()) return KILN_CONCAT(_res_, __LINE__).status(); \
   lhs = std::move(KILN_CONCAT(_res_, __LINE__)).value()

@@ -9,8 +9,8 @@
 
 #include <sys/prctl.h>
 
-#include <condition_variable>
 #include <cerrno>
+#include <condition_variable>
 #include <cstring>
 #include <functional>
 #include <mutex>
@@ -82,7 +82,9 @@ class ForkThread {
   }
 
  private:
-  ForkThread() { std::thread([this] { Loop(); }).detach(); }
+  ForkThread() {
+    std::thread([this] { Loop(); }).detach();
+  }
   void Loop() {
     std::unique_lock<std::mutex> l(mu_);
     for (;;) {
@@ -113,16 +115,20 @@ class ForkThread {
   // dup2 gives the target a descriptor without close-on-exec; when the pipe end already is the
   // target, clear the flag instead.
   auto move_fd = [](int fd, int target) {
-    if (fd == target) fcntl(target, F_SETFD, 0);
-    else dup2(fd, target);
+    if (fd == target)
+      fcntl(target, F_SETFD, 0);
+    else
+      dup2(fd, target);
   };
-  if (in_pipe[0] >= 0) move_fd(in_pipe[0], 0);
+  if (in_pipe[0] >= 0)
+    move_fd(in_pipe[0], 0);
   else {
     int nul = open("/dev/null", O_RDONLY);
     if (nul >= 0) dup2(nul, 0);
   }
   if (out_pipe[1] >= 0) move_fd(out_pipe[1], 1);
-  if (err_pipe[1] >= 0) move_fd(err_pipe[1], 2);
+  if (err_pipe[1] >= 0)
+    move_fd(err_pipe[1], 2);
   else if (opts.stderr_mode == SpawnOptions::Stderr::kDiscard) {
     int nul = open("/dev/null", O_WRONLY);
     if (nul >= 0) dup2(nul, 2);
@@ -175,8 +181,7 @@ Result<std::unique_ptr<Process>> Process::Spawn(const SpawnOptions& opts) {
   };
   // Close-on-exec from the start: other threads may spawn at the same time, and a child must never
   // inherit another child's pipe ends (a dead worker would then not show as end-of-file).
-  if ((opts.pipe_stdin && pipe2(in_pipe, O_CLOEXEC) != 0) ||
-      (opts.pipe_stdout && pipe2(out_pipe, O_CLOEXEC) != 0) ||
+  if ((opts.pipe_stdin && pipe2(in_pipe, O_CLOEXEC) != 0) || (opts.pipe_stdout && pipe2(out_pipe, O_CLOEXEC) != 0) ||
       (opts.stderr_mode == SpawnOptions::Stderr::kPipe && pipe2(err_pipe, O_CLOEXEC) != 0)) {
     close_all();
     return IoError(fmt::format("pipe: {}", std::strerror(errno)));
@@ -207,7 +212,7 @@ Result<std::unique_ptr<Process>> Process::Spawn(const SpawnOptions& opts) {
     return IoError(fmt::format("fork: {}", std::strerror(errno)));
   }
   if (opts.new_process_group) setpgid(pid, pid);  // avoid the race with the child's own setpgid
-  RegisterChild(pid);  // killed with its tree if kiln is interrupted (common/children.h)
+  RegisterChild(pid);                             // killed with its tree if kiln is interrupted (common/children.h)
   close(exec_err[1]);
   int child_errno = 0;
   ssize_t n = read(exec_err[0], &child_errno, sizeof child_errno);
@@ -246,7 +251,10 @@ Process::~Process() {
 Status Process::Write(std::string_view data) {
   if (in_fd_ < 0) return IoError("child stdin is closed");
   // Ignore SIGPIPE for this process; a dead child shows as EPIPE.
-  static bool ignored = [] { signal(SIGPIPE, SIG_IGN); return true; }();
+  static bool ignored = [] {
+    signal(SIGPIPE, SIG_IGN);
+    return true;
+  }();
   (void)ignored;
   while (!data.empty()) {
     ssize_t n = write(in_fd_, data.data(), data.size());
@@ -402,8 +410,8 @@ Result<RunResult> RunCommand(SpawnOptions opts, std::chrono::milliseconds timeou
   } else {
     r.out = std::move(*out);
   }
-  auto remaining = timeout - std::chrono::duration_cast<std::chrono::milliseconds>(
-                                 std::chrono::steady_clock::now() - start);
+  auto remaining =
+      timeout - std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
   auto e = p->Wait(std::max(remaining, std::chrono::milliseconds(r.timed_out ? 2000 : 1)));
   if (!e) {
     r.timed_out = true;

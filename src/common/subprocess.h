@@ -25,21 +25,21 @@
 namespace kiln {
 
 struct SpawnOptions {
-  std::vector<std::string> argv;              // argv[0] is looked up on PATH
+  std::vector<std::string> argv;               // argv[0] is looked up on PATH
   std::map<std::string, std::string> env_set;  // added to / overriding the inherited environment
   std::vector<std::string> env_unset;
-  std::string cwd;                            // empty: inherit
-  bool new_process_group = true;              // child leads its own group (killed as a whole)
+  std::string cwd;                // empty: inherit
+  bool new_process_group = true;  // child leads its own group (killed as a whole)
   bool pipe_stdin = true;
   bool pipe_stdout = true;
   enum class Stderr { kPipe, kInherit, kDiscard } stderr_mode = Stderr::kPipe;
-  size_t stderr_keep_bytes = 64 * 1024;       // tail of stderr kept in memory
+  size_t stderr_keep_bytes = 64 * 1024;  // tail of stderr kept in memory
 };
 
 struct ExitInfo {
   bool exited = false;  // normal exit (code valid)
   int code = -1;
-  int signal = 0;       // terminating signal, when !exited
+  int signal = 0;                // terminating signal, when !exited
   std::string Describe() const;  // "exit code 3", "killed by signal 9 (Killed)"
 };
 
@@ -96,8 +96,7 @@ struct RunResult {
 
 // Runs to completion (or kills at `timeout`), feeding `input` on stdin and capturing both streams.
 // Fails only when the process cannot be started (e.g. program not found).
-Result<RunResult> RunCommand(SpawnOptions opts, std::chrono::milliseconds timeout,
-                             std::string_view input = {});
+Result<RunResult> RunCommand(SpawnOptions opts, std::chrono::milliseconds timeout, std::string_view input = {});
 
 // Finds `program` on PATH (or returns it when it contains a '/'); nullopt when not found.
 std::optional<std::string> FindProgram(const std::string& program);

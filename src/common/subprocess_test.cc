@@ -91,4 +91,3 @@ TEST(Subprocess, ChildOutlivesTheThreadThatStartedIt) {
 
 }  // namespace
 }  // namespace kiln
-

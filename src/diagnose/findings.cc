@@ -97,8 +97,8 @@ nlohmann::json ToJson(const Finding& f) {
   for (const auto& e : f.evidence) ev.push_back(ToJson(e));
   nlohmann::json mv = nlohmann::json::array();
   for (auto m : f.moves) mv.push_back(MoveName(m));
-  return {{"rule", f.rule},     {"severity", SeverityName(f.severity)},
-          {"kernel", f.kernel}, {"class", f.is_class},
+  return {{"rule", f.rule},       {"severity", SeverityName(f.severity)},
+          {"kernel", f.kernel},   {"class", f.is_class},
           {"message", f.message}, {"evidence", ev},
           {"moves", mv}};
 }

@@ -42,15 +42,15 @@ enum class FindingSeverity { kInfo, kMinor, kMajor };
 const char* SeverityName(FindingSeverity s);
 
 struct Evidence {
-  std::string metric;   // ncu metric name or a derived quantity ("roofline.fraction_of_roof")
+  std::string metric;  // ncu metric name or a derived quantity ("roofline.fraction_of_roof")
   double value = 0;
-  std::string unit;     // "%", "byte/second", "second", "" ...
+  std::string unit;  // "%", "byte/second", "second", "" ...
   std::optional<double> threshold;
-  std::string op;       // how value compares to threshold: "<", ">=", ...
+  std::string op;  // how value compares to threshold: "<", ">=", ...
 };
 
 struct Finding {
-  std::string rule;     // stable id: "memory_bound_headroom", "dominant_stall_long_scoreboard", ...
+  std::string rule;  // stable id: "memory_bound_headroom", "dominant_stall_long_scoreboard", ...
   FindingSeverity severity = FindingSeverity::kMinor;
   std::string kernel;
   std::vector<Evidence> evidence;

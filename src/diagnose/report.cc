@@ -47,15 +47,15 @@ std::string RoofLine(const profile::Roofline& rf) {
                           : "";
   if (rf.main() && rf.bound_by == "compute") {
     const auto* m = rf.main();
-    std::string roof = m->peak_source == "fp32_pipe"
-                           ? fmt::format("{} CUDA-core compute roof ({:.1f} TFLOP/s FP32 pipe)", m->dtype,
-                                         m->peak_flops_per_s / 1e12)
-                           : fmt::format("{} compute roof", m->dtype);
+    std::string roof =
+        m->peak_source == "fp32_pipe"
+            ? fmt::format("{} CUDA-core compute roof ({:.1f} TFLOP/s FP32 pipe)", m->dtype, m->peak_flops_per_s / 1e12)
+            : fmt::format("{} compute roof", m->dtype);
     return fmt::format("{:.0f}% of the {}{}", rf.fraction_of_roof * 100, roof, above);
   }
   if (rf.main() && rf.main()->peak_flops_per_s > 0 && rf.main()->ai >= 0.25) {
-    return fmt::format("{:.0f}% of the memory roof (AI {:.3g} FLOP/B, {}){}", rf.fraction_of_roof * 100,
-                       rf.main()->ai, rf.main()->dtype, above);
+    return fmt::format("{:.0f}% of the memory roof (AI {:.3g} FLOP/B, {}){}", rf.fraction_of_roof * 100, rf.main()->ai,
+                       rf.main()->dtype, above);
   }
   return fmt::format("{:.0f}% of the memory roof{}", rf.fraction_of_roof * 100, above);
 }
@@ -73,9 +73,8 @@ std::string FactsLine(const exec::KernelFacts& f) {
   return s;
 }
 
-const char* kDtypeColors[][2] = {{"float32", "#1f77b4"},      {"tf32", "#17becf"},
-                                 {"bfloat16", "#d62728"},     {"float16", "#ff7f0e"},
-                                 {"float8_e4m3fn", "#9467bd"}, {"float64", "#8c564b"},
+const char* kDtypeColors[][2] = {{"float32", "#1f77b4"},     {"tf32", "#17becf"},          {"bfloat16", "#d62728"},
+                                 {"float16", "#ff7f0e"},     {"float8_e4m3fn", "#9467bd"}, {"float64", "#8c564b"},
                                  {"float16_cuda", "#e377c2"}};
 std::string ColorFor(const std::string& dtype) {
   for (auto& c : kDtypeColors) {
@@ -167,15 +166,11 @@ json ToJson(const ProfileReport& r) {
     if (k.facts) kj["facts"] = exec::ToJson(*k.facts);
     ks.push_back(kj);
   }
-  json j{{"schema", "kiln.profile/1"},
-         {"source", run.source},
-         {"kernels", ks},
-         {"total_duration_s", run.total_seconds}};
+  json j{
+      {"schema", "kiln.profile/1"}, {"source", run.source}, {"kernels", ks}, {"total_duration_s", run.total_seconds}};
   j["device"] = run.device ? profile::ToJson(*run.device) : json(nullptr);
   if (!run.ncu_command.empty()) {
-    j["ncu"] = {{"command", run.ncu_command},
-                {"seconds", run.ncu_seconds},
-                {"dropped_metrics", run.dropped_metrics}};
+    j["ncu"] = {{"command", run.ncu_command}, {"seconds", run.ncu_seconds}, {"dropped_metrics", run.dropped_metrics}};
     j["wall_seconds"] = run.wall_seconds;
   }
   return j;
@@ -211,7 +206,9 @@ std::string RooflineSvg(const ProfileReport& r) {
   }
   ymax = std::pow(10, std::ceil(std::log10(ymax * 1.5)));
   double ymin = ymax / 1e5;
-  auto X = [&](double ai) { return L + pw * (std::log10(ai) - std::log10(xmin)) / (std::log10(xmax) - std::log10(xmin)); };
+  auto X = [&](double ai) {
+    return L + pw * (std::log10(ai) - std::log10(xmin)) / (std::log10(xmax) - std::log10(xmin));
+  };
   auto Y = [&](double f) {
     f = std::max(f, ymin);
     return T + ph * (1 - (std::log10(f) - std::log10(ymin)) / (std::log10(ymax) - std::log10(ymin)));
@@ -220,28 +217,37 @@ std::string RooflineSvg(const ProfileReport& r) {
       "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {0} {1}\" width=\"{0}\" height=\"{1}\" "
       "role=\"img\" aria-label=\"roofline chart\" font-family=\"sans-serif\" font-size=\"11\">\n",
       W, H);
-  s += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#fff\" stroke=\"#888\"/>\n", L, T, pw, ph);
+  s +=
+      fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#fff\" stroke=\"#888\"/>\n", L, T, pw, ph);
   // Grid and ticks: decades.
-  for (int e = static_cast<int>(std::floor(std::log10(xmin))); e <= static_cast<int>(std::ceil(std::log10(xmax))); ++e) {
+  for (int e = static_cast<int>(std::floor(std::log10(xmin))); e <= static_cast<int>(std::ceil(std::log10(xmax)));
+       ++e) {
     double v = std::pow(10, e);
     if (v < xmin || v > xmax) continue;
     double x = X(v);
-    s += fmt::format("<line x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\" stroke=\"#eee\"/>"
-                     "<text x=\"{0:.1f}\" y=\"{3}\" text-anchor=\"middle\">{4}</text>\n",
-                     x, T, T + ph, T + ph + 14, e >= 0 && e <= 3 ? fmt::format("{:g}", v) : fmt::format("1e{}", e));
+    s += fmt::format(
+        "<line x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\" stroke=\"#eee\"/>"
+        "<text x=\"{0:.1f}\" y=\"{3}\" text-anchor=\"middle\">{4}</text>\n",
+        x, T, T + ph, T + ph + 14, e >= 0 && e <= 3 ? fmt::format("{:g}", v) : fmt::format("1e{}", e));
   }
-  for (int e = static_cast<int>(std::ceil(std::log10(ymin))); e <= static_cast<int>(std::floor(std::log10(ymax))); ++e) {
+  for (int e = static_cast<int>(std::ceil(std::log10(ymin))); e <= static_cast<int>(std::floor(std::log10(ymax)));
+       ++e) {
     double v = std::pow(10, e);
     double y = Y(v);
-    std::string label = v >= 1e15 ? fmt::format("{:g} P", v / 1e15) : v >= 1e12 ? fmt::format("{:g} T", v / 1e12) : fmt::format("{:g} G", v / 1e9);
-    s += fmt::format("<line x1=\"{0}\" y1=\"{1:.1f}\" x2=\"{2}\" y2=\"{1:.1f}\" stroke=\"#eee\"/>"
-                     "<text x=\"{3}\" y=\"{4:.1f}\" text-anchor=\"end\">{5}</text>\n",
-                     L, y, L + pw, L - 6, y + 4, label);
+    std::string label = v >= 1e15   ? fmt::format("{:g} P", v / 1e15)
+                        : v >= 1e12 ? fmt::format("{:g} T", v / 1e12)
+                                    : fmt::format("{:g} G", v / 1e9);
+    s += fmt::format(
+        "<line x1=\"{0}\" y1=\"{1:.1f}\" x2=\"{2}\" y2=\"{1:.1f}\" stroke=\"#eee\"/>"
+        "<text x=\"{3}\" y=\"{4:.1f}\" text-anchor=\"end\">{5}</text>\n",
+        L, y, L + pw, L - 6, y + 4, label);
   }
-  s += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">arithmetic intensity (FLOP per DRAM byte, log)</text>\n",
-                   L + pw / 2, H - 12);
-  s += fmt::format("<text x=\"14\" y=\"{0}\" text-anchor=\"middle\" transform=\"rotate(-90 14 {0})\">FLOP/s (log)</text>\n",
-                   T + ph / 2);
+  s += fmt::format(
+      "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">arithmetic intensity (FLOP per DRAM byte, log)</text>\n",
+      L + pw / 2, H - 12);
+  s += fmt::format(
+      "<text x=\"14\" y=\"{0}\" text-anchor=\"middle\" transform=\"rotate(-90 14 {0})\">FLOP/s (log)</text>\n",
+      T + ph / 2);
   // Roofs: one per dtype with a measured peak: min(peak, AI * bw).
   double ly = T + 10;
   if (bw > 0) {
@@ -253,9 +259,12 @@ std::string RooflineSvg(const ProfileReport& r) {
       double ridge = pk / bw;
       double x0 = xmin, x1 = std::min(std::max(ridge, xmin), xmax);
       std::string col = ColorFor(dt);
-      s += fmt::format("<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"2\" points=\"{:.1f},{:.1f} {:.1f},{:.1f} {:.1f},{:.1f}\"/>\n",
-                       col, X(x0), Y(x0 * bw), X(x1), Y(std::min(pk, x1 * bw)), X(xmax), Y(pk));
-      s += fmt::format("<text x=\"{}\" y=\"{:.1f}\" fill=\"{}\">{} {:.0f} TFLOP/s</text>\n", L + pw + 8, ly, col, dt, pk / 1e12);
+      s += fmt::format(
+          "<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"2\" points=\"{:.1f},{:.1f} {:.1f},{:.1f} "
+          "{:.1f},{:.1f}\"/>\n",
+          col, X(x0), Y(x0 * bw), X(x1), Y(std::min(pk, x1 * bw)), X(xmax), Y(pk));
+      s += fmt::format("<text x=\"{}\" y=\"{:.1f}\" fill=\"{}\">{} {:.0f} TFLOP/s</text>\n", L + pw + 8, ly, col, dt,
+                       pk / 1e12);
       ly += 16;
     }
   } else {
@@ -275,18 +284,20 @@ std::string RooflineSvg(const ProfileReport& r) {
     for (const auto& d : k.roofline.dtypes) {
       if (d.ai <= 0 || d.flops_per_s <= 0) continue;
       double x = X(d.ai), y = Y(d.flops_per_s);
-      s += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"6\" fill=\"{}\" stroke=\"#000\"><title>{} ({}): AI {:.3g} FLOP/B, {:.2f} TFLOP/s</title></circle>"
-                       "<text x=\"{:.1f}\" y=\"{:.1f}\" font-weight=\"bold\">{}</text>\n",
-                       x, y, ColorFor(d.dtype), HtmlEscape(k.name()), d.dtype, d.ai, d.flops_per_s / 1e12,
-                       x + 8, y - 8, idx);
+      s += fmt::format(
+          "<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"6\" fill=\"{}\" stroke=\"#000\"><title>{} ({}): AI {:.3g} FLOP/B, "
+          "{:.2f} TFLOP/s</title></circle>"
+          "<text x=\"{:.1f}\" y=\"{:.1f}\" font-weight=\"bold\">{}</text>\n",
+          x, y, ColorFor(d.dtype), HtmlEscape(k.name()), d.dtype, d.ai, d.flops_per_s / 1e12, x + 8, y - 8, idx);
     }
     if (k.roofline.dtypes.empty() && bw > 0 && k.roofline.dram_bytes_per_s > 0) {
       // No FLOPs: show achieved bandwidth as a mark on the left edge of the memory roof.
       double y = Y(xmin * k.roofline.dram_bytes_per_s);
-      s += fmt::format("<path d=\"M{:.1f},{:.1f} l10,-6 l0,12 z\" fill=\"#555\"><title>{}: no FLOPs; DRAM {:.2f} TB/s</title></path>"
-                       "<text x=\"{:.1f}\" y=\"{:.1f}\" font-weight=\"bold\">{} ({:.0f}% BW)</text>\n",
-                       L + 1, y, HtmlEscape(k.name()), k.roofline.dram_bytes_per_s / 1e12, L + 14, y + 4, idx,
-                       k.roofline.memory_fraction * 100);
+      s += fmt::format(
+          "<path d=\"M{:.1f},{:.1f} l10,-6 l0,12 z\" fill=\"#555\"><title>{}: no FLOPs; DRAM {:.2f} TB/s</title></path>"
+          "<text x=\"{:.1f}\" y=\"{:.1f}\" font-weight=\"bold\">{} ({:.0f}% BW)</text>\n",
+          L + 1, y, HtmlEscape(k.name()), k.roofline.dram_bytes_per_s / 1e12, L + 14, y + 4, idx,
+          k.roofline.memory_fraction * 100);
     }
   }
   s += "</svg>\n";
@@ -325,19 +336,22 @@ details summary{cursor:pointer;color:#1565c0} .gated{color:#777;font-size:12px}
   h += "</div>\n";
   h += "<h2>Roofline</h2>\n" + RooflineSvg(r);
   if (run.kernels.size() > 1) {
-    h += "<h2>Kernels by share of GPU time</h2>\n<table><tr><th>#</th><th>kernel</th><th>time</th><th>share</th><th>class</th></tr>\n";
+    h += "<h2>Kernels by share of GPU "
+         "time</h2>\n<table><tr><th>#</th><th>kernel</th><th>time</th><th>share</th><th>class</th></tr>\n";
     for (size_t i = 0; i < run.kernels.size(); ++i) {
       const auto& k = run.kernels[i];
-      h += fmt::format("<tr><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{:.1f}%</td><td>{}</td></tr>\n",
-                       i + 1, HtmlEscape(k.name()), Dur(k.roofline.seconds), k.time_share * 100,
-                       ClassName(r.diagnoses[i].cls));
+      h += fmt::format(
+          "<tr><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{:.1f}%</td><td>{}</td></tr>\n", i + 1,
+          HtmlEscape(k.name()), Dur(k.roofline.seconds), k.time_share * 100, ClassName(r.diagnoses[i].cls));
     }
     h += "</table>\n";
   }
   auto gauge = [](const std::string& label, double pct, const std::string& color) {
     double w = std::clamp(pct, 0.0, 100.0);
-    return fmt::format("<div class=\"gauge\"><div class=\"lbl\">{}</div><div class=\"bar\"><span style=\"width:{:.1f}%;background:{}\"></span></div>{:.1f}%</div>\n",
-                       label, w, color, pct);
+    return fmt::format(
+        "<div class=\"gauge\"><div class=\"lbl\">{}</div><div class=\"bar\"><span "
+        "style=\"width:{:.1f}%;background:{}\"></span></div>{:.1f}%</div>\n",
+        label, w, color, pct);
   };
   for (size_t i = 0; i < run.kernels.size(); ++i) {
     const auto& k = run.kernels[i];
@@ -345,14 +359,17 @@ details summary{cursor:pointer;color:#1565c0} .gated{color:#777;font-size:12px}
     const auto& rf = k.roofline;
     h += fmt::format("<h2>{}. {} <span class=\"cls {}\">{}</span></h2>\n", i + 1, HtmlEscape(k.name()),
                      ClassName(d.cls), ClassName(d.cls));
-    h += fmt::format("<div class=\"sub\">launch {} &middot; {} &middot; {:.1f}% of GPU time &middot; grid {} &middot; block {}{}</div>\n",
-                     k.row.id, Dur(rf.seconds), k.time_share * 100, HtmlEscape(k.row.grid_size),
-                     HtmlEscape(k.row.block_size), k.facts ? " &middot; " + HtmlEscape(FactsLine(*k.facts)) : "");
+    h += fmt::format(
+        "<div class=\"sub\">launch {} &middot; {} &middot; {:.1f}% of GPU time &middot; grid {} &middot; block "
+        "{}{}</div>\n",
+        k.row.id, Dur(rf.seconds), k.time_share * 100, HtmlEscape(k.row.grid_size), HtmlEscape(k.row.block_size),
+        k.facts ? " &middot; " + HtmlEscape(FactsLine(*k.facts)) : "");
     if (auto v = k.row.Get(m::kSmThroughput)) h += gauge("SM throughput (SOL)", *v, "#6a1b9a");
     if (auto v = k.row.Get(m::kMemThroughput)) h += gauge("memory throughput (SOL)", *v, "#1565c0");
     if (rf.peak_dram_bytes_per_s > 0) h += gauge("DRAM of measured peak", rf.memory_fraction * 100, "#1976d2");
     for (const auto& dt : rf.dtypes) {
-      if (dt.peak_flops_per_s > 0) h += gauge(dt.dtype + " FLOP/s of measured peak", dt.compute_fraction * 100, ColorFor(dt.dtype));
+      if (dt.peak_flops_per_s > 0)
+        h += gauge(dt.dtype + " FLOP/s of measured peak", dt.compute_fraction * 100, ColorFor(dt.dtype));
     }
     if (!rf.bound_by.empty()) h += gauge("fraction of the roofline", rf.fraction_of_roof * 100, "#2e7d32");
     if (auto v = k.row.Get(m::kAchievedOccupancy)) h += gauge("achieved occupancy", *v, "#ef6c00");
@@ -378,16 +395,18 @@ details summary{cursor:pointer;color:#1565c0} .gated{color:#777;font-size:12px}
       for (const auto& g : d.gated) h += " " + HtmlEscape(g);
       h += "</div>\n";
     }
-    h += "<details><summary>all metrics (" + std::to_string(k.row.metrics.size()) + ")</summary>\n<table><tr><th>metric</th><th>value</th><th>unit</th><th>as printed</th></tr>\n";
+    h += "<details><summary>all metrics (" + std::to_string(k.row.metrics.size()) +
+         ")</summary>\n<table><tr><th>metric</th><th>value</th><th>unit</th><th>as printed</th></tr>\n";
     for (const auto& [name, mv] : k.row.metrics) {
-      h += fmt::format("<tr><td>{}</td><td class=\"num\">{}</td><td>{}</td><td class=\"num\">{}</td></tr>\n", HtmlEscape(name),
-                       mv.value ? fmt::format("{:.6g}", *mv.value) : "n/a", HtmlEscape(mv.base_unit),
+      h += fmt::format("<tr><td>{}</td><td class=\"num\">{}</td><td>{}</td><td class=\"num\">{}</td></tr>\n",
+                       HtmlEscape(name), mv.value ? fmt::format("{:.6g}", *mv.value) : "n/a", HtmlEscape(mv.base_unit),
                        HtmlEscape(mv.raw + (mv.unit.empty() ? "" : " " + mv.unit)));
     }
     h += "</table></details>\n";
   }
   if (!run.ncu_command.empty()) {
-    h += "<h2>Command</h2><pre style=\"white-space:pre-wrap;font-size:11px\">" + HtmlEscape(run.ncu_command) + "</pre>\n";
+    h += "<h2>Command</h2><pre style=\"white-space:pre-wrap;font-size:11px\">" + HtmlEscape(run.ncu_command) +
+         "</pre>\n";
   }
   h += "</body></html>\n";
   return h;

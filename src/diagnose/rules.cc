@@ -29,23 +29,19 @@ const char* ClassName(BoundClass c) {
 
 namespace {
 
-
 // Stalls that mean "waiting on memory" vs "waiting on math".
 bool MemoryStall(const std::string& r) {
-  return r == "long_scoreboard" || r == "lg_throttle" || r == "tex_throttle" || r == "drain" ||
-         r == "imc_miss";
+  return r == "long_scoreboard" || r == "lg_throttle" || r == "tex_throttle" || r == "drain" || r == "imc_miss";
 }
 bool ComputeStall(const std::string& r) { return r == "math_pipe_throttle"; }
 
 }  // namespace
 
 bool AllowedIn(BoundClass cls, const std::string& rule) {
-  const bool occupancy = StartsWith(rule, "occupancy_limited_") ||
-                         rule == "achieved_below_theoretical_occupancy";
+  const bool occupancy = StartsWith(rule, "occupancy_limited_") || rule == "achieved_below_theoretical_occupancy";
   std::string stall = StartsWith(rule, "dominant_stall_") ? rule.substr(15) : "";
   switch (cls) {
-    case BoundClass::kAtRoofline:
-      return false;  // stop: nothing else to say
+    case BoundClass::kAtRoofline: return false;  // stop: nothing else to say
     case BoundClass::kMemoryBound:
       if (rule == "fp32_dot_without_tensor_cores") return false;
       if (!stall.empty() && ComputeStall(stall)) return false;
@@ -59,8 +55,7 @@ bool AllowedIn(BoundClass cls, const std::string& rule) {
       return true;
     case BoundClass::kBalanced:
     case BoundClass::kLatencyBound:
-    case BoundClass::kUnknown:
-      return true;
+    case BoundClass::kUnknown: return true;
   }
   return true;
 }
@@ -166,8 +161,7 @@ Finding AtRooflineFinding(Ctx& c, ClassInput in, Finding f) {
   f.rule = "at_roofline";
   f.severity = FindingSeverity::kInfo;
   if (in.have_roof) {
-    f.evidence.push_back(Ev("roofline.fraction_of_roof", r.fraction_of_roof, "fraction",
-                            t.at_roof_fraction, ">="));
+    f.evidence.push_back(Ev("roofline.fraction_of_roof", r.fraction_of_roof, "fraction", t.at_roof_fraction, ">="));
     if (r.bound_by == "memory") {
       f.evidence.push_back(Ev("dram_bytes_per_second", r.dram_bytes_per_s, "byte/second"));
       f.evidence.push_back(Ev("peak_dram_bytes_per_second", r.peak_dram_bytes_per_s, "byte/second"));
@@ -280,10 +274,9 @@ Finding MemoryBoundFinding(Ctx& c, ClassInput in, bool roof_with_waste, Finding 
   if (!unit.empty()) f.evidence.push_back(Ev(unit == "L2" ? m::kL2Throughput : m::kL1Throughput, unit_pct, "%"));
   std::string roof;
   if (in.have_roof) {
-    f.evidence.push_back(Ev("roofline.fraction_of_roof", r.fraction_of_roof, "fraction",
-                            t.at_roof_fraction, "<"));
-    roof = fmt::format("; DRAM {} = {:.0f}% of the measured {} ({:.0f}% headroom)",
-                       Tbs(r.dram_bytes_per_s), r.memory_fraction * 100, Tbs(r.peak_dram_bytes_per_s),
+    f.evidence.push_back(Ev("roofline.fraction_of_roof", r.fraction_of_roof, "fraction", t.at_roof_fraction, "<"));
+    roof = fmt::format("; DRAM {} = {:.0f}% of the measured {} ({:.0f}% headroom)", Tbs(r.dram_bytes_per_s),
+                       r.memory_fraction * 100, Tbs(r.peak_dram_bytes_per_s),
                        std::max(0.0, (1 - r.fraction_of_roof) * 100));
   }
   const SectorWaste waste = Waste(c.kp, t);
@@ -305,14 +298,14 @@ Finding MemoryBoundFinding(Ctx& c, ClassInput in, bool roof_with_waste, Finding 
     f.message += fmt::format("; the busy unit is {} ({}), not DRAM ({})", unit, Pct(unit_pct), Pct(*dram));
   }
   if (roof_with_waste) {
-    f.message += fmt::format("; the roof is reached with wasted bytes: loads use only {:.0f}% of each sector",
-                             *ld_use);
+    f.message += fmt::format("; the roof is reached with wasted bytes: loads use only {:.0f}% of each sector", *ld_use);
   }
   if (Spills(c.kp)) {
     // Bigger tiles would spill more: the per-thread working set has to shrink first.
     f.moves = {Move::kEvictionHints};
-    f.message += "; registers spill to local memory (extra memory traffic): shrink the per-thread "
-                 "working set before moving more bytes per program";
+    f.message +=
+        "; registers spill to local memory (extra memory traffic): shrink the per-thread "
+        "working set before moving more bytes per program";
     return f;
   }
   if (HasDot(c.kp)) {
@@ -342,10 +335,9 @@ Finding ComputeBoundFinding(Ctx& c, ClassInput in, Finding f) {
   if (in.have_roof && r.main()) {
     const auto* dt = r.main();
     f.evidence.push_back(Ev("achieved_flops_per_second", dt->flops_per_s, "flop/second"));
-    f.evidence.push_back(Ev("roofline.fraction_of_roof", r.fraction_of_roof, "fraction",
-                            t.at_roof_fraction, "<"));
-    roof = fmt::format("; {} {} = {:.0f}% of {}", Tflops(dt->flops_per_s), dt->dtype,
-                       dt->compute_fraction * 100, PeakName(*dt));
+    f.evidence.push_back(Ev("roofline.fraction_of_roof", r.fraction_of_roof, "fraction", t.at_roof_fraction, "<"));
+    roof = fmt::format("; {} {} = {:.0f}% of {}", Tflops(dt->flops_per_s), dt->dtype, dt->compute_fraction * 100,
+                       PeakName(*dt));
   }
   f.message = fmt::format("compute-bound{}: SM throughput {} vs memory {}{}", in.near ? ", near its roof" : "",
                           Pct(in.sm), Pct(in.mem), roof);
@@ -370,12 +362,12 @@ Finding Classify(Ctx& c, double sm, double mem) {
   const bool have_roof = !r.bound_by.empty();
   // The roof must be the right one: an fp32 dot at the CUDA-core roof still has the tensor cores
   // to gain, and DRAM saturated by uncoalesced accesses moves mostly wasted bytes.
-  const bool fp32_cuda_dot = c.kp.facts && c.kp.facts->fp32_dot_without_tensor_cores && r.main() &&
-                             !r.main()->tensor && r.main()->dtype == "float32";
+  const bool fp32_cuda_dot = c.kp.facts && c.kp.facts->fp32_dot_without_tensor_cores && r.main() && !r.main()->tensor &&
+                             r.main()->dtype == "float32";
   auto ld_use = c.Get(m::kGlobalLdBytesPerSectorPct);
   const bool wasteful = ld_use && *ld_use > 0 && *ld_use < t.sector_use_pct;
-  const bool at_roof = (have_roof && r.fraction_of_roof >= t.at_roof_fraction) ||
-                       (!have_roof && std::max(sm, mem) >= t.at_roof_sol_pct);
+  const bool at_roof =
+      (have_roof && r.fraction_of_roof >= t.at_roof_fraction) || (!have_roof && std::max(sm, mem) >= t.at_roof_sol_pct);
   const bool wrong_roof = fp32_cuda_dot || (wasteful && (r.bound_by == "memory" || !have_roof));
   const ClassInput in{.sm = sm,
                       .mem = mem,
@@ -460,8 +452,7 @@ void OccupancyRules(Ctx& c) {
         why = fmt::format("the per-SM block limit ({:.0f}) with small blocks caps resident warps", best_v);
         f.moves = {Move::kMoreWarps, Move::kMultipleRowsPerProgram};
       }
-      f.message = fmt::format("theoretical occupancy {} (< {:.0f}%): {}", Pct(*theo),
-                              t.theoretical_occupancy_pct, why);
+      f.message = fmt::format("theoretical occupancy {} (< {:.0f}%): {}", Pct(*theo), t.theoretical_occupancy_pct, why);
       Add(c, std::move(f));
     }
   }
@@ -495,8 +486,8 @@ void StallRule(Ctx& c) {
     c.Need(m::StallMetric("long_scoreboard").c_str());
     return;
   }
-  auto top = *std::max_element(stalls.begin(), stalls.end(),
-                               [](const auto& a, const auto& b) { return a.second < b.second; });
+  auto top =
+      *std::max_element(stalls.begin(), stalls.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
   double share = top.second / total;
   auto issue = c.Need(m::kIssueActive);
   if (share <= t.stall_share || (issue && *issue >= t.stall_issue_active)) return;
@@ -556,11 +547,14 @@ void SpillRule(Ctx& c) {
     f.evidence.push_back(Ev(m::kLocalLdInst, local_ld, "inst", 0.0, ">"));
     f.evidence.push_back(Ev(m::kLocalStInst, local_st, "inst"));
   }
-  if (auto regs = c.Get(m::kRegistersPerThread)) f.evidence.push_back(Ev(m::kRegistersPerThread, *regs, "register/thread"));
-  f.message = fmt::format("registers spill to local memory ({}{}): each spill is a slow memory round trip; "
-                          "shrink the per-thread working set",
-                          spills > 0 ? fmt::format("{} spilled registers", spills) : "local loads/stores executed",
-                          local_ld + local_st > 0 && spills > 0 ? fmt::format(", {:.0f} local-memory instructions", local_ld + local_st) : "");
+  if (auto regs = c.Get(m::kRegistersPerThread))
+    f.evidence.push_back(Ev(m::kRegistersPerThread, *regs, "register/thread"));
+  f.message = fmt::format(
+      "registers spill to local memory ({}{}): each spill is a slow memory round trip; "
+      "shrink the per-thread working set",
+      spills > 0 ? fmt::format("{} spilled registers", spills) : "local loads/stores executed",
+      local_ld + local_st > 0 && spills > 0 ? fmt::format(", {:.0f} local-memory instructions", local_ld + local_st)
+                                            : "");
   f.moves = {Move::kSmallerTiles, Move::kFewerStages, Move::kMoreWarps};
   Add(c, std::move(f));
 }
@@ -625,9 +619,10 @@ void BankConflictRule(Ctx& c) {
   f.evidence = {Ev("shared_bank_conflict_ratio", ratio, "fraction", c.t.bank_conflict_ratio, ">="),
                 Ev("l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum", conf, ""),
                 Ev("l1tex__data_pipe_lsu_wavefronts_mem_shared.sum", wf, "")};
-  f.message = fmt::format("{:.0f}% of shared-memory wavefronts are bank conflicts: accesses serialise; "
-                          "change the tile shape or the layout of the shared tile",
-                          ratio * 100);
+  f.message = fmt::format(
+      "{:.0f}% of shared-memory wavefronts are bank conflicts: accesses serialise; "
+      "change the tile shape or the layout of the shared tile",
+      ratio * 100);
   f.moves = {Move::kTileShape};
   Add(c, std::move(f));
 }
@@ -643,7 +638,8 @@ void Fp32DotRule(Ctx& c) {
   f.evidence.push_back(Ev("static.fp32_dot_without_tensor_cores", 1, ""));
   if (tensor) f.evidence.push_back(Ev(m::kTensorPipeActive, *tensor, "%", c.t.tensor_idle_pct, "<"));
   for (const auto& d : c.kp.roofline.dtypes) {
-    if (d.dtype == "float32") f.evidence.push_back(Ev("achieved_flops_per_second.float32", d.flops_per_s, "flop/second"));
+    if (d.dtype == "float32")
+      f.evidence.push_back(Ev("achieved_flops_per_second.float32", d.flops_per_s, "flop/second"));
   }
   f.message =
       "tl.dot on fp32 inputs runs on CUDA cores (input_precision=\"ieee\"), leaving the tensor cores "

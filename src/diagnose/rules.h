@@ -44,33 +44,32 @@
 
 namespace kiln::diagnose {
 
-enum class BoundClass { kAtRoofline, kMemoryBound, kComputeBound, kBalanced, kLatencyBound,
-                        kSmallGrid, kUnknown };
+enum class BoundClass { kAtRoofline, kMemoryBound, kComputeBound, kBalanced, kLatencyBound, kSmallGrid, kUnknown };
 const char* ClassName(BoundClass c);
 
 struct Thresholds {
-  double at_roof_fraction = 0.95;       // of the measured roof
-  double at_roof_sol_pct = 95;          // SOL fallback when no device peaks are known
-  double latency_pct = 60;              // both SM and memory throughput below -> latency-bound
-  double bound_gap_pts = 10;            // one side this many points above the other -> that bound
-  double near_roof_pct = 80;            // "near its roof"
+  double at_roof_fraction = 0.95;  // of the measured roof
+  double at_roof_sol_pct = 95;     // SOL fallback when no device peaks are known
+  double latency_pct = 60;         // both SM and memory throughput below -> latency-bound
+  double bound_gap_pts = 10;       // one side this many points above the other -> that bound
+  double near_roof_pct = 80;       // "near its roof"
   double theoretical_occupancy_pct = 80;
   double achieved_gap_pts = 10;
-  double stall_share = 0.30;            // of all stall cycles (excluding "selected")
-  double stall_issue_active = 0.8;      // only when issue active per cycle is below this
-  double tail_loss = 0.10;              // fraction of runtime a partial last wave may waste
-  double bank_conflict_ratio = 0.10;    // conflicts / shared wavefronts
-  double sector_use_pct = 60;           // bytes used per fetched sector, percent
-  double store_share = 0.05;            // stores below this share of the traffic are not judged
-  double tensor_idle_pct = 5;           // tensor pipe below this counts as unused
-  double tiny_kernel_s = 5e-6;          // launch overhead from Python is ~4-5 us
+  double stall_share = 0.30;          // of all stall cycles (excluding "selected")
+  double stall_issue_active = 0.8;    // only when issue active per cycle is below this
+  double tail_loss = 0.10;            // fraction of runtime a partial last wave may waste
+  double bank_conflict_ratio = 0.10;  // conflicts / shared wavefronts
+  double sector_use_pct = 60;         // bytes used per fetched sector, percent
+  double store_share = 0.05;          // stores below this share of the traffic are not judged
+  double tensor_idle_pct = 5;         // tensor pipe below this counts as unused
+  double tiny_kernel_s = 5e-6;        // launch overhead from Python is ~4-5 us
 };
 
 struct Diagnosis {
   std::string kernel;
   BoundClass cls = BoundClass::kUnknown;
-  std::vector<Finding> findings;      // the class finding first, then by severity
-  std::vector<std::string> gated;     // rules that fired but were suppressed by the class
+  std::vector<Finding> findings;             // the class finding first, then by severity
+  std::vector<std::string> gated;            // rules that fired but were suppressed by the class
   std::vector<std::string> missing_metrics;  // metrics a rule needed but the CSV lacks
 };
 

@@ -116,19 +116,32 @@ TEST(AtRoofline, SolFallbackWithoutPeaks) {
 }
 
 TEST(AtRoofline, SuppressesEverythingElse) {
-  auto d = Base().Set(m::kSmThroughput, 20).Set(m::kMemThroughput, 92).Set(m::kDramBytesRead, 2.97e9)
-               .Set(m::kTheoreticalOccupancy, 50).Set(m::kOccLimitRegisters, 2).Set(m::kDuration, 1e-3).Run();
+  auto d = Base()
+               .Set(m::kSmThroughput, 20)
+               .Set(m::kMemThroughput, 92)
+               .Set(m::kDramBytesRead, 2.97e9)
+               .Set(m::kTheoreticalOccupancy, 50)
+               .Set(m::kOccLimitRegisters, 2)
+               .Set(m::kDuration, 1e-3)
+               .Run();
   EXPECT_EQ(d.cls, BoundClass::kAtRoofline);
   EXPECT_EQ(Rules(d), std::set<std::string>{"at_roofline"});
   EXPECT_FALSE(d.gated.empty());
 }
 
 TEST(AtRoofline, NotWhenBytesAreWastedOrFp32DotOnCudaCores) {
-  auto wasted = Base().Set(m::kSmThroughput, 20).Set(m::kMemThroughput, 95).Set(m::kDramBytesRead, 2.97e9)
-                    .Set(m::kGlobalLdBytesPerSectorPct, 12.5).Run();
+  auto wasted = Base()
+                    .Set(m::kSmThroughput, 20)
+                    .Set(m::kMemThroughput, 95)
+                    .Set(m::kDramBytesRead, 2.97e9)
+                    .Set(m::kGlobalLdBytesPerSectorPct, 12.5)
+                    .Run();
   EXPECT_EQ(wasted.cls, BoundClass::kMemoryBound);
   EXPECT_TRUE(Fires(wasted, "uncoalesced_global_access"));
-  K dot = Base().Set(m::kSmThroughput, 96).Set(m::kMemThroughput, 20).Set(m::kDramBytesRead, 1e8)
+  K dot = Base()
+              .Set(m::kSmThroughput, 96)
+              .Set(m::kMemThroughput, 20)
+              .Set(m::kDramBytesRead, 1e8)
               .Set("sm__sass_thread_inst_executed_op_ffma_pred_on.sum", 0.5 * 49e9);  // 49 TFLOP/s of 50
   EXPECT_EQ(dot.Run().cls, BoundClass::kAtRoofline);
   dot.facts = exec::KernelFacts{};
@@ -139,8 +152,12 @@ TEST(AtRoofline, NotWhenBytesAreWastedOrFp32DotOnCudaCores) {
 }
 
 TEST(Occupancy, TheoreticalBelow80NamesTheLimiter) {
-  auto k = Base().Set(m::kOccLimitRegisters, 2).Set(m::kOccLimitSharedMem, 4).Set(m::kOccLimitBlocks, 32)
-               .Set(m::kOccLimitWarps, 8).Set(m::kAchievedOccupancy, 70);
+  auto k = Base()
+               .Set(m::kOccLimitRegisters, 2)
+               .Set(m::kOccLimitSharedMem, 4)
+               .Set(m::kOccLimitBlocks, 32)
+               .Set(m::kOccLimitWarps, 8)
+               .Set(m::kAchievedOccupancy, 70);
   EXPECT_FALSE(Fires(k.Set(m::kTheoreticalOccupancy, 80).Run(), "occupancy_limited_registers"));
   EXPECT_TRUE(Fires(k.Set(m::kTheoreticalOccupancy, 79.9).Run(), "occupancy_limited_registers"));
   k.Set(m::kOccLimitSharedMem, 1);
@@ -162,14 +179,20 @@ TEST(Stalls, DominantAbove30PercentWhileIssueBelow08) {
   EXPECT_FALSE(Fires(k.Run(), "dominant_stall_wait") && false);
   k.Set(m::StallMetric("long_scoreboard"), 7).Set(m::StallMetric("wait"), 3);  // 70%
   EXPECT_TRUE(Fires(k.Run(), "dominant_stall_long_scoreboard"));
-  k.Set(m::StallMetric("long_scoreboard"), 3.01).Set(m::StallMetric("wait"), 2).Set(m::StallMetric("barrier"), 2)
+  k.Set(m::StallMetric("long_scoreboard"), 3.01)
+      .Set(m::StallMetric("wait"), 2)
+      .Set(m::StallMetric("barrier"), 2)
       .Set(m::StallMetric("mio_throttle"), 2.99);  // 30.1%
   EXPECT_TRUE(Fires(k.Run(), "dominant_stall_long_scoreboard"));
   k.Set(m::kIssueActive, 0.8);
   EXPECT_FALSE(Fires(k.Run(), "dominant_stall_long_scoreboard"));
   // "selected" is issuing, not stalling: it never dominates.
-  auto s = Base().Set(m::StallMetric("selected"), 100).Set(m::StallMetric("wait"), 1).Set(m::StallMetric("barrier"), 1)
-               .Set(m::StallMetric("mio_throttle"), 1).Set(m::StallMetric("long_scoreboard"), 1);
+  auto s = Base()
+               .Set(m::StallMetric("selected"), 100)
+               .Set(m::StallMetric("wait"), 1)
+               .Set(m::StallMetric("barrier"), 1)
+               .Set(m::StallMetric("mio_throttle"), 1)
+               .Set(m::StallMetric("long_scoreboard"), 1);
   EXPECT_FALSE(Fires(s.Run(), "dominant_stall_selected"));
 }
 
@@ -234,8 +257,13 @@ std::set<Move> AllMoves(const Diagnosis& d) {
 // transpose_naive: memory SOL 97.7% is L2 (lts 97.7%), DRAM only 23%, loads use 12.5% of each
 // sector. The class names L2 and leads with coalescing (major), not bigger tiles / eviction hints.
 TEST(MemoryBound, NamesTheBusyUnitAndLeadsWithCoalescingWhenBytesAreWasted) {
-  K k = Base().Set(m::kSmThroughput, 6.9).Set(m::kMemThroughput, 97.7).Set(m::kDramThroughput, 23.1)
-            .Set(m::kL2Throughput, 97.7).Set(m::kL1Throughput, 61).Set(m::kGlobalLdBytesPerSectorPct, 12.5)
+  K k = Base()
+            .Set(m::kSmThroughput, 6.9)
+            .Set(m::kMemThroughput, 97.7)
+            .Set(m::kDramThroughput, 23.1)
+            .Set(m::kL2Throughput, 97.7)
+            .Set(m::kL1Throughput, 61)
+            .Set(m::kGlobalLdBytesPerSectorPct, 12.5)
             .Set(m::kGlobalStBytesPerSectorPct, 100);
   auto d = k.Run();
   ASSERT_EQ(d.cls, BoundClass::kMemoryBound);
@@ -256,10 +284,17 @@ TEST(MemoryBound, NamesTheBusyUnitAndLeadsWithCoalescingWhenBytesAreWasted) {
 // the spill fix (smaller tiles, fewer stages, more warps) must survive the move conflicts, and
 // fewer stages wins over a long-scoreboard stall's more stages.
 TEST(MemoryBound, SpillingKernelIsNotToldBiggerTiles) {
-  K k = Base().Set(m::kSmThroughput, 18.4).Set(m::kMemThroughput, 77.8).Set(m::kDramThroughput, 77.8)
-            .Set(m::kL2Throughput, 84.6).Set(m::kLocalLdInst, 2.2e6).Set(m::kLocalStInst, 2.0e6)
-            .Set(m::kTheoreticalOccupancy, 12.5).Set(m::kOccLimitRegisters, 2)
-            .Set(m::StallMetric("long_scoreboard"), 5.3).Set(m::StallMetric("wait"), 1.6)
+  K k = Base()
+            .Set(m::kSmThroughput, 18.4)
+            .Set(m::kMemThroughput, 77.8)
+            .Set(m::kDramThroughput, 77.8)
+            .Set(m::kL2Throughput, 84.6)
+            .Set(m::kLocalLdInst, 2.2e6)
+            .Set(m::kLocalStInst, 2.0e6)
+            .Set(m::kTheoreticalOccupancy, 12.5)
+            .Set(m::kOccLimitRegisters, 2)
+            .Set(m::StallMetric("long_scoreboard"), 5.3)
+            .Set(m::StallMetric("wait"), 1.6)
             .Set(m::kIssueActive, 0.19);
   auto d = k.Run();
   ASSERT_EQ(d.cls, BoundClass::kMemoryBound);
@@ -311,10 +346,17 @@ TEST(SmallGrid, TinyKernelIsToldToFuseNotToSplit) {
 // float32 roof" against the measured sgemm and stopped at at_roofline, hiding the tail. With the
 // pipe as the roof it is compute-bound and the partial last wave is reported.
 TEST(Waves, PartialWaveComputeKernelIsNotAtTheRoofline) {
-  K k = Base().Set(m::kDuration, 103.1e-6).Set(m::kSmThroughput, 75).Set(m::kMemThroughput, 0.3)
-            .Set(m::kDramBytesRead, 1.25e6).Set("sm__sass_thread_inst_executed_op_ffma_pred_on.sum", 2.4e9)
-            .Set(m::kWaves, 1.15).Set(m::kTheoreticalOccupancy, 100).Set(m::kAchievedOccupancy, 77.6)
-            .Set(m::kSmCount, 132).Set(m::kSmFrequency, 1.97e9);
+  K k = Base()
+            .Set(m::kDuration, 103.1e-6)
+            .Set(m::kSmThroughput, 75)
+            .Set(m::kMemThroughput, 0.3)
+            .Set(m::kDramBytesRead, 1.25e6)
+            .Set("sm__sass_thread_inst_executed_op_ffma_pred_on.sum", 2.4e9)
+            .Set(m::kWaves, 1.15)
+            .Set(m::kTheoreticalOccupancy, 100)
+            .Set(m::kAchievedOccupancy, 77.6)
+            .Set(m::kSmCount, 132)
+            .Set(m::kSmFrequency, 1.97e9);
   // Base's peaks: float32 50 TFLOP/s measured. 4.8e9 FLOP / 103.1 us = 46.6 TFLOP/s = 93% of it.
   k.Set("device__attribute_compute_capability_major", 9).Set("device__attribute_compute_capability_minor", 0);
   auto d = k.Run();
@@ -323,14 +365,19 @@ TEST(Waves, PartialWaveComputeKernelIsNotAtTheRoofline) {
   EXPECT_NE(d.findings[0].message.find("pipe peak"), std::string::npos) << d.findings[0].message;
   // At 96% of the pipe it is at the roofline (and the tail is suppressed).
   auto at = k.Set("sm__sass_thread_inst_executed_op_ffma_pred_on.sum", 0.96 * 132 * 128 * 2 * 1.97e9 * 103.1e-6 / 2)
-                .Set(m::kSmThroughput, 96).Run();
+                .Set(m::kSmThroughput, 96)
+                .Run();
   EXPECT_EQ(at.cls, BoundClass::kAtRoofline);
 }
 
 // Gating: the advice never contradicts the class.
 TEST(Gating, MemoryBoundIsNotToldAboutComputePipes) {
-  K k = Base().Set(m::kSmThroughput, 20).Set(m::kMemThroughput, 85).Set(m::kDramBytesRead, 0.85 * 3e9)
-            .Set(m::StallMetric("math_pipe_throttle"), 9).Set(m::StallMetric("wait"), 1);
+  K k = Base()
+            .Set(m::kSmThroughput, 20)
+            .Set(m::kMemThroughput, 85)
+            .Set(m::kDramBytesRead, 0.85 * 3e9)
+            .Set(m::StallMetric("math_pipe_throttle"), 9)
+            .Set(m::StallMetric("wait"), 1);
   k.facts = exec::KernelFacts{};
   k.facts->fp32_dot_without_tensor_cores = true;
   auto d = k.Run();
@@ -343,9 +390,15 @@ TEST(Gating, MemoryBoundIsNotToldAboutComputePipes) {
 }
 
 TEST(Gating, ComputeBoundIsNotToldAboutOccupancyOrCoalescing) {
-  auto d = Base().Set(m::kSmThroughput, 85).Set(m::kMemThroughput, 40).Set(m::kTheoreticalOccupancy, 12.5)
-               .Set(m::kOccLimitSharedMem, 1).Set(m::kGlobalLdBytesPerSectorPct, 30)
-               .Set(m::StallMetric("long_scoreboard"), 9).Set(m::StallMetric("wait"), 1).Run();
+  auto d = Base()
+               .Set(m::kSmThroughput, 85)
+               .Set(m::kMemThroughput, 40)
+               .Set(m::kTheoreticalOccupancy, 12.5)
+               .Set(m::kOccLimitSharedMem, 1)
+               .Set(m::kGlobalLdBytesPerSectorPct, 30)
+               .Set(m::StallMetric("long_scoreboard"), 9)
+               .Set(m::StallMetric("wait"), 1)
+               .Run();
   EXPECT_EQ(d.cls, BoundClass::kComputeBound);
   for (const char* r : {"occupancy_limited_shared_memory", "uncoalesced_global_access",
                         "dominant_stall_long_scoreboard", "achieved_below_theoretical_occupancy"}) {
@@ -354,8 +407,12 @@ TEST(Gating, ComputeBoundIsNotToldAboutOccupancyOrCoalescing) {
 }
 
 TEST(Gating, SmallGridIsNotToldAboutOccupancyOrTails) {
-  auto d = Base().Set(m::kWaves, 0.5).Set(m::kTheoreticalOccupancy, 50).Set(m::kOccLimitRegisters, 2)
-               .Set(m::kAchievedOccupancy, 10).Run();
+  auto d = Base()
+               .Set(m::kWaves, 0.5)
+               .Set(m::kTheoreticalOccupancy, 50)
+               .Set(m::kOccLimitRegisters, 2)
+               .Set(m::kAchievedOccupancy, 10)
+               .Run();
   EXPECT_EQ(d.cls, BoundClass::kSmallGrid);
   EXPECT_FALSE(Fires(d, "occupancy_limited_registers"));
   EXPECT_FALSE(Fires(d, "achieved_below_theoretical_occupancy"));
@@ -365,8 +422,12 @@ TEST(Gating, NoContradictoryMovesEver) {
   // Spills (smaller tiles, fewer stages) under a latency class (more stages) and a compute class
   // (bigger tiles): the class's moves win, the contradicting ones are dropped.
   for (double sm : {30.0, 85.0}) {
-    K k = Base().Set(m::kSmThroughput, sm).Set(m::kLocalLdInst, 10).Set(m::kTheoreticalOccupancy, 40)
-              .Set(m::kOccLimitRegisters, 1).Set(m::kWaves, 1.3);
+    K k = Base()
+              .Set(m::kSmThroughput, sm)
+              .Set(m::kLocalLdInst, 10)
+              .Set(m::kTheoreticalOccupancy, 40)
+              .Set(m::kOccLimitRegisters, 1)
+              .Set(m::kWaves, 1.3);
     auto d = k.Run();
     std::set<Move> moves;
     for (const auto& f : d.findings) moves.insert(f.moves.begin(), f.moves.end());

@@ -2,8 +2,8 @@
 
 #include <atomic>
 #include <condition_variable>
-#include <map>
 #include <deque>
+#include <map>
 #include <mutex>
 #include <thread>
 
@@ -24,8 +24,7 @@ std::optional<EvalResult> StaticGate(const EvalRequest& req, std::vector<Reason>
     return EvalResult::Make(Verdict::kCompileError, "syntax_error", tree.status().message());
   }
   const pyast::Tree& t = **tree;
-  auto reason_at = [&](const std::string& code, const pyast::Span& span, const std::string& msg,
-                       const char* severity) {
+  auto reason_at = [&](const std::string& code, const pyast::Span& span, const std::string& msg, const char* severity) {
     Reason r;
     r.code = code;
     r.message = msg;
@@ -73,8 +72,8 @@ std::optional<EvalResult> StaticGate(const EvalRequest& req, std::vector<Reason>
 }
 
 bool IsCacheable(Verdict v) {
-  return v == Verdict::kOk || v == Verdict::kMismatch || v == Verdict::kCompileError ||
-         v == Verdict::kRuntimeError || v == Verdict::kRejected;
+  return v == Verdict::kOk || v == Verdict::kMismatch || v == Verdict::kCompileError || v == Verdict::kRuntimeError ||
+         v == Verdict::kRejected;
 }
 
 store::CacheKey MakeCacheKey(const EvalRequest& req, const HelloInfo& hello, int device_index) {
@@ -118,7 +117,8 @@ void RecordIn(store::Store* store, const EvalRequest& req, const store::CacheKey
               EvalResult* r) {
   if (!store) return;
   Status s = store->PutTask(req.task.hash, req.task.name, task::FormatName(req.task.format), req.task.ToJson());
-  if (s.ok() && req.candidate_source) s = store->PutCandidate(key.candidate_hash, req.candidate_name, *req.candidate_source);
+  if (s.ok() && req.candidate_source)
+    s = store->PutCandidate(key.candidate_hash, req.candidate_name, *req.candidate_source);
   if (s.ok() && !key.device_uuid.empty() && device.is_object() && !device.empty()) {
     s = store->PutDevice(key.device_uuid, device);
   }
@@ -142,7 +142,8 @@ void RecordIn(store::Store* store, const EvalRequest& req, const store::CacheKey
     auto id = store->PutEvaluation(rec);
     if (!id.ok()) s = id.status();
   }
-  if (!s.ok()) r->warnings.push_back(MakeReason("store_error", "the result was not recorded: " + s.message(), "warning"));
+  if (!s.ok())
+    r->warnings.push_back(MakeReason("store_error", "the result was not recorded: " + s.message(), "warning"));
 }
 
 }  // namespace
@@ -174,8 +175,9 @@ Result<EvalResult> Evaluator::Evaluate(const EvalRequest& req) {
   }
   KILN_ASSIGN_OR_RETURN(EvalResult r, runner_->Evaluate(req));
   r.warnings.insert(r.warnings.begin(), warnings.begin(), warnings.end());
-  json dev = r.device.is_object() && !r.device.empty()       ? r.device
-             : hello.devices.empty() ? json::object() : hello.devices.front().raw;
+  json dev = r.device.is_object() && !r.device.empty() ? r.device
+             : hello.devices.empty()                   ? json::object()
+                                                       : hello.devices.front().raw;
   RecordIn(store_, req, MakeCacheKey(req, hello), dev, &r);
   return r;
 }
@@ -483,7 +485,8 @@ void EvalPool::Run(std::vector<PoolItem> items,
             auto r = runner->Evaluate(creq);
             // The compile stage only warms the cache; a verdict it settles for good ends the item.
             if (r.ok() && FinalAfterCompile(r->verdict)) {
-              r->warnings.push_back(MakeReason("compile_stage", "decided by a compile worker before timing", "warning"));
+              r->warnings.push_back(
+                  MakeReason("compile_stage", "decided by a compile worker before timing", "warning"));
               evals[live[0]]->Record(it->request, *r);
               report(*it, r, -1);
               continue;

@@ -143,7 +143,7 @@ TEST(EvalPool, EveryItemOnceWithCompileStage) {
   ASSERT_EQ(seen.size(), 10u);
   for (const auto& [i, n] : seen) EXPECT_EQ(n, 1) << i;
   EXPECT_EQ(got[3].first, Verdict::kCompileError);
-  EXPECT_EQ(got[3].second, -1);  // settled by the compile worker, never measured
+  EXPECT_EQ(got[3].second, -1);              // settled by the compile worker, never measured
   EXPECT_EQ(got[5].first, Verdict::kCrash);  // the compile worker crashed: settled there too
   EXPECT_EQ(got[7].first, Verdict::kRejected);
   EXPECT_EQ(got[7].second, -1);
@@ -265,7 +265,11 @@ TEST(EvalPool, PipelineChecksInParallelThenTimesAlone) {
   // statically), 10..15 check (12 fails).
   std::vector<std::pair<std::string, Mode>> specs;
   for (int i = 0; i < 10; ++i) {
-    specs.push_back({i == 2 || i == 5 ? "mismatch" : i == 7 ? "oom_when_shared" : i == 9 ? "static" : "ok", Mode::kTime});
+    specs.push_back({i == 2 || i == 5 ? "mismatch"
+                     : i == 7         ? "oom_when_shared"
+                     : i == 9         ? "static"
+                                      : "ok",
+                     Mode::kTime});
   }
   for (int i = 10; i < 16; ++i) specs.push_back({i == 12 ? "mismatch" : "ok", Mode::kCheck});
   const int K = 4;

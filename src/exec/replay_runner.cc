@@ -6,9 +6,9 @@
 
 #include "common/file.h"
 #include "common/hash.h"
+#include "common/json_dump.h"
 #include "common/strings.h"
 #include "exec/runner.h"
-#include "common/json_dump.h"
 
 namespace kiln::exec {
 
@@ -25,14 +25,18 @@ std::string ReplayRunner::KeyOf(const json& req, bool by_name) {
   // Hand-written transcripts may give the candidate's hash instead of its source.
   std::string cand;
   if (auto c = req.find("candidate"); c != req.end() && c->is_object()) {
-    if (c->contains("source") && (*c)["source"].is_string()) cand = HashHex((*c)["source"].get<std::string>());
-    else if (c->contains("hash") && (*c)["hash"].is_string()) cand = (*c)["hash"].get<std::string>();
+    if (c->contains("source") && (*c)["source"].is_string())
+      cand = HashHex((*c)["source"].get<std::string>());
+    else if (c->contains("hash") && (*c)["hash"].is_string())
+      cand = (*c)["hash"].get<std::string>();
   }
   std::string key = fmt::format("eval|{}|{}|{}", task_key, cand, req.value("mode", "check"));
   // A timing baseline (kiln optimize's original, kiln eval --baseline) is part of what was measured.
   if (auto b = req.find("baseline"); b != req.end() && b->is_object()) {
-    if (b->contains("source") && (*b)["source"].is_string()) key += "|baseline:" + HashHex((*b)["source"].get<std::string>());
-    else if (b->contains("hash") && (*b)["hash"].is_string()) key += "|baseline:" + (*b)["hash"].get<std::string>();
+    if (b->contains("source") && (*b)["source"].is_string())
+      key += "|baseline:" + HashHex((*b)["source"].get<std::string>());
+    else if (b->contains("hash") && (*b)["hash"].is_string())
+      key += "|baseline:" + (*b)["hash"].get<std::string>();
   }
   return key;
 }
@@ -53,9 +57,10 @@ Result<std::unique_ptr<ReplayRunner>> ReplayRunner::FromText(const std::string& 
     json j = json::parse(line, nullptr, false);
     if (!j.is_object() || !j.contains("request") || !j.contains("response") || !j["request"].is_object() ||
         !j["response"].is_object()) {
-      return InvalidArgument(fmt::format("{}:{}:1: error: not a transcript line (want {{\"request\": {{...}}, "
-                                         "\"response\": {{...}}}})",
-                                         name, line_no));
+      return InvalidArgument(
+          fmt::format("{}:{}:1: error: not a transcript line (want {{\"request\": {{...}}, "
+                      "\"response\": {{...}}}})",
+                      name, line_no));
     }
     std::string key = KeyOf(j["request"]);
     r->by_key_[key].push_back(r->entries_.size());

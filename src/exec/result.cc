@@ -6,8 +6,8 @@
 
 #include "common/hash.h"
 #include "common/json.h"
-#include "common/strings.h"
 #include "common/json_dump.h"
+#include "common/strings.h"
 
 namespace kiln::exec {
 
@@ -27,8 +27,8 @@ const char* VerdictName(Verdict v) {
 }
 
 std::optional<Verdict> ParseVerdict(std::string_view s) {
-  for (Verdict v : {Verdict::kOk, Verdict::kCompileError, Verdict::kRuntimeError, Verdict::kTimeout,
-                    Verdict::kCrash, Verdict::kMismatch, Verdict::kRejected}) {
+  for (Verdict v : {Verdict::kOk, Verdict::kCompileError, Verdict::kRuntimeError, Verdict::kTimeout, Verdict::kCrash,
+                    Verdict::kMismatch, Verdict::kRejected}) {
     if (s == VerdictName(v)) return v;
   }
   return std::nullopt;
@@ -96,9 +96,7 @@ json EvalRequest::ToJson(const std::string& id) const {
   return j;
 }
 
-std::string EvalRequest::CandidateHash() const {
-  return candidate_source ? HashHex(*candidate_source) : std::string();
-}
+std::string EvalRequest::CandidateHash() const { return candidate_source ? HashHex(*candidate_source) : std::string(); }
 
 std::string EvalRequest::ParamsHash() const {
   json j = ToJson("");
@@ -193,8 +191,8 @@ Result<EvalResult> EvalResult::FromResponse(const json& j) {
       cr.candidate_ms = ParseTiming(c, "candidate_ms");
       cr.reference_ms = ParseTiming(c, "reference_ms");
       cr.speedup = JsonNumber(c, "speedup");
-      if (auto s = c.find("speedup_spread"); s != c.end() && s->is_array() && s->size() == 2 &&
-                                             (*s)[0].is_number() && (*s)[1].is_number()) {
+      if (auto s = c.find("speedup_spread");
+          s != c.end() && s->is_array() && s->size() == 2 && (*s)[0].is_number() && (*s)[1].is_number()) {
         cr.speedup_spread = std::make_pair((*s)[0].get<double>(), (*s)[1].get<double>());
       }
       cr.timing_method = JsonString(c, "timing_method");
@@ -221,8 +219,9 @@ Result<EvalResult> EvalResult::FromResponse(const json& j) {
   r.elapsed_s = JsonNumber(j, "elapsed_s").value_or(0);
   r.stderr_tail = JsonString(j, "stderr_tail");
   // `fatal` (docs/verdicts.md): the CUDA context is dead; `restart_worker` is the older spelling.
-  r.restart_worker = (j.contains("fatal") && j["fatal"].is_boolean() && j["fatal"].get<bool>()) ||
-                     (j.contains("restart_worker") && j["restart_worker"].is_boolean() && j["restart_worker"].get<bool>());
+  r.restart_worker =
+      (j.contains("fatal") && j["fatal"].is_boolean() && j["fatal"].get<bool>()) ||
+      (j.contains("restart_worker") && j["restart_worker"].is_boolean() && j["restart_worker"].get<bool>());
   r.from_cache = j.value("from_cache", false);
   return r;
 }
@@ -250,8 +249,8 @@ json EvalResult::ToJson() const {
   if (!j.contains("cases")) {
     json cs = json::array();
     for (const auto& c : cases) {
-      json cj = {{"name", c.name}, {"passed", c.passed}, {"trials", c.trials}, {"shapes", c.shapes},
-                 {"dtypes", c.dtypes}};
+      json cj = {
+          {"name", c.name}, {"passed", c.passed}, {"trials", c.trials}, {"shapes", c.shapes}, {"dtypes", c.dtypes}};
       if (c.max_abs_err) cj["max_abs_err"] = *c.max_abs_err;
       if (c.rel_l2_err) cj["rel_l2_err"] = *c.rel_l2_err;
       if (c.candidate_ms) cj["candidate_ms"] = TimingJson(*c.candidate_ms);
@@ -295,8 +294,8 @@ namespace {
 std::string TimingText(const Timing& t) {
   auto Ms = [](double ms) { return FormatDuration(ms, TimeUnit::kMilliseconds); };
   double spread = t.median > 0 ? (t.p80 - t.p20) / t.median * 100 : NAN;
-  return fmt::format("{} (min {}, max {}, p20-p80 spread {:.1f}%, n={})", Ms(t.median), Ms(t.min), Ms(t.max),
-                     spread, t.n);
+  return fmt::format("{} (min {}, max {}, p20-p80 spread {:.1f}%, n={})", Ms(t.median), Ms(t.min), Ms(t.max), spread,
+                     t.n);
 }
 
 // "file:line:col: " ("file:line: " when the column is unknown, as for runtime exceptions), or "".
@@ -326,16 +325,15 @@ std::string FormatSummary(const EvalResult& r, const EvalRequest* req) {
     if (c.max_abs_err) err += fmt::format("  max abs err {:.3g}", *c.max_abs_err);
     if (c.rel_l2_err) err += fmt::format("  rel L2 err {:.3g}", *c.rel_l2_err);
     std::string shapes = c.shapes.empty() ? "" : "  shapes " + c.shapes.dump();
-    out += fmt::format("case {}: {}  trials {}{}{}\n", c.name.empty() ? "?" : c.name,
-                       c.passed ? "passed" : "FAILED", c.trials, err, shapes);
+    out += fmt::format("case {}: {}  trials {}{}{}\n", c.name.empty() ? "?" : c.name, c.passed ? "passed" : "FAILED",
+                       c.trials, err, shapes);
     if (!c.error.empty()) out += fmt::format("    error: {}\n", c.error);
     if (c.candidate_ms) out += "    candidate: " + TimingText(*c.candidate_ms) + "\n";
     if (c.reference_ms)
       out += (c.reference_is_baseline ? "    baseline:  " : "    reference: ") + TimingText(*c.reference_ms) + "\n";
     if (c.speedup) {
-      std::string spread = c.speedup_spread ? fmt::format(" [{:.3f}, {:.3f}]", c.speedup_spread->first,
-                                                          c.speedup_spread->second)
-                                            : "";
+      std::string spread =
+          c.speedup_spread ? fmt::format(" [{:.3f}, {:.3f}]", c.speedup_spread->first, c.speedup_spread->second) : "";
       out += fmt::format("    speedup: {:.3f}x{}{}\n", *c.speedup, spread,
                          c.timing_method.empty() ? "" : "  (" + c.timing_method + ")");
     }
@@ -345,9 +343,9 @@ std::string FormatSummary(const EvalResult& r, const EvalRequest* req) {
     auto o = [](const std::optional<int64_t>& v) { return v ? std::to_string(*v) : std::string("?"); };
     std::string grid;
     for (size_t i = 0; i < k.grid.size(); ++i) grid += (i ? "," : "") + std::to_string(k.grid[i]);
-    out += fmt::format("kernel {}: launches {}  regs {}  spills {}  smem {} B  warps {}  stages {}  grid ({})",
-                       k.name, k.launches, o(k.n_regs), o(k.n_spills), o(k.shared_bytes), o(k.num_warps),
-                       o(k.num_stages), grid);
+    out +=
+        fmt::format("kernel {}: launches {}  regs {}  spills {}  smem {} B  warps {}  stages {}  grid ({})", k.name,
+                    k.launches, o(k.n_regs), o(k.n_spills), o(k.shared_bytes), o(k.num_warps), o(k.num_stages), grid);
     if (!k.constexprs.empty()) out += "  " + k.constexprs.dump();
     out += "\n";
   }

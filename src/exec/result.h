@@ -49,13 +49,13 @@ struct EvalRequest {
   Policy policy = Policy::kStrict;
   uint64_t seed = 1234;
   int trials = 3;
-  int verify_trials = 1;  // mode time_only: fresh-input trials before timing (sent only in that mode)
-  std::vector<std::string> cases;                      // empty: all
+  int verify_trials = 1;           // mode time_only: fresh-input trials before timing (sent only in that mode)
+  std::vector<std::string> cases;  // empty: all
   nlohmann::json tolerance = nlohmann::json::object();  // {"float32": [atol, rtol]}; empty: defaults
   // Named tolerance protocol (docs/verdicts.md): "kernelbench" (per dtype, the worker's default) or "legacy"
   // (1e-2 everywhere); empty: not sent.
   std::string protocol;
-  nlohmann::json timing = nlohmann::json::object();     // empty: worker defaults
+  nlohmann::json timing = nlohmann::json::object();  // empty: worker defaults
   double timeout_s = 60;
   std::optional<int64_t> max_gpu_mem_bytes;
 
@@ -85,11 +85,11 @@ struct CaseResult {
   std::optional<std::pair<double, double>> speedup_spread;
   std::string timing_method;
   bool reference_is_baseline = false;  // reference_ms and speedup are against the request's baseline
-  std::string error;  // case-level message when the worker gives one
+  std::string error;                   // case-level message when the worker gives one
 };
 
 struct Reason {
-  std::string code;     // stable string (docs/verdicts.md)
+  std::string code;  // stable string (docs/verdicts.md)
   std::string message;
   // Where the finding sits in the candidate (static checks); line 0 when unknown.
   std::string file;
@@ -120,7 +120,7 @@ struct EvalResult {
   double elapsed_s = 0;
   std::string stderr_tail;
   bool from_cache = false;
-  bool restart_worker = false;  // the worker asked to be replaced (e.g. CUDA context poisoned)
+  bool restart_worker = false;                    // the worker asked to be replaced (e.g. CUDA context poisoned)
   nlohmann::json raw = nlohmann::json::object();  // the response as received
 
   bool ok() const { return verdict == Verdict::kOk; }

@@ -37,14 +37,14 @@ class Runner {
 };
 
 struct WorkerOptions {
-  std::string python;       // empty: env KILN_PYTHON, else "python3"
-  std::string worker_dir;   // prepended to PYTHONPATH; empty: FindWorkerDir()
+  std::string python;      // empty: env KILN_PYTHON, else "python3"
+  std::string worker_dir;  // prepended to PYTHONPATH; empty: FindWorkerDir()
   Isolation isolation = Isolation::kFork;
-  int device = -1;          // --device N; -1: the worker's default
-  std::string cuda_visible_devices;  // set CUDA_VISIBLE_DEVICES when non-empty ("" leaves it alone)
-  bool interpret = false;   // --interpret
-  double grace_s = 10;      // added to limits.timeout_s for the outer deadline
-  double startup_s = 180;   // deadline for the hello after a (re)start: importing torch is slow
+  int device = -1;                         // --device N; -1: the worker's default
+  std::string cuda_visible_devices;        // set CUDA_VISIBLE_DEVICES when non-empty ("" leaves it alone)
+  bool interpret = false;                  // --interpret
+  double grace_s = 10;                     // added to limits.timeout_s for the outer deadline
+  double startup_s = 180;                  // deadline for the hello after a (re)start: importing torch is slow
   std::map<std::string, std::string> env;  // extra environment
   // Replaces `<python> -m kiln_worker` (tests use fake workers); the isolation/device flags are
   // still appended.

@@ -288,9 +288,9 @@ TEST_F(WorkerRunnerTest, RecordThenReplay) {
 // A transcript that cannot be written is a machinery failure (an error Status), never a verdict, and
 // never dropped silently.
 TEST(RecordingRunner, UnwritableTranscriptIsAnIoError) {
-  nlohmann::json hand = {{"request", {{"op", "eval"}, {"task", {{"name", "t"}}}, {"candidate", nullptr},
-                                      {"mode", "check"}}},
-                         {"response", {{"id", "x"}, {"ok", true}, {"verdict", "ok"}}}};
+  nlohmann::json hand = {
+      {"request", {{"op", "eval"}, {"task", {{"name", "t"}}}, {"candidate", nullptr}, {"mode", "check"}}},
+      {"response", {{"id", "x"}, {"ok", true}, {"verdict", "ok"}}}};
   auto inner = ReplayRunner::FromText(hand.dump() + "\n", "hand.jsonl");
   ASSERT_TRUE(inner.ok()) << inner.status().message();
   EvalRequest req;
@@ -301,7 +301,8 @@ TEST(RecordingRunner, UnwritableTranscriptIsAnIoError) {
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), Code::kIo);
   EXPECT_NE(r.status().message().find("/nonexistent-kiln-dir/transcript.jsonl: error: cannot open the transcript"),
-            std::string::npos) << r.status().message();
+            std::string::npos)
+      << r.status().message();
   EXPECT_FALSE(rec.Hello().ok());
 }
 
@@ -335,8 +336,11 @@ TEST(ReplayRunner, HandWrittenTranscript) {
   req.mode = Mode::kCheck;
   EXPECT_FALSE((*rp)->Evaluate(req).ok());
   // Hand-written: no task hash (matched by name), the candidate given by its hash.
-  nlohmann::json hand = {{"request", {{"op", "eval"}, {"task", {{"name", "level1/19_ReLU"}}},
-                                      {"candidate", {{"hash", req.CandidateHash()}}}, {"mode", "check"}}},
+  nlohmann::json hand = {{"request",
+                          {{"op", "eval"},
+                           {"task", {{"name", "level1/19_ReLU"}}},
+                           {"candidate", {{"hash", req.CandidateHash()}}},
+                           {"mode", "check"}}},
                          {"response", {{"id", "x"}, {"ok", true}, {"verdict", "mismatch"}}}};
   auto rh = ReplayRunner::FromText(hand.dump() + "\n", "hand2.jsonl");
   ASSERT_TRUE(rh.ok());
@@ -349,7 +353,9 @@ TEST(ReplayRunner, HandWrittenTranscript) {
 }
 
 TEST(EvalResult, LenientParsingAndRoundTrip) {
-  auto r = EvalResult::FromResponse({{"id", "1"}, {"ok", true}, {"verdict", "mismatch"},
+  auto r = EvalResult::FromResponse({{"id", "1"},
+                                     {"ok", true},
+                                     {"verdict", "mismatch"},
                                      {"reasons", {"shape_mismatch"}},
                                      {"cases", {{{"name", "a"}, {"max_abs_err", "nan?"}}}}});
   ASSERT_TRUE(r.ok());
@@ -384,7 +390,7 @@ TEST(EvalRequest, ToleranceProtocolIsSentAndKeyed) {
   b.protocol = "legacy";
   EXPECT_EQ(b.ToJson("1")["protocol"], "legacy");
   EXPECT_NE(a.ParamsHash(), b.ParamsHash());  // a legacy verdict is not a kernelbench one
-  b.protocol = "kernelbench";                  // the worker's default: same key as unset
+  b.protocol = "kernelbench";                 // the worker's default: same key as unset
   EXPECT_EQ(a.ParamsHash(), b.ParamsHash());
 }
 

@@ -19,8 +19,8 @@ std::string RequiredEntry(const std::string& format, const std::string& task_ent
 namespace {
 
 bool StartsWithName(std::string_view full, std::string_view prefix) {
-  return full == prefix || (full.size() > prefix.size() && full.substr(0, prefix.size()) == prefix &&
-                            full[prefix.size()] == '.');
+  return full == prefix ||
+         (full.size() > prefix.size() && full.substr(0, prefix.size()) == prefix && full[prefix.size()] == '.');
 }
 
 std::string_view Root(std::string_view full) { return full.substr(0, full.find('.')); }
@@ -129,22 +129,23 @@ const Rule kForbiddenNames[] = {
 };
 
 // Roots whose attributes a candidate may not assign (monkey-patching).
-const char* kPatchRoots[] = {"torch", "triton", "time", "builtins", "sys", "os", "numpy", "random", "math",
-                             "kiln_worker", "__main__", "gc", "inspect", "functools", "operator", "timeit"};
+const char* kPatchRoots[] = {"torch",   "triton",    "time",     "builtins",    "sys",      "os",
+                             "numpy",   "random",    "math",     "kiln_worker", "__main__", "gc",
+                             "inspect", "functools", "operator", "timeit"};
 
 // Attribute names that reach into frames and function internals, whatever the object.
-const char* kIntrospectionAttrs[] = {"f_back",    "f_locals",   "f_globals",      "f_code",     "tb_frame",
-                                     "gi_frame",  "cr_frame",   "ag_frame",       "__globals__", "__closure__",
-                                     "__code__",  "__subclasses__", "__builtins__", "f_trace"};
+const char* kIntrospectionAttrs[] = {"f_back",   "f_locals",       "f_globals",    "f_code",      "tb_frame",
+                                     "gi_frame", "cr_frame",       "ag_frame",     "__globals__", "__closure__",
+                                     "__code__", "__subclasses__", "__builtins__", "f_trace"};
 
 // Builtins that escape static checking or spawn work elsewhere.
 const char* kForbiddenBuiltins[] = {"exec", "eval", "compile", "__import__", "breakpoint"};
 
 // Exception types broad enough to swallow a failing kernel (last name component).
-const char* kBroadExceptions[] = {"Exception",      "BaseException",    "RuntimeError",   "CompilationError",
-                                  "OutOfResources", "TritonError",      "OutOfMemoryError", "AcceleratorError",
-                                  "InterpreterError", "AssertionError", "CudaError",      "CUDAError",
-                                  "TritonCompilationError"};
+const char* kBroadExceptions[] = {
+    "Exception",   "BaseException",    "RuntimeError",          "CompilationError", "OutOfResources",
+    "TritonError", "OutOfMemoryError", "AcceleratorError",      "InterpreterError", "AssertionError",
+    "CudaError",   "CUDAError",        "TritonCompilationError"};
 
 // Reason code for patching `full` (aligned with the worker's codes in docs/verdicts.md).
 std::string PatchCode(std::string_view full) {
@@ -310,9 +311,9 @@ class Checker {
       if (IsLaunch(m)) found = true;
       if (m.type() == "call") {
         Node f = m.field("function");
-        std::string_view name = f.type() == "identifier"                       ? f.text()
+        std::string_view name = f.type() == "identifier"                      ? f.text()
                                 : f.type() == "attribute" && !IsModuleAttr(f) ? f.field("attribute").text()
-                                                                               : std::string_view();
+                                                                              : std::string_view();
         if (!name.empty() && launchers_.count(std::string(name))) found = true;
       }
       return !found;
@@ -366,8 +367,8 @@ class Checker {
   bool TorchCInternal(const std::string& full, const Node& at) {
     if (!StartsWithName(full, "torch._C") || full == "torch._C") return false;
     std::string_view last = LastPart(full);
-    for (std::string_view p : {"_dispatch", "_set", "_Disable", "_disable", "_unset", "_push", "_pop",
-                               "_Exclude", "_Include", "_ForceDispatch", "_EnablePython", "_enter", "_exit"}) {
+    for (std::string_view p : {"_dispatch", "_set", "_Disable", "_disable", "_unset", "_push", "_pop", "_Exclude",
+                               "_Include", "_ForceDispatch", "_EnablePython", "_enter", "_exit"}) {
       if (last.substr(0, p.size()) == p) {
         Add("patched_torch", at, fmt::format("uses '{}': switching torch dispatch machinery is not allowed", full));
         return true;

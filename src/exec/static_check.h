@@ -43,7 +43,7 @@ struct StaticFinding {
 };
 
 struct StaticCheckOptions {
-  std::string entry;          // required top-level name; empty: none required
+  std::string entry;  // required top-level name; empty: none required
   bool require_triton_kernel = true;
 };
 

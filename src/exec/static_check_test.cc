@@ -16,7 +16,8 @@ import torch.nn as nn
 import torch.nn.functional as F
 import triton
 import triton.language as tl
-)" + extra_top + R"(
+)" + extra_top +
+         R"(
 
 @triton.jit
 def relu_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
@@ -41,7 +42,8 @@ class ModelNew(nn.Module):
         super().__init__()
 
     def forward(self, x):
-)" + extra_forward + R"(        return relu(x.reshape(-1)).reshape(x.shape)
+)" + extra_forward +
+         R"(        return relu(x.reshape(-1)).reshape(x.shape)
 )";
 }
 
@@ -184,21 +186,18 @@ TEST(StaticCheck, RejectsHacks) {
       {"subclasses", "", "        s = object.__subclasses__()\n", "introspection"},
       {"getattr_frame", "", "        g = getattr(x, 'f_back')\n", "introspection"},
       {"dynamic_getattr_os", "import os\n", "        getattr(os, 'sys' + 'tem')('ls')\n", "dynamic_code"},
-      {"fallback_bare",
-       "",
+      {"fallback_bare", "",
        "        try:\n            return relu(x)\n        except:\n            return torch.relu(x)\n",
        "swallowed_kernel_error"},
-      {"fallback_exception",
-       "",
+      {"fallback_exception", "",
        "        try:\n            y = relu(x)\n        except Exception as e:\n            y = torch.relu(x)\n",
        "swallowed_kernel_error"},
-      {"fallback_narrow_around_launch",
-       "",
-       "        try:\n            y = relu(x)\n        except (TypeError, ValueError):\n            y = x.clamp(min=0)\n",
+      {"fallback_narrow_around_launch", "",
+       "        try:\n            y = relu(x)\n        except (TypeError, ValueError):\n            y = "
+       "x.clamp(min=0)\n",
        "swallowed_kernel_error"},
       {"fallback_broad_compute",
-       "def ref(x):\n    try:\n        return x.numpy()\n    except RuntimeError:\n        return torch.relu(x)\n",
-       "",
+       "def ref(x):\n    try:\n        return x.numpy()\n    except RuntimeError:\n        return torch.relu(x)\n", "",
        "swallowed_kernel_error"},
       {"suppress", "import contextlib\n", "        with contextlib.suppress(Exception):\n            pass\n",
        "swallowed_kernel_error"},
@@ -250,8 +249,7 @@ TEST(StaticCheck, KernelBenchExampleAndTritonBenchModulesPass) {
   EXPECT_GT(total, 100);
   // A handful of corpus modules do reseed or touch os.environ; nearly all must pass.
   EXPECT_LE(flagged, 2) << report;
-  std::printf("tritonbench_g modules flagged by strict static checks: %d of %d\n%s", flagged, total,
-              report.c_str());
+  std::printf("tritonbench_g modules flagged by strict static checks: %d of %d\n%s", flagged, total, report.c_str());
 }
 
 }  // namespace

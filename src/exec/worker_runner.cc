@@ -23,9 +23,7 @@ namespace {
 constexpr size_t kTailBytes = 4096;
 constexpr size_t kGarbageBytes = 8192;
 
-std::string Tail(const std::string& s, size_t n = kTailBytes) {
-  return s.size() <= n ? s : s.substr(s.size() - n);
-}
+std::string Tail(const std::string& s, size_t n = kTailBytes) { return s.size() <= n ? s : s.substr(s.size() - n); }
 
 milliseconds Ms(double seconds) { return milliseconds(static_cast<int64_t>(seconds * 1000)); }
 
@@ -168,8 +166,8 @@ Status WorkerRunner::EnsureStarted() {
   }
   if (h->protocol != kProtocolVersion) {
     Kill();
-    return Unavailable(fmt::format("the worker speaks protocol {}, this kiln speaks {}", h->protocol,
-                                   kProtocolVersion));
+    return Unavailable(
+        fmt::format("the worker speaks protocol {}, this kiln speaks {}", h->protocol, kProtocolVersion));
   }
   hello_ = std::move(*h);
   return Status::Ok();
@@ -291,13 +289,13 @@ Result<EvalResult> WorkerRunner::Evaluate(const EvalRequest& request) {
         if (r.elapsed_s <= 0) r.elapsed_s = wall;
         if (r.stderr_tail.empty() && r.verdict != Verdict::kOk) r.stderr_tail = Tail(ex.stderr_tail);
         if (!garbage_.empty()) {
-          r.warnings.push_back(MakeReason("stray_stdout", "the candidate wrote to the protocol channel: " + Tail(garbage_, 200), "warning"));
+          r.warnings.push_back(MakeReason(
+              "stray_stdout", "the candidate wrote to the protocol channel: " + Tail(garbage_, 200), "warning"));
         }
         // A crash, or a response that asks for it, means the process is suspect (CUDA context
         // poisoned, half-dead zygote): replace it before the next request.
         if (r.restart_worker || r.verdict == Verdict::kCrash ||
-            (opts_.isolation == Isolation::kShared &&
-             (r.verdict == Verdict::kTimeout || MentionsCudaError(r)))) {
+            (opts_.isolation == Isolation::kShared && (r.verdict == Verdict::kTimeout || MentionsCudaError(r)))) {
           Kill();
         }
         break;

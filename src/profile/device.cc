@@ -11,9 +11,8 @@
 
 #include "common/file.h"
 #include "common/json.h"
-#include "common/strings.h"
 #include "common/json_dump.h"
-
+#include "common/strings.h"
 
 namespace kiln::profile {
 
@@ -175,8 +174,7 @@ Status JsonDeviceStore::Save(const DeviceRecord& r) {
   return WriteFile(PathFor(r.info.uuid), DumpJson(ToJson(r), 2) + "\n");
 }
 
-Result<DeviceRecord> CharacterizeDevice(exec::Runner& runner, const CharacterizeOptions& o,
-                                        DeviceStore& store) {
+Result<DeviceRecord> CharacterizeDevice(exec::Runner& runner, const CharacterizeOptions& o, DeviceStore& store) {
   auto hello = runner.Hello();
   if (!hello.ok()) return hello.status();
   if (hello->interpreter) {
@@ -220,8 +218,7 @@ std::string FormatDevice(const DeviceRecord& r) {
   s += fmt::format("  registers/SM        {}\n", d.regs_per_sm);
   s += fmt::format("  memory              {:.1f} GiB\n", d.total_mem_bytes / 1073741824.0);
   s += fmt::format("  clocks              SM {:.0f} MHz, memory {:.0f} MHz\n", d.sm_clock_mhz, d.mem_clock_mhz);
-  s += fmt::format("measured peaks ({}{}):\n", r.source,
-                   r.peaks.measured_at.empty() ? "" : ", " + r.peaks.measured_at);
+  s += fmt::format("measured peaks ({}{}):\n", r.source, r.peaks.measured_at.empty() ? "" : ", " + r.peaks.measured_at);
   s += fmt::format("  DRAM bandwidth      {:.2f} TB/s (device-to-device copy, read + write)\n",
                    r.peaks.dram_bytes_per_s / 1e12);
   for (const char* k : {"float32", "tf32", "bfloat16", "float16", "float8_e4m3fn"}) {

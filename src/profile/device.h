@@ -31,23 +31,23 @@ namespace kiln::profile {
 
 struct DeviceInfo {
   int index = 0;
-  std::string name;             // "NVIDIA H100 80GB HBM3"
-  std::string uuid;             // "GPU-..."
+  std::string name;  // "NVIDIA H100 80GB HBM3"
+  std::string uuid;  // "GPU-..."
   int sm_count = 0;
   int64_t l2_bytes = 0;
   int64_t smem_per_block_optin = 0;
   int regs_per_sm = 0;
   int64_t total_mem_bytes = 0;
   int cc_major = 0, cc_minor = 0;
-  double sm_clock_mhz = 0;      // max SM clock
+  double sm_clock_mhz = 0;  // max SM clock
   double mem_clock_mhz = 0;
 };
 
 struct DevicePeaks {
-  double dram_bytes_per_s = 0;                      // read + write bytes of a D2D copy / time
+  double dram_bytes_per_s = 0;                       // read + write bytes of a D2D copy / time
   std::map<std::string, double> matmul_flops_per_s;  // dtype -> FLOP/s
-  std::vector<double> sm_clock_mhz;                 // SM clock seen before/after the measurement
-  std::string measured_at;                          // ISO-8601 UTC
+  std::vector<double> sm_clock_mhz;                  // SM clock seen before/after the measurement
+  std::string measured_at;                           // ISO-8601 UTC
   // Peak FLOP/s for a roofline dtype key; derived where not measured (float64 = float32 / 2,
   // float16 on CUDA cores = 2 x float32, as on Hopper); 0 when unknown.
   double FlopsFor(const std::string& dtype) const;
@@ -63,8 +63,8 @@ struct DeviceRecord {
 nlohmann::json ToJson(const DeviceInfo& d);
 nlohmann::json ToJson(const DevicePeaks& p);
 nlohmann::json ToJson(const DeviceRecord& r);
-Result<DeviceInfo> DeviceInfoFromJson(const nlohmann::json& j);  // one entry of hello's "devices"
-Result<DevicePeaks> DevicePeaksFromJson(const nlohmann::json& j);  // device_peaks response
+Result<DeviceInfo> DeviceInfoFromJson(const nlohmann::json& j);      // one entry of hello's "devices"
+Result<DevicePeaks> DevicePeaksFromJson(const nlohmann::json& j);    // device_peaks response
 Result<DeviceRecord> DeviceRecordFromJson(const nlohmann::json& j);  // ToJson(DeviceRecord)
 Result<DeviceRecord> LoadDeviceRecordFile(const std::string& path);
 
@@ -91,14 +91,13 @@ class JsonDeviceStore : public DeviceStore {
 
 struct CharacterizeOptions {
   int device_index = 0;
-  bool refresh = false;             // re-measure even when stored
+  bool refresh = false;  // re-measure even when stored
   std::vector<std::string> dtypes = {"float32", "tf32", "bfloat16", "float16", "float8_e4m3fn"};
 };
 
 // hello -> DeviceInfo; then the stored record for that UUID unless `refresh`; else device_peaks
 // (measured by the worker), saved to the store. Fails with kUnavailable when the worker has no GPU.
-Result<DeviceRecord> CharacterizeDevice(exec::Runner& runner, const CharacterizeOptions& o,
-                                        DeviceStore& store);
+Result<DeviceRecord> CharacterizeDevice(exec::Runner& runner, const CharacterizeOptions& o, DeviceStore& store);
 
 // Terminal text for `kiln device`.
 std::string FormatDevice(const DeviceRecord& r);

@@ -12,16 +12,32 @@ using nlohmann::json;
 
 std::string Transcript(double bw) {
   json hello = {{"request", {{"id", "1"}, {"op", "hello"}}},
-                {"response", {{"id", "1"}, {"ok", true}, {"protocol", 1}, {"interpreter", false}, {"isolation", "shared"},
-                              {"versions", {{"torch", "2.11.0"}}},
-                              {"devices", {{{"index", 0}, {"name", "NVIDIA H100 80GB HBM3"}, {"uuid", "GPU-abc"},
-                                            {"sm_count", 132}, {"l2_bytes", 52428800}, {"smem_per_block_optin", 232448},
-                                            {"regs_per_sm", 65536}, {"total_mem_bytes", 85520809984LL},
-                                            {"cc", {9, 0}}, {"sm_clock_mhz", 1980}, {"mem_clock_mhz", 2619}}}}}}};
+                {"response",
+                 {{"id", "1"},
+                  {"ok", true},
+                  {"protocol", 1},
+                  {"interpreter", false},
+                  {"isolation", "shared"},
+                  {"versions", {{"torch", "2.11.0"}}},
+                  {"devices",
+                   {{{"index", 0},
+                     {"name", "NVIDIA H100 80GB HBM3"},
+                     {"uuid", "GPU-abc"},
+                     {"sm_count", 132},
+                     {"l2_bytes", 52428800},
+                     {"smem_per_block_optin", 232448},
+                     {"regs_per_sm", 65536},
+                     {"total_mem_bytes", 85520809984LL},
+                     {"cc", {9, 0}},
+                     {"sm_clock_mhz", 1980},
+                     {"mem_clock_mhz", 2619}}}}}}};
   json peaks = {{"request", {{"id", "2"}, {"op", "device_peaks"}}},
-                {"response", {{"id", "2"}, {"ok", true}, {"dram_bytes_per_s", bw},
-                              {"matmul_flops_per_s", {{"bfloat16", 7.5e14}, {"float32", 5.1e13}}},
-                              {"sm_clock_mhz", {1980, 1975}}}}};
+                {"response",
+                 {{"id", "2"},
+                  {"ok", true},
+                  {"dram_bytes_per_s", bw},
+                  {"matmul_flops_per_s", {{"bfloat16", 7.5e14}, {"float32", 5.1e13}}},
+                  {"sm_clock_mhz", {1980, 1975}}}}};
   return hello.dump() + "\n" + peaks.dump() + "\n";
 }
 

@@ -21,8 +21,7 @@ namespace kiln::profile::metric {
 // Timing and top-level throughput (Speed of Light).
 inline constexpr char kDuration[] = "gpu__time_duration.sum";
 inline constexpr char kSmThroughput[] = "sm__throughput.avg.pct_of_peak_sustained_elapsed";
-inline constexpr char kMemThroughput[] =
-    "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed";
+inline constexpr char kMemThroughput[] = "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed";
 inline constexpr char kDramThroughput[] = "dram__throughput.avg.pct_of_peak_sustained_elapsed";
 inline constexpr char kL2Throughput[] = "lts__throughput.avg.pct_of_peak_sustained_elapsed";
 inline constexpr char kL1Throughput[] = "l1tex__throughput.avg.pct_of_peak_sustained_active";
@@ -52,10 +51,8 @@ inline constexpr char kIssueActive[] = "smsp__issue_active.avg.per_cycle_active"
 inline constexpr char kWarpsEligible[] = "smsp__warps_eligible.avg.per_cycle_active";
 
 // Memory access quality.
-inline constexpr char kGlobalLdBytesPerSectorPct[] =
-    "smsp__sass_average_data_bytes_per_sector_mem_global_op_ld.pct";
-inline constexpr char kGlobalStBytesPerSectorPct[] =
-    "smsp__sass_average_data_bytes_per_sector_mem_global_op_st.pct";
+inline constexpr char kGlobalLdBytesPerSectorPct[] = "smsp__sass_average_data_bytes_per_sector_mem_global_op_ld.pct";
+inline constexpr char kGlobalStBytesPerSectorPct[] = "smsp__sass_average_data_bytes_per_sector_mem_global_op_st.pct";
 inline constexpr char kGlobalLdSectors[] = "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum";
 inline constexpr char kGlobalLdRequests[] = "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum";
 inline constexpr char kGlobalStSectors[] = "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum";

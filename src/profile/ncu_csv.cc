@@ -13,9 +13,8 @@ namespace kiln::profile {
 namespace {
 
 // Fixed (non-metric) columns of the raw page.
-const char* const kFixedColumns[] = {"ID",     "Process ID", "Process Name", "Host Name",
-                                     "Kernel Name", "Context", "Stream",     "Block Size",
-                                     "Grid Size",   "Device",  "CC"};
+const char* const kFixedColumns[] = {"ID",     "Process ID", "Process Name", "Host Name", "Kernel Name", "Context",
+                                     "Stream", "Block Size", "Grid Size",    "Device",    "CC"};
 
 bool IsFixedColumn(std::string_view c) {
   for (const char* f : kFixedColumns) {
@@ -32,9 +31,9 @@ struct Prefixed {
 };
 
 Prefixed SplitPrefix(std::string_view u) {
-  static const std::string_view kBases[] = {"byte", "second", "hz", "Hz", "inst", "cycle",
-                                            "warp", "sector", "request", "thread", "block",
-                                            "wavefront", "op", "flop", "bit"};
+  static const std::string_view kBases[] = {"byte",  "second",    "hz",     "Hz",      "inst",
+                                            "cycle", "warp",      "sector", "request", "thread",
+                                            "block", "wavefront", "op",     "flop",    "bit"};
   auto is_base = [&](std::string_view s) {
     for (auto b : kBases) {
       if (s == b) return true;
@@ -46,11 +45,10 @@ Prefixed SplitPrefix(std::string_view u) {
     std::string_view p;
     double f;
   };
-  static const P kPrefixes[] = {{"Ki", 1024.0},        {"Mi", 1048576.0}, {"Gi", 1073741824.0},
-                                {"Ti", 1099511627776.0}, {"K", 1e3},       {"k", 1e3},
-                                {"M", 1e6},            {"G", 1e9},        {"T", 1e12},
-                                {"P", 1e15},           {"m", 1e-3},       {"u", 1e-6},
-                                {"n", 1e-9},           {"p", 1e-12}};
+  static const P kPrefixes[] = {{"Ki", 1024.0}, {"Mi", 1048576.0}, {"Gi", 1073741824.0}, {"Ti", 1099511627776.0},
+                                {"K", 1e3},     {"k", 1e3},        {"M", 1e6},           {"G", 1e9},
+                                {"T", 1e12},    {"P", 1e15},       {"m", 1e-3},          {"u", 1e-6},
+                                {"n", 1e-9},    {"p", 1e-12}};
   for (const auto& p : kPrefixes) {
     if (StartsWith(u, p.p) && is_base(u.substr(p.p.size()))) return {p.f, u.substr(p.p.size())};
   }
@@ -186,8 +184,7 @@ Result<NcuReport> ParseNcuRawCsv(std::string_view text) {
     }
   }
   if (header == lines.size()) {
-    return ParseError(
-        "no ncu raw-page CSV header (a row starting with \"ID\",...,\"Kernel Name\") in the output");
+    return ParseError("no ncu raw-page CSV header (a row starting with \"ID\",...,\"Kernel Name\") in the output");
   }
   report.columns = SplitCsvLine(Trim(lines[header]));
   const auto& cols = report.columns;
@@ -212,8 +209,8 @@ Result<NcuReport> ParseNcuRawCsv(std::string_view text) {
     if (l.front() != '"') continue;  // the profiled program's own output
     auto cells = SplitCsvLine(l);
     if (cells.size() != cols.size()) {
-      return ParseError(fmt::format("ncu CSV line {}: {} cells where the header has {}", i + 1,
-                                    cells.size(), cols.size()));
+      return ParseError(
+          fmt::format("ncu CSV line {}: {} cells where the header has {}", i + 1, cells.size(), cols.size()));
     }
     if (!have_units && col(cells, "ID").empty()) {  // the units row
       units = cells;

@@ -27,8 +27,8 @@ namespace kiln::profile {
 
 // One metric cell.
 struct MetricValue {
-  std::string raw;    // as printed, without quotes
-  std::string unit;   // as printed in the units row ("Mbyte", "usecond", "%", "")
+  std::string raw;              // as printed, without quotes
+  std::string unit;             // as printed in the units row ("Mbyte", "usecond", "%", "")
   std::string base_unit;        // normalised unit ("byte", "second", "%", "hz", "byte/second", ...)
   std::optional<double> value;  // in base_unit; nullopt for "n/a", empty or non-numeric cells
 };
@@ -46,12 +46,12 @@ UnitScale NormaliseUnit(std::string_view unit);
 
 // One profiled kernel launch (one row of the table).
 struct NcuKernelRow {
-  int id = -1;                 // ncu's launch ID
+  int id = -1;  // ncu's launch ID
   std::string process_id, process_name, host;
-  std::string name;            // "Kernel Name"
+  std::string name;  // "Kernel Name"
   std::string context, stream, device, cc;
-  std::string block_size;      // "(128, 1, 1)"
-  std::string grid_size;       // "(1024, 1, 1)"
+  std::string block_size;                      // "(128, 1, 1)"
+  std::string grid_size;                       // "(1024, 1, 1)"
   std::map<std::string, MetricValue> metrics;  // by metric name
 
   // Value in base units. Looks the name up as given, then with the sm__/smsp__ prefix swapped
@@ -62,10 +62,10 @@ struct NcuKernelRow {
 };
 
 struct NcuReport {
-  std::vector<std::string> columns;        // header row as printed
-  std::vector<std::string> metric_names;   // the metric columns, in order
-  std::vector<NcuKernelRow> kernels;       // in launch order
-  std::vector<std::string> messages;       // ==PROF==/==WARNING==/==ERROR== lines, in order
+  std::vector<std::string> columns;       // header row as printed
+  std::vector<std::string> metric_names;  // the metric columns, in order
+  std::vector<NcuKernelRow> kernels;      // in launch order
+  std::vector<std::string> messages;      // ==PROF==/==WARNING==/==ERROR== lines, in order
 };
 
 // Parses the text of a raw-page CSV (the whole stdout of ncu or a saved file). Errors: kParse when

@@ -16,10 +16,12 @@ const char* kTwo =
     "\"Grid Size\",\"Device\",\"CC\",\"dram__bytes_read.sum\",\"gpu__time_duration.sum\","
     "\"sm__throughput.avg.pct_of_peak_sustained_elapsed\",\"sm__cycles_elapsed.avg.per_second\",\"launch__grid_size\"\n"
     "\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"Mbyte\",\"usecond\",\"%\",\"cycle/nsecond\",\"\"\n"
-    "\"0\",\"1\",\"python3\",\"h\",\"void k<256, 1>(float*, int)\",\"1\",\"7\",\"(128, 1, 1)\",\"(1024, 1, 1)\",\"0\",\"9.0\","
+    "\"0\",\"1\",\"python3\",\"h\",\"void k<256, 1>(float*, int)\",\"1\",\"7\",\"(128, 1, 1)\",\"(1024, 1, "
+    "1)\",\"0\",\"9.0\","
     "\"1,073.74\",\"12.5\",\"45.2\",\"1.98\",\"1,024\"\n"
     "==PROF== progress line in the middle\n"
-    "\"1\",\"1\",\"python3\",\"h\",\"k2\",\"1\",\"7\",\"(64, 1, 1)\",\"(8, 1, 1)\",\"0\",\"9.0\",\"n/a\",\"37.5\",\"\",\"1.98\",\"8\"\n"
+    "\"1\",\"1\",\"python3\",\"h\",\"k2\",\"1\",\"7\",\"(64, 1, 1)\",\"(8, 1, "
+    "1)\",\"0\",\"9.0\",\"n/a\",\"37.5\",\"\",\"1.98\",\"8\"\n"
     "==PROF== Disconnected from process 1\n";
 
 TEST(NcuCsv, ParsesHeaderUnitsAndRows) {
@@ -47,7 +49,8 @@ TEST(NcuCsv, ParsesHeaderUnitsAndRows) {
 }
 
 TEST(NcuCsv, HeaderWithoutRowsIsEmptyNotError) {
-  auto r = ParseNcuRawCsv("\"ID\",\"Kernel Name\",\"x.sum\"\n\"\",\"\",\"byte\"\n==WARNING== No kernels were profiled.\n");
+  auto r =
+      ParseNcuRawCsv("\"ID\",\"Kernel Name\",\"x.sum\"\n\"\",\"\",\"byte\"\n==WARNING== No kernels were profiled.\n");
   ASSERT_TRUE(r.ok());
   EXPECT_TRUE(r->kernels.empty());
   EXPECT_EQ(r->messages.size(), 1u);
@@ -137,16 +140,16 @@ NcuOutcome Outcome(std::string out, std::string err, int code, bool timed_out = 
 
 TEST(NcuRunner, ClassifiesFailures) {
   std::vector<std::string> metrics = {"gpu__time_duration.sum", "sm__bogus.sum"};
-  auto perm = ClassifyNcuOutcome(
-      Outcome("==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to access NVIDIA GPU "
-              "Performance Counters on the target device 0.\n",
-              "", 0),
-      metrics, ".");
+  auto perm =
+      ClassifyNcuOutcome(Outcome("==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to access NVIDIA GPU "
+                                 "Performance Counters on the target device 0.\n",
+                                 "", 0),
+                         metrics, ".");
   EXPECT_EQ(perm.failure, NcuFailure::kNoPermission);
   EXPECT_NE(perm.status.message().find("NVreg_RestrictProfilingToAdminUsers"), std::string::npos);
 
-  auto crash = ClassifyNcuOutcome(Outcome("==PROF== Connected\n", "Traceback...\nRuntimeError: CUDA error\n", 1),
-                                  metrics, ".");
+  auto crash =
+      ClassifyNcuOutcome(Outcome("==PROF== Connected\n", "Traceback...\nRuntimeError: CUDA error\n", 1), metrics, ".");
   EXPECT_EQ(crash.failure, NcuFailure::kTargetCrashed);
   EXPECT_NE(crash.status.message().find("RuntimeError: CUDA error"), std::string::npos);
   EXPECT_NE(crash.status.message().find("exit code 1"), std::string::npos);
@@ -241,8 +244,8 @@ DevicePeaks Peaks() {
 
 TEST(Roofline, MemoryOnlyKernel) {
   auto p = Peaks();
-  auto r = ComputeRoofline(Row({{"gpu__time_duration.sum", 1e-3}, {"dram__bytes_read.sum", 2e9},
-                                {"dram__bytes_write.sum", 1e9}}), &p);
+  auto r = ComputeRoofline(
+      Row({{"gpu__time_duration.sum", 1e-3}, {"dram__bytes_read.sum", 2e9}, {"dram__bytes_write.sum", 1e9}}), &p);
   EXPECT_NEAR(r.dram_bytes_per_s, 3e12, 1);
   EXPECT_NEAR(r.memory_fraction, 1.0, 1e-12);
   EXPECT_EQ(r.bound_by, "memory");
@@ -253,9 +256,11 @@ TEST(Roofline, MemoryOnlyKernel) {
 TEST(Roofline, ComputeAndMemorySides) {
   auto p = Peaks();
   // bf16 tensor: 5e11 FLOP in 1 ms = 500 TFLOP/s; 1e9 bytes: AI 500 > ridge 250 -> compute side.
-  auto r = ComputeRoofline(Row({{"gpu__time_duration.sum", 1e-3}, {"dram__bytes_read.sum", 1e9},
+  auto r = ComputeRoofline(Row({{"gpu__time_duration.sum", 1e-3},
+                                {"dram__bytes_read.sum", 1e9},
                                 {"sm__ops_path_tensor_src_bf16_dst_fp32.sum", 5e11},
-                                {"sm__sass_thread_inst_executed_op_ffma_pred_on.sum", 1e9}}), &p);
+                                {"sm__sass_thread_inst_executed_op_ffma_pred_on.sum", 1e9}}),
+                           &p);
   ASSERT_EQ(r.dtypes.size(), 2u);
   EXPECT_EQ(r.main()->dtype, "bfloat16");
   EXPECT_NEAR(r.main()->ai, 500, 1e-9);
@@ -264,8 +269,10 @@ TEST(Roofline, ComputeAndMemorySides) {
   EXPECT_EQ(r.bound_by, "compute");
   EXPECT_NEAR(r.dtypes[1].flops, 2e9, 1);  // FFMA counts 2
   // Same FLOPs over 1e10 bytes: AI 50 < ridge 250 -> memory side; attainable = AI * bw.
-  auto m = ComputeRoofline(Row({{"gpu__time_duration.sum", 1e-2}, {"dram__bytes_read.sum", 1e10},
-                                {"sm__ops_path_tensor_src_bf16_dst_fp32.sum", 5e11}}), &p);
+  auto m = ComputeRoofline(Row({{"gpu__time_duration.sum", 1e-2},
+                                {"dram__bytes_read.sum", 1e10},
+                                {"sm__ops_path_tensor_src_bf16_dst_fp32.sum", 5e11}}),
+                           &p);
   EXPECT_EQ(m.bound_by, "memory");
   EXPECT_NEAR(m.main()->attainable_flops_per_s, 50 * 3e12, 1);
   EXPECT_NEAR(m.fraction_of_roof, (5e11 / 1e-2) / (150e12), 1e-12);
@@ -298,7 +305,8 @@ TEST(Roofline, CudaCoreFp32RoofIsThePipeWhenAboveTheMeasuredMatmul) {
   DevicePeaks p;
   p.dram_bytes_per_s = 4.25e12;
   p.matmul_flops_per_s = {{"float32", 51.24e12}, {"bfloat16", 776e12}};
-  auto row = Row({{"gpu__time_duration.sum", 103.104e-6}, {"dram__bytes_read.sum", 1249536},
+  auto row = Row({{"gpu__time_duration.sum", 103.104e-6},
+                  {"dram__bytes_read.sum", 1249536},
                   {"sm__sass_thread_inst_executed_op_ffma_pred_on.sum", 2541748224},
                   {"device__attribute_multiprocessor_count", 132},
                   {"sm__cycles_elapsed.avg.per_second", 1.96992e9}});
@@ -321,10 +329,12 @@ TEST(Roofline, CudaCoreFp32RoofIsThePipeWhenAboveTheMeasuredMatmul) {
   auto a100 = ComputeRoofline(row, &p);
   EXPECT_EQ(a100.main()->peak_source, "measured");
   // Tensor dtypes keep their measured (cuBLAS) roofs.
-  auto t = ComputeRoofline(Row({{"gpu__time_duration.sum", 1e-3}, {"dram__bytes_read.sum", 1e9},
+  auto t = ComputeRoofline(Row({{"gpu__time_duration.sum", 1e-3},
+                                {"dram__bytes_read.sum", 1e9},
                                 {"sm__ops_path_tensor_src_bf16_dst_fp32.sum", 5e11},
                                 {"sm__cycles_elapsed.avg.per_second", 1.9e9},
-                                {"device__attribute_multiprocessor_count", 132}}), &p);
+                                {"device__attribute_multiprocessor_count", 132}}),
+                           &p);
   EXPECT_EQ(t.main()->peak_source, "measured");
 }
 
@@ -333,8 +343,10 @@ TEST(Roofline, CudaCoreFp32RoofIsThePipeWhenAboveTheMeasuredMatmul) {
 TEST(Roofline, FractionAboveTheMeasuredRoofIsCapped) {
   DevicePeaks p;
   p.dram_bytes_per_s = 4.246e12;
-  auto r = ComputeRoofline(Row({{"gpu__time_duration.sum", 367.328e-6}, {"dram__bytes_read.sum", 1073753088},
-                                {"dram__bytes_write.sum", 518304512}}), &p);
+  auto r = ComputeRoofline(Row({{"gpu__time_duration.sum", 367.328e-6},
+                                {"dram__bytes_read.sum", 1073753088},
+                                {"dram__bytes_write.sum", 518304512}}),
+                           &p);
   EXPECT_EQ(r.bound_by, "memory");
   EXPECT_DOUBLE_EQ(r.fraction_of_roof, 1.0);
   EXPECT_NEAR(r.fraction_of_roof_measured, 1.021, 0.002);

@@ -55,8 +55,10 @@ std::string ShellJoin(const std::vector<std::string>& argv) {
     } else {
       out += '\'';
       for (char c : a) {
-        if (c == '\'') out += "'\\''";
-        else out += c;
+        if (c == '\'')
+          out += "'\\''";
+        else
+          out += c;
       }
       out += '\'';
     }
@@ -110,10 +112,10 @@ Result<std::string> FindNcu(const std::string& hint) {
   }
   std::string where;
   for (const auto& s : searched) where += (where.empty() ? "" : ", ") + s;
-  return Unavailable(fmt::format(
-      "ncu (Nsight Compute) not found; searched {}. Install Nsight Compute or pass --ncu PATH "
-      "(or set KILN_NCU)",
-      where));
+  return Unavailable(
+      fmt::format("ncu (Nsight Compute) not found; searched {}. Install Nsight Compute or pass --ncu PATH "
+                  "(or set KILN_NCU)",
+                  where));
 }
 
 std::vector<std::string> BuildNcuArgv(const NcuOptions& opts, const std::string& ncu,
@@ -154,10 +156,10 @@ Classified ClassifyNcuOutcome(const NcuOutcome& o, const std::vector<std::string
   const std::string all = o.run.out + "\n" + o.run.err;
   if (o.run.timed_out) {
     c.failure = NcuFailure::kTimeout;
-    c.status = Timeout(fmt::format(
-        "ncu did not finish in {:.0f} s (killed with its process group); profiling replays the "
-        "kernel many times, so raise KILN_NCU_TIMEOUT_S or profile a smaller case. Output tail:\n{}",
-        o.run.seconds, Tail(all)));
+    c.status = Timeout(
+        fmt::format("ncu did not finish in {:.0f} s (killed with its process group); profiling replays the "
+                    "kernel many times, so raise KILN_NCU_TIMEOUT_S or profile a smaller case. Output tail:\n{}",
+                    o.run.seconds, Tail(all)));
     return c;
   }
   if (Contains(all, "ERR_NVGPUCTRPERM")) {
@@ -189,25 +191,25 @@ Classified ClassifyNcuOutcome(const NcuOutcome& o, const std::vector<std::string
   bool exited_ok = o.run.exit.exited && o.run.exit.code == 0;
   if (!exited_ok && !has_rows) {
     c.failure = NcuFailure::kTargetCrashed;
-    c.status = Internal(fmt::format(
-        "the profiled program failed under ncu ({}). Its output ends with:\n{}",
-        o.run.exit.Describe(), Tail(o.run.err.empty() ? o.run.out : o.run.err + "\n" + Tail(o.run.out, 8))));
+    c.status = Internal(fmt::format("the profiled program failed under ncu ({}). Its output ends with:\n{}",
+                                    o.run.exit.Describe(),
+                                    Tail(o.run.err.empty() ? o.run.out : o.run.err + "\n" + Tail(o.run.out, 8))));
     return c;
   }
   if (!has_rows) {
     bool no_kernels = Contains(all, "No kernels were profiled");
     if (o.parsed.ok() || no_kernels) {
       c.failure = NcuFailure::kKernelNotFound;
-      c.status = NotFound(fmt::format(
-          "no kernel launch matching regex:{} was profiled (the program ran and exited normally). "
-          "Check the kernel name, --launch-skip (the launches before the profiled one), and that "
-          "the case launches a kernel at all",
-          kernel_regex));
+      c.status =
+          NotFound(fmt::format("no kernel launch matching regex:{} was profiled (the program ran and exited normally). "
+                               "Check the kernel name, --launch-skip (the launches before the profiled one), and that "
+                               "the case launches a kernel at all",
+                               kernel_regex));
       return c;
     }
     c.failure = NcuFailure::kBadOutput;
-    c.status = ParseError(fmt::format("ncu output has no raw CSV table ({}). Output tail:\n{}",
-                                      o.parsed.status().message(), Tail(all)));
+    c.status = ParseError(
+        fmt::format("ncu output has no raw CSV table ({}). Output tail:\n{}", o.parsed.status().message(), Tail(all)));
     return c;
   }
   return c;  // kNone; a non-zero exit with rows still counts (the rows are real)
@@ -253,8 +255,7 @@ Result<NcuRun> NcuRunner::Run(const std::vector<std::string>& target) {
     }
     if (c.failure != NcuFailure::kNone) {
       last_failure_ = c.failure;
-      return Status(c.status.code(),
-                    c.status.message() + "\n  command: " + ShellJoin(so.argv));
+      return Status(c.status.code(), c.status.message() + "\n  command: " + ShellJoin(so.argv));
     }
     result.report = std::move(o.parsed).value();
     result.csv_text = run->out;

@@ -32,15 +32,15 @@
 namespace kiln::profile {
 
 struct NcuOptions {
-  std::string ncu_path;                   // --ncu; empty: FindNcu()
-  std::vector<std::string> metrics;       // empty: DefaultMetrics()
-  std::string kernel_regex = ".";         // -k regex:<...>  (ncu matches the function name)
-  int launch_skip = 0;                    // --launch-skip
-  int launch_count = 1;                   // --launch-count (0: every matching launch)
-  std::string nvtx_include;               // non-empty: --nvtx --nvtx-include <it> (e.g. "kiln_profile/")
-  bool clock_control_none = true;         // --clock-control none
-  bool print_units_base = true;           // --print-units base
-  std::chrono::seconds timeout{600};      // KILN_NCU_TIMEOUT_S overrides
+  std::string ncu_path;                    // --ncu; empty: FindNcu()
+  std::vector<std::string> metrics;        // empty: DefaultMetrics()
+  std::string kernel_regex = ".";          // -k regex:<...>  (ncu matches the function name)
+  int launch_skip = 0;                     // --launch-skip
+  int launch_count = 1;                    // --launch-count (0: every matching launch)
+  std::string nvtx_include;                // non-empty: --nvtx --nvtx-include <it> (e.g. "kiln_profile/")
+  bool clock_control_none = true;          // --clock-control none
+  bool print_units_base = true;            // --print-units base
+  std::chrono::seconds timeout{600};       // KILN_NCU_TIMEOUT_S overrides
   std::map<std::string, std::string> env;  // extra environment for the profiled program
   std::string cwd;
 };
@@ -54,16 +54,24 @@ Result<std::string> FindNcu(const std::string& hint = "");
 std::vector<std::string> BuildNcuArgv(const NcuOptions& opts, const std::string& ncu,
                                       const std::vector<std::string>& target);
 
-enum class NcuFailure { kNone, kNcuMissing, kNoPermission, kKernelNotFound, kTargetCrashed,
-                        kTimeout, kUnknownMetric, kBadOutput };
+enum class NcuFailure {
+  kNone,
+  kNcuMissing,
+  kNoPermission,
+  kKernelNotFound,
+  kTargetCrashed,
+  kTimeout,
+  kUnknownMetric,
+  kBadOutput
+};
 const char* NcuFailureName(NcuFailure f);
 
 struct NcuRun {
   NcuReport report;
-  std::string csv_text;                     // stdout of the successful ncu run
-  std::vector<std::string> argv;            // the command that produced it
+  std::string csv_text;                      // stdout of the successful ncu run
+  std::vector<std::string> argv;             // the command that produced it
   std::vector<std::string> dropped_metrics;  // unknown to this ncu, dropped before the retry
-  double seconds = 0;                       // wall time of ncu (all attempts)
+  double seconds = 0;                        // wall time of ncu (all attempts)
 };
 
 // The outcome of one ncu process as the classifier sees it.
@@ -83,8 +91,7 @@ Classified ClassifyNcuOutcome(const NcuOutcome& outcome, const std::vector<std::
                               const std::string& kernel_regex);
 
 // Runs a command to completion; the default uses common/subprocess RunCommand.
-using CommandExecutor =
-    std::function<Result<RunResult>(const SpawnOptions&, std::chrono::milliseconds)>;
+using CommandExecutor = std::function<Result<RunResult>(const SpawnOptions&, std::chrono::milliseconds)>;
 CommandExecutor DefaultExecutor();
 
 class NcuRunner {

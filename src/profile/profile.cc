@@ -26,8 +26,8 @@ ProfileRun BuildProfileRun(const NcuReport& report, const std::vector<exec::Kern
     run.kernels.push_back(std::move(kp));
   }
   for (auto& k : run.kernels) {
-    k.time_share = run.total_seconds > 0 ? k.roofline.seconds / run.total_seconds
-                                         : 1.0 / static_cast<double>(run.kernels.size());
+    k.time_share =
+        run.total_seconds > 0 ? k.roofline.seconds / run.total_seconds : 1.0 / static_cast<double>(run.kernels.size());
   }
   return run;
 }

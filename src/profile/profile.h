@@ -25,7 +25,7 @@ namespace kiln::profile {
 struct KernelProfile {
   NcuKernelRow row;
   Roofline roofline;
-  double time_share = 1.0;           // of the summed gpu__time_duration over all profiled rows
+  double time_share = 1.0;                 // of the summed gpu__time_duration over all profiled rows
   std::optional<exec::KernelFacts> facts;  // joined by kernel name
   const std::string& name() const { return row.name; }
 };
@@ -33,13 +33,13 @@ struct KernelProfile {
 struct ProfileRun {
   std::vector<KernelProfile> kernels;  // launch order
   std::optional<DeviceRecord> device;
-  std::string source;                  // "csv:<path>" or "task:<name>"
-  std::string ncu_command;             // shell form, when ncu ran
+  std::string source;       // "csv:<path>" or "task:<name>"
+  std::string ncu_command;  // shell form, when ncu ran
   std::vector<std::string> dropped_metrics;
   std::vector<std::string> ncu_messages;
   double ncu_seconds = 0;
   double wall_seconds = 0;
-  double total_seconds = 0;            // summed gpu__time_duration
+  double total_seconds = 0;  // summed gpu__time_duration
 };
 
 // Joins the report's rows with facts (by kernel name) and device peaks, computes the roofline and

@@ -8,9 +8,9 @@
 #include <fmt/format.h>
 
 #include "common/file.h"
+#include "common/json_dump.h"
 #include "exec/result.h"
 #include "exec/runner.h"
-#include "common/json_dump.h"
 
 namespace kiln::profile {
 
@@ -87,7 +87,8 @@ Result<ProfileOutput> ProfileTask(const task::TaskSpec& spec, const std::optiona
   }
   n.env["KILN_WORKER_TMP"] = dir;  // the worker's module files, removed with the directory
   std::vector<std::string> target = {python, "-m", "kiln_worker", "--request", req_path, "--out", resp_path};
-  auto out = RunAndBuild(n, target, {}, device, "task:" + spec.name + (o.case_name.empty() ? "" : " case " + o.case_name));
+  auto out =
+      RunAndBuild(n, target, {}, device, "task:" + spec.name + (o.case_name.empty() ? "" : " case " + o.case_name));
   // The worker's response explains failures better than ncu's exit status, and carries the facts.
   json resp;
   if (auto text = ReadFile(resp_path); text.ok()) resp = json::parse(*text, nullptr, false);

@@ -24,23 +24,22 @@
 namespace kiln::profile {
 
 struct ProfileOptions {
-  NcuOptions ncu;                 // kernel_regex, launch skip/count, timeout, ncu path
-  std::string python;             // empty: $KILN_PYTHON, else python3
-  std::string case_name;          // task case to profile; empty: the task's first case
-  bool use_nvtx = true;           // select the "kiln_profile" NVTX range
-  int max_kernels = 64;           // launch-count cap when profiling every kernel of the call
-  std::string work_dir;           // for request/response files; empty: a fresh dir under /tmp
-  bool keep_csv = false;          // fill ProfileRun::csv (for --save-csv)
+  NcuOptions ncu;         // kernel_regex, launch skip/count, timeout, ncu path
+  std::string python;     // empty: $KILN_PYTHON, else python3
+  std::string case_name;  // task case to profile; empty: the task's first case
+  bool use_nvtx = true;   // select the "kiln_profile" NVTX range
+  int max_kernels = 64;   // launch-count cap when profiling every kernel of the call
+  std::string work_dir;   // for request/response files; empty: a fresh dir under /tmp
+  bool keep_csv = false;  // fill ProfileRun::csv (for --save-csv)
 };
 
 struct ProfileOutput {
   ProfileRun run;
-  std::string csv;                // the raw CSV ncu printed
+  std::string csv;                 // the raw CSV ncu printed
   nlohmann::json worker_response;  // task mode: the worker's response (may be null)
 };
 
-Result<ProfileOutput> ProfileTask(const task::TaskSpec& spec,
-                                  const std::optional<std::string>& candidate_source,
+Result<ProfileOutput> ProfileTask(const task::TaskSpec& spec, const std::optional<std::string>& candidate_source,
                                   const ProfileOptions& o, const std::optional<DeviceRecord>& device);
 
 Result<ProfileOutput> ProfileScript(const std::string& script, const std::vector<std::string>& args,

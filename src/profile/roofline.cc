@@ -61,7 +61,7 @@ Roofline ComputeRoofline(const NcuKernelRow& row, const DevicePeaks* peaks) {
     if (peaks) {
       d.peak_flops_per_s = peaks->FlopsFor(k);
       auto it = peaks->matmul_flops_per_s.find(k);
-      d.peak_source = d.peak_flops_per_s <= 0 ? ""
+      d.peak_source = d.peak_flops_per_s <= 0                                     ? ""
                       : (it != peaks->matmul_flops_per_s.end() && it->second > 0) ? "measured"
                                                                                   : "derived";
       // float32, float64 and float16 on CUDA cores scale with the FP32 pipe (x1, x1/2, x2 as in
@@ -83,14 +83,12 @@ Roofline ComputeRoofline(const NcuKernelRow& row, const DevicePeaks* peaks) {
     }
     r.dtypes.push_back(d);
   }
-  std::sort(r.dtypes.begin(), r.dtypes.end(),
-            [](const DtypeRoof& a, const DtypeRoof& b) { return a.flops > b.flops; });
+  std::sort(r.dtypes.begin(), r.dtypes.end(), [](const DtypeRoof& a, const DtypeRoof& b) { return a.flops > b.flops; });
   if (!peaks) return r;
   const DtypeRoof* m = r.main();
   // A kernel counts as computing when its FLOPs matter: at least 1 FLOP per 4 DRAM bytes, or any
   // tensor-core work. Below that (copies, elementwise with a few ops) the memory roof is the story.
-  bool computes = m && m->peak_flops_per_s > 0 &&
-                  (m->tensor || r.dram_bytes <= 0 || m->ai >= 0.25);
+  bool computes = m && m->peak_flops_per_s > 0 && (m->tensor || r.dram_bytes <= 0 || m->ai >= 0.25);
   if (computes) {
     double ridge = r.peak_dram_bytes_per_s > 0 ? m->peak_flops_per_s / r.peak_dram_bytes_per_s : 0;
     r.bound_by = (r.dram_bytes > 0 && m->ai < ridge) ? "memory" : "compute";

@@ -33,35 +33,35 @@
 namespace kiln::profile {
 
 struct DtypeRoof {
-  std::string dtype;          // "bfloat16", "float32", ...
-  double flops = 0;           // achieved FLOPs in the launch
+  std::string dtype;  // "bfloat16", "float32", ...
+  double flops = 0;   // achieved FLOPs in the launch
   double flops_per_s = 0;
   double peak_flops_per_s = 0;  // measured (or derived) peak; 0 when unknown
   // Where the peak comes from: "measured" (device record), "derived" (from another measured
   // dtype), "fp32_pipe" (SMs x lanes x 2 x clock, above the measured one), "" when unknown.
   std::string peak_source;
-  double ai = 0;              // FLOP / DRAM byte (0 when no DRAM bytes)
+  double ai = 0;  // FLOP / DRAM byte (0 when no DRAM bytes)
   double attainable_flops_per_s = 0;
-  double fraction_of_roof = 0;   // flops_per_s / attainable, capped at 1
-  double compute_fraction = 0;   // flops_per_s / peak (uncapped)
+  double fraction_of_roof = 0;  // flops_per_s / attainable, capped at 1
+  double compute_fraction = 0;  // flops_per_s / peak (uncapped)
   bool tensor = false;
 };
 
 struct Roofline {
-  bool valid = false;          // duration known
+  bool valid = false;  // duration known
   double seconds = 0;
   double dram_bytes = 0;
   double dram_bytes_per_s = 0;
   double peak_dram_bytes_per_s = 0;  // 0 when no device peaks
-  double memory_fraction = 0;  // dram_bytes_per_s / peak
-  std::vector<DtypeRoof> dtypes;  // sorted by FLOPs, largest first
+  double memory_fraction = 0;        // dram_bytes_per_s / peak
+  std::vector<DtypeRoof> dtypes;     // sorted by FLOPs, largest first
   double total_flops = 0;
   // The headline: the main dtype's fraction of its roof, or the memory fraction for a kernel
   // without FLOPs. "memory" or "compute": which roof bounds the point (AI vs the ridge point).
   double fraction_of_roof = 0;           // capped at 1
   double fraction_of_roof_measured = 0;  // uncapped: > 1 when the measured roof is exceeded
   bool above_measured_roof = false;      // the kernel beats the measured (practical) roof
-  std::string bound_by;        // "memory", "compute", "" (unknown)
+  std::string bound_by;                  // "memory", "compute", "" (unknown)
   const DtypeRoof* main() const { return dtypes.empty() ? nullptr : &dtypes.front(); }
 };
 

@@ -7,8 +7,8 @@ namespace {
 
 // Walks the text the way Python's tokenizer splits it: calls `line_start(byte, after_colon)` at the
 // start of every physical line that begins a logical line (not inside brackets, strings, or after a
-// backslash continuation; `after_colon`: the previous logical line ended with ':'), `open(byte)` / `close(byte)` at brackets outside strings and comments. A callback
-// returning false stops the scan.
+// backslash continuation; `after_colon`: the previous logical line ended with ':'), `open(byte)` / `close(byte)` at
+// brackets outside strings and comments. A callback returning false stops the scan.
 template <class LineStart, class Open, class Close>
 void Scan(std::string_view t, LineStart&& line_start, Open&& open, Close&& close) {
   size_t i = 0, n = t.size();
@@ -43,7 +43,10 @@ void Scan(std::string_view t, LineStart&& line_start, Open&& open, Close&& close
       bool triple = i + 2 < n && t[i + 1] == c && t[i + 2] == c;
       i += triple ? 3 : 1;
       while (i < n) {
-        if (t[i] == '\\') { i += 2; continue; }
+        if (t[i] == '\\') {
+          i += 2;
+          continue;
+        }
         if (!triple && t[i] == '\n') break;  // unterminated: the parser reports it
         if (t[i] == c && (!triple || (i + 2 < n && t[i + 1] == c && t[i + 2] == c))) {
           i += triple ? 3 : 1;
@@ -75,10 +78,14 @@ std::optional<LexicalError> FindIndentError(std::string_view text) {
     int col = 0, altcol = 0;
     size_t i = at;
     for (; i < text.size(); ++i) {
-      if (text[i] == ' ') ++col, ++altcol;
-      else if (text[i] == '\t') col = (col / 8 + 1) * 8, altcol = altcol + 1;
-      else if (text[i] == '\f') col = altcol = 0;
-      else break;
+      if (text[i] == ' ')
+        ++col, ++altcol;
+      else if (text[i] == '\t')
+        col = (col / 8 + 1) * 8, altcol = altcol + 1;
+      else if (text[i] == '\f')
+        col = altcol = 0;
+      else
+        break;
     }
     if (i >= text.size() || text[i] == '#' || text[i] == '\n' || text[i] == '\r') return true;  // blank line
     uint32_t first = static_cast<uint32_t>(i);
@@ -103,10 +110,13 @@ std::optional<LexicalError> FindIndentError(std::string_view text) {
       if (col != cols.back()) return false;  // an IndentationError the parser reports
       bad = altcol != altcols.back();
     }
-    if (bad) err = LexicalError{static_cast<uint32_t>(at), "TabError: inconsistent use of tabs and spaces in indentation", true};
+    if (bad)
+      err =
+          LexicalError{static_cast<uint32_t>(at), "TabError: inconsistent use of tabs and spaces in indentation", true};
     return !bad;
   };
-  Scan(text, line_start, [](size_t) { return true; }, [](size_t) { return true; });
+  Scan(
+      text, line_start, [](size_t) { return true; }, [](size_t) { return true; });
   return err;
 }
 
@@ -125,14 +135,15 @@ std::optional<LexicalError> FindBracketError(std::string_view text) {
     }
     if (text[open.back()] != Opener(c)) {
       err = LexicalError{static_cast<uint32_t>(at), std::string("closing parenthesis '") + c +
-                                                         "' does not match opening parenthesis '" +
-                                                         text[open.back()] + "'"};
+                                                        "' does not match opening parenthesis '" + text[open.back()] +
+                                                        "'"};
       return false;
     }
     open.pop_back();
     return true;
   };
-  Scan(text, [](size_t, bool) { return true; }, on_open, on_close);
+  Scan(
+      text, [](size_t, bool) { return true; }, on_open, on_close);
   if (!err && !open.empty())
     err = LexicalError{static_cast<uint32_t>(open.back()), std::string("'") + text[open.back()] + "' was never closed",
                        false, true};

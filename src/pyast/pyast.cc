@@ -251,8 +251,7 @@ uint32_t ErrorPoint(TSNode err, std::string_view text) {
   ts_tree_cursor_delete(&c);
   if (leaves.empty()) return begin;
   for (size_t i = 0; i + 1 < leaves.size(); ++i)
-    if (ts_node_end_point(leaves[i]).row < ts_node_start_point(leaves[i + 1]).row)
-      return ts_node_end_byte(leaves[i]);
+    if (ts_node_end_point(leaves[i]).row < ts_node_start_point(leaves[i + 1]).row) return ts_node_end_byte(leaves[i]);
   uint32_t next = end;
   while (next < text.size() && (text[next] == ' ' || text[next] == '\t')) ++next;
   if (next < text.size() && text[next] != '\n' && text[next] != '\r' && text[next] != '#') return next;
@@ -339,8 +338,8 @@ Diagnostic Tree::MakeDiagnostic(const Span& span, std::string message, Severity 
 
 Status EditSet::Replace(uint32_t begin, uint32_t end, std::string replacement) {
   if (end < begin) return InvalidArgument("edit with end before begin");
-  auto it = std::upper_bound(edits_.begin(), edits_.end(), begin,
-                             [](uint32_t b, const Edit& e) { return b < e.begin; });
+  auto it =
+      std::upper_bound(edits_.begin(), edits_.end(), begin, [](uint32_t b, const Edit& e) { return b < e.begin; });
   // Check neighbours for overlap; touching is allowed.
   if (it != edits_.end() && it->begin < end) return InvalidArgument("overlapping source edits");
   if (it != edits_.begin()) {
@@ -383,8 +382,10 @@ std::string StringLiteralValue(const Node& n) {
   if (n.type() != "string") return "";
   std::string out;
   for (const Node& c : n.named_children()) {
-    if (c.type() == "string_content") out += c.text();
-    else if (c.type() == "interpolation") return "";
+    if (c.type() == "string_content")
+      out += c.text();
+    else if (c.type() == "interpolation")
+      return "";
   }
   return out;
 }

@@ -48,13 +48,13 @@ class Node {
   Node() = default;
 
   bool is_null() const;
-  std::string_view type() const;       // grammar symbol, e.g. "call", "identifier"
+  std::string_view type() const;  // grammar symbol, e.g. "call", "identifier"
   bool is_named() const;
-  bool is_error() const;               // an ERROR node
-  bool is_missing() const;             // a MISSING node inserted by error recovery
-  bool has_error() const;              // this node or a descendant is an error
+  bool is_error() const;    // an ERROR node
+  bool is_missing() const;  // a MISSING node inserted by error recovery
+  bool has_error() const;   // this node or a descendant is an error
   Span span() const;
-  std::string_view text() const;       // source bytes of the node
+  std::string_view text() const;  // source bytes of the node
 
   uint32_t child_count() const;
   uint32_t named_child_count() const;
@@ -114,8 +114,7 @@ class Tree {
   // when the text cannot be decoded (DecodePythonSource) or nests deeper than kMaxDepth, and when
   // tree-sitter itself fails; `why`, when given, receives the located diagnostic of such a failure.
   // The tree holds the decoded text (UTF-8, no byte-order mark).
-  static Result<std::unique_ptr<Tree>> Parse(std::string text, std::string path = "<input>",
-                                             Diagnostic* why = nullptr);
+  static Result<std::unique_ptr<Tree>> Parse(std::string text, std::string path = "<input>", Diagnostic* why = nullptr);
   // ReadFile + Parse.
   static Result<std::unique_ptr<Tree>> ParseFile(const std::string& path, Diagnostic* why = nullptr);
   ~Tree();
@@ -131,8 +130,7 @@ class Tree {
   // or IndentationError first when it comes before them (pyast/lexical.h).
   std::vector<SyntaxError> errors() const;
   // A diagnostic at `span` with the source line and caret.
-  Diagnostic MakeDiagnostic(const Span& span, std::string message,
-                            Severity severity = Severity::kError) const;
+  Diagnostic MakeDiagnostic(const Span& span, std::string message, Severity severity = Severity::kError) const;
   // Span for a byte offset (line and column computed).
   Pos PosOf(uint32_t byte) const;
 

@@ -135,8 +135,8 @@ TEST(PyastInput, TabErrorLikePython) {
   EXPECT_NE(e[0].message.find("inconsistent use of tabs and spaces"), std::string::npos);
   // Consistent tabs, tabs inside brackets, strings and continuation lines are fine.
   for (const char* ok : {"if x:\n\tif y:\n\t\tpass\n", "x = (1,\n\t  2)\n", "s = '''\n\t a\n        b'''\n",
-                         "if x:\n    y = 1 + \\\n\t2\n", "if x:  # c\n\n    # c\n    pass\n",
-                         "x = {1:\n2}\n", "if a and \\\n   b:\n    pass\n"}) {
+                         "if x:\n    y = 1 + \\\n\t2\n", "if x:  # c\n\n    # c\n    pass\n", "x = {1:\n2}\n",
+                         "if a and \\\n   b:\n    pass\n"}) {
     auto g = Tree::Parse(ok, "ok.py");
     ASSERT_TRUE(g.ok());
     EXPECT_FALSE((*g)->has_errors()) << ok;

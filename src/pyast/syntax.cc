@@ -56,17 +56,23 @@ std::optional<int64_t> ParseIntLiteral(std::string_view s) {
   const char* b = d.data();
   const char* e = d.data() + d.size();
   bool neg = false;
-  if (*b == '-') { neg = true; ++b; }
+  if (*b == '-') {
+    neg = true;
+    ++b;
+  }
   int base = 10;
-  if (e - b > 2 && b[0] == '0' && (b[1] == 'x' || b[1] == 'X')) { base = 16; b += 2; }
+  if (e - b > 2 && b[0] == '0' && (b[1] == 'x' || b[1] == 'X')) {
+    base = 16;
+    b += 2;
+  }
   auto r = std::from_chars(b, e, v, base);
   if (r.ec != std::errc() || r.ptr != e) return std::nullopt;
   return neg ? -v : v;
 }
 
 bool CalleeIs(std::string_view f, std::string_view name) {
-  return f == name || (f.size() > name.size() && f.substr(f.size() - name.size()) == name &&
-                       f[f.size() - name.size() - 1] == '.');
+  return f == name ||
+         (f.size() > name.size() && f.substr(f.size() - name.size()) == name && f[f.size() - name.size() - 1] == '.');
 }
 
 Node NodeAtBytes(const Tree& tree, uint32_t begin, uint32_t end) {
@@ -75,7 +81,10 @@ Node NodeAtBytes(const Tree& tree, uint32_t begin, uint32_t end) {
     Node next;
     for (const Node& c : n.named_children()) {
       Span s = c.span();
-      if (s.begin.byte <= begin && s.end.byte >= end) { next = c; break; }
+      if (s.begin.byte <= begin && s.end.byte >= end) {
+        next = c;
+        break;
+      }
     }
     if (next.is_null()) return n;  // the innermost named node covering the range
     n = next;
@@ -123,8 +132,7 @@ std::set<std::string> IdentifierNames(const Node& expr) {
   return s;
 }
 
-std::string SubstituteLeaves(const Node& expr,
-                             const std::function<std::optional<std::string>(const Node&)>& fn) {
+std::string SubstituteLeaves(const Node& expr, const std::function<std::optional<std::string>(const Node&)>& fn) {
   std::string_view src = expr.text();
   uint32_t base = expr.span().begin.byte;
   std::vector<Node> leaves = Identifiers(expr);
@@ -177,14 +185,12 @@ Node EnclosingFunction(const Tree& tree, uint32_t byte) {
 std::vector<SimpleAssign> AssignmentsIn(const Node& scope) {
   std::vector<SimpleAssign> out;
   scope.Walk([&](const Node& n) {
-    if (!(n == scope) && (n.type() == "function_definition" || n.type() == "class_definition" ||
-                          n.type() == "lambda"))
+    if (!(n == scope) && (n.type() == "function_definition" || n.type() == "class_definition" || n.type() == "lambda"))
       return false;
     if (n.type() == "assignment" || n.type() == "augmented_assignment") {
       Node left = n.field("left"), right = n.field("right");
       if (!left.is_null() && left.type() == "identifier" && !right.is_null()) {
-        out.push_back({std::string(left.text()), EnclosingStatement(n), right,
-                       n.type() == "augmented_assignment"});
+        out.push_back({std::string(left.text()), EnclosingStatement(n), right, n.type() == "augmented_assignment"});
       }
       return true;
     }
@@ -193,8 +199,8 @@ std::vector<SimpleAssign> AssignmentsIn(const Node& scope) {
   return out;
 }
 
-const SimpleAssign* LastAssignBefore(const std::vector<SimpleAssign>& as, std::string_view name,
-                                     uint32_t before, int* count) {
+const SimpleAssign* LastAssignBefore(const std::vector<SimpleAssign>& as, std::string_view name, uint32_t before,
+                                     int* count) {
   const SimpleAssign* last = nullptr;
   int c = 0;
   for (const auto& a : as) {
@@ -218,9 +224,7 @@ Node Unparen(Node n) {
   return n;
 }
 
-Node Definition(const Node& stmt) {
-  return stmt.type() == "decorated_definition" ? stmt.field("definition") : stmt;
-}
+Node Definition(const Node& stmt) { return stmt.type() == "decorated_definition" ? stmt.field("definition") : stmt; }
 
 std::string Dotted(const Node& n) {
   if (n.is_null()) return "";

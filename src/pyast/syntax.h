@@ -19,7 +19,7 @@ namespace kiln::pyast {
 
 // Text ---------------------------------------------------------------------------------------------
 uint32_t LineStart(std::string_view text, uint32_t byte);
-uint32_t LineEnd(std::string_view text, uint32_t byte);  // offset of the '\n' (or text end)
+uint32_t LineEnd(std::string_view text, uint32_t byte);      // offset of the '\n' (or text end)
 std::string IndentOf(std::string_view text, uint32_t byte);  // leading whitespace of byte's line
 bool IsIdentifier(std::string_view s);
 // At most the first `max` bytes of `s`, cut at a UTF-8 character boundary (for clipped excerpts of
@@ -49,8 +49,7 @@ std::set<std::string> IdentifierNames(const Node& expr);
 std::string SubstituteIdentifiers(const Node& expr,
                                   const std::function<std::optional<std::string>(std::string_view)>& fn);
 // Like SubstituteIdentifiers over identifiers and integer literals.
-std::string SubstituteLeaves(const Node& expr,
-                             const std::function<std::optional<std::string>(const Node&)>& fn);
+std::string SubstituteLeaves(const Node& expr, const std::function<std::optional<std::string>(const Node&)>& fn);
 // The statement (direct child of a block or module) containing `n`.
 Node EnclosingStatement(const Node& n);
 // The function_definition enclosing a byte offset (null at module level).
@@ -67,7 +66,7 @@ struct SimpleAssign {
 // inside nested function/class definitions; in source order.
 std::vector<SimpleAssign> AssignmentsIn(const Node& scope);
 // The last assignment to `name` in `scope` before byte `before`; also counts all assignments.
-const SimpleAssign* LastAssignBefore(const std::vector<SimpleAssign>& as, std::string_view name,
-                                     uint32_t before, int* count = nullptr);
+const SimpleAssign* LastAssignBefore(const std::vector<SimpleAssign>& as, std::string_view name, uint32_t before,
+                                     int* count = nullptr);
 
 }  // namespace kiln::pyast

@@ -20,8 +20,8 @@ namespace kiln::rewrite::internal {
 
 using analysis::Kernel;
 using analysis::Launch;
-using analysis::Param;
 using analysis::ModuleModel;
+using analysis::Param;
 using pyast::EditSet;
 using pyast::Node;
 using pyast::Span;
@@ -29,6 +29,21 @@ using pyast::Tree;
 
 // Syntax helpers (pyast/syntax.h) and kernel data flow (analysis/dataflow.h, analysis/tunables.h),
 // under the names the rewrites use.
+using analysis::BlockIndexConstexprs;
+using analysis::DependsOn;
+using analysis::DivisorConstexprs;
+using analysis::DivisorUse;
+using analysis::GridRelation;
+using analysis::InlineVars;
+using analysis::KernelDef;
+using analysis::PidVars;
+using analysis::PointerBase;
+using analysis::PowerOfTwoConstexprs;
+using analysis::TargetLaunches;
+using analysis::TileConstexprs;
+using analysis::TlAlias;
+using analysis::TritonAlias;
+using analysis::ValueConstexprs;
 using pyast::AssignmentsIn;
 using pyast::EnclosingFunction;
 using pyast::EnclosingStatement;
@@ -47,21 +62,6 @@ using pyast::SubstituteIdentifiers;
 using pyast::SubstituteLeaves;
 using pyast::Trim;
 using pyast::Unparen;
-using analysis::BlockIndexConstexprs;
-using analysis::DependsOn;
-using analysis::DivisorConstexprs;
-using analysis::DivisorUse;
-using analysis::GridRelation;
-using analysis::InlineVars;
-using analysis::KernelDef;
-using analysis::PidVars;
-using analysis::PointerBase;
-using analysis::PowerOfTwoConstexprs;
-using analysis::TargetLaunches;
-using analysis::TileConstexprs;
-using analysis::TlAlias;
-using analysis::TritonAlias;
-using analysis::ValueConstexprs;
 
 // Text --------------------------------------------------------------------------------------------
 bool IsPowerOfTwo(int64_t v);

@@ -1,7 +1,7 @@
 // kiln/rewrite: rewrites of kernel bodies (GROUP_M swizzle, eviction hints, dot precision, loop
 // pipelining, split-K, persistent grid, rows per program, mask removal).
-#include <algorithm>
 #include <fmt/format.h>
+#include <algorithm>
 
 #include "rewrite/plan.h"
 
@@ -16,9 +16,7 @@ namespace {
 // Statement containing the node covering `span`.
 Node StatementAt(const Ctx& c, const Span& s) { return EnclosingStatement(NodeAt(c.tree, s)); }
 
-bool InBody(const Node& stmt, const Node& body) {
-  return !stmt.is_null() && stmt.parent() == body;
-}
+bool InBody(const Node& stmt, const Node& body) { return !stmt.is_null() && stmt.parent() == body; }
 
 int CountAssigns(const std::vector<SimpleAssign>& as, std::string_view name) {
   int n = 0;
@@ -40,7 +38,10 @@ std::string StripParens(std::string s) {
     for (size_t i = 0; i < s.size(); ++i) {
       if (s[i] == '(') ++depth;
       if (s[i] == ')') --depth;
-      if (depth == 0 && i + 1 < s.size()) { wraps = false; break; }
+      if (depth == 0 && i + 1 < s.size()) {
+        wraps = false;
+        break;
+      }
     }
     if (!wraps) break;
     s = Trim(s.substr(1, s.size() - 2));
@@ -57,7 +58,8 @@ std::string NoSpace(std::string_view s) {
 
 std::string StringLiteralValueOf(std::string_view s) {
   std::string t = Trim(s);
-  if (t.size() >= 2 && (t.front() == '\'' || t.front() == '"') && t.back() == t.front()) return t.substr(1, t.size() - 2);
+  if (t.size() >= 2 && (t.front() == '\'' || t.front() == '"') && t.back() == t.front())
+    return t.substr(1, t.size() - 2);
   return t;
 }
 
@@ -73,12 +75,18 @@ Result<Plan> PlanGroupMSwizzle(const Ctx& c, const GroupMSwizzle& r) {
     return Refuse("not a 2-D tiled product (no tl.dot): grouping programs gains no L2 reuse");
   const analysis::ProgramId *p0 = nullptr, *p1 = nullptr;
   for (const auto& p : k.program_ids) {
-    if (p.axis == 0 && !p0) p0 = &p;
-    else if (p.axis == 1 && !p1) p1 = &p;
-    else if (p.axis == 0 || p.axis == 1) return Refuse("program_id read more than once per axis");
+    if (p.axis == 0 && !p0)
+      p0 = &p;
+    else if (p.axis == 1 && !p1)
+      p1 = &p;
+    else if (p.axis == 0 || p.axis == 1)
+      return Refuse("program_id read more than once per axis");
   }
   if (!p0 || !p1) {
-    if (p0 && !p1) return Refuse("one program id: a linear pid split is not rewritten (needs num_pid_m; most such kernels are already grouped)");
+    if (p0 && !p1)
+      return Refuse(
+          "one program id: a linear pid split is not rewritten (needs num_pid_m; most such kernels are already "
+          "grouped)");
     return Refuse("needs two program ids (axis 0 and 1)");
   }
   if (p0->target.empty() || p1->target.empty()) return Refuse("program ids are not assigned to variables");
@@ -108,7 +116,8 @@ Result<Plan> PlanGroupMSwizzle(const Ctx& c, const GroupMSwizzle& r) {
   Plan plan;
   KILN_RETURN_IF_ERROR(plan.edits.Insert(last.span().end.byte, code));
   KILN_RETURN_IF_ERROR(AppendKernelParam(c, plan.edits, fmt::format("GROUP_M: {}.constexpr = {}", tl, r.group_m)));
-  plan.notes.push_back(fmt::format("{}/{} remapped to grouped order with GROUP_M={} (kernel default)", pm, pn, r.group_m));
+  plan.notes.push_back(
+      fmt::format("{}/{} remapped to grouped order with GROUP_M={} (kernel default)", pm, pn, r.group_m));
   return plan;
 }
 
@@ -137,15 +146,27 @@ Result<Plan> PlanEvictionHints(const Ctx& c, const EvictionHints& r) {
     auto skip = [&](const std::string& why) {
       skipped += fmt::format("{}line {}: {}", skipped.empty() ? "" : "; ", m.span.begin.line, why);
     };
-    if (m.eviction_policy.present() || m.cache_modifier.present() || m.volatile_.present()) { skip("has hints"); continue; }
+    if (m.eviction_policy.present() || m.cache_modifier.present() || m.volatile_.present()) {
+      skip("has hints");
+      continue;
+    }
     std::string base = base_of(m);
-    if (base.empty()) { skip("pointer base unknown"); continue; }
-    if (loads_per_base[base] > 1) { skip(base + " is loaded more than once (re-read)"); continue; }
+    if (base.empty()) {
+      skip("pointer base unknown");
+      continue;
+    }
+    if (loads_per_base[base] > 1) {
+      skip(base + " is loaded more than once (re-read)");
+      continue;
+    }
     Node ptr = NodeAt(c.tree, m.pointer.span);
     auto ids = IdentifierNames(ptr);
     bool per_program = m.pointer.text.find("program_id") != std::string::npos;
     for (const auto& n : ids) per_program |= pids.count(n) > 0;
-    if (!per_program) { skip("address does not depend on the program id (shared by all programs)"); continue; }
+    if (!per_program) {
+      skip("address does not depend on the program id (shared by all programs)");
+      continue;
+    }
     if (m.loop >= 0) {
       const auto& L = k.loops[m.loop];
       bool moves = ids.count(L.target) > 0;
@@ -153,7 +174,10 @@ Result<Plan> PlanEvictionHints(const Ctx& c, const EvictionHints& r) {
         uint32_t b = a.stmt.span().begin.byte;
         if (b >= L.span.begin.byte && b < L.span.end.byte && ids.count(a.name)) moves = true;
       }
-      if (!moves) { skip("re-read in every loop iteration"); continue; }
+      if (!moves) {
+        skip("re-read in every loop iteration");
+        continue;
+      }
     }
     if (!r.eviction_policy.empty())
       KILN_RETURN_IF_ERROR(AppendArg(plan.edits, c.text(), m.args_span, "eviction_policy='" + r.eviction_policy + "'"));
@@ -267,10 +291,14 @@ Result<Plan> PlanPipelineLoop(const Ctx& c, const PipelineLoop& r) {
     bool work = false;
     for (const auto& d : k.dots) work |= d.loop == static_cast<int>(i);
     for (const auto& m : k.memops) work |= m.loop == static_cast<int>(i) && m.kind == MemOp::Kind::kLoad;
-    if (!work) { why = "no load or tl.dot directly inside"; continue; }
+    if (!work) {
+      why = "no load or tl.dot directly inside";
+      continue;
+    }
     if (auto hz = LoadStoreHazards(c, as, L); !hz.empty()) {
-      std::string note = fmt::format("loop at line {} loads and stores {}: prefetched loads could read before earlier iterations' stores",
-                                     L.span.begin.line, JoinNames(hz));
+      std::string note = fmt::format(
+          "loop at line {} loads and stores {}: prefetched loads could read before earlier iterations' stores",
+          L.span.begin.line, JoinNames(hz));
       hazards += (hazards.empty() ? "" : "; ") + note;
       skipped.push_back("skipped " + note);
       continue;
@@ -283,7 +311,11 @@ Result<Plan> PlanPipelineLoop(const Ctx& c, const PipelineLoop& r) {
       bool done = false;
       for (const auto& o : L.options)
         if (o.name == "num_stages") {
-          if (ParseIntLiteral(o.value.text) == r.num_stages) { done = true; why = "already at num_stages"; break; }
+          if (ParseIntLiteral(o.value.text) == r.num_stages) {
+            done = true;
+            why = "already at num_stages";
+            break;
+          }
           KILN_RETURN_IF_ERROR(plan.edits.Replace(o.value.span, std::to_string(r.num_stages)));
           done = true;
           plan.notes.push_back(fmt::format("loop at line {}: num_stages={}", L.span.begin.line, r.num_stages));
@@ -294,7 +326,8 @@ Result<Plan> PlanPipelineLoop(const Ctx& c, const PipelineLoop& r) {
       why = "loop kind '" + L.kind + "' is not a range loop";
       continue;
     }
-    plan.notes.push_back(fmt::format("loop at line {}: {}.range(..., num_stages={})", L.span.begin.line, tl, r.num_stages));
+    plan.notes.push_back(
+        fmt::format("loop at line {}: {}.range(..., num_stages={})", L.span.begin.line, tl, r.num_stages));
   }
   if (plan.edits.empty()) {
     if (k.loops.empty()) return Refuse("kernel has no loop");
@@ -322,7 +355,8 @@ Result<std::pair<uint32_t, std::string>> BeforeLaunch(const Ctx& c, const Launch
 // A 1-D grid's size as host text ("" + reason when not a plain tuple).
 Result<std::string> GridSize1D(const Ctx& c, const Launch& l) {
   GridKind gk = l.grid.kind == GridKind::kVariable ? l.grid.resolved_kind : l.grid.kind;
-  if (gk != GridKind::kTuple) return Refuse("grid (" + l.grid.expr.text + ") is not a tuple (a lambda over META cannot be precomputed)");
+  if (gk != GridKind::kTuple)
+    return Refuse("grid (" + l.grid.expr.text + ") is not a tuple (a lambda over META cannot be precomputed)");
   if (l.grid.dims.size() != 1) return Refuse(fmt::format("grid has {} dimensions, needs 1", l.grid.dims.size()));
   if (!l.grid.meta_keys.empty()) return Refuse("grid reads META");
   if (l.grid.kind == GridKind::kVariable) return l.grid.expr.text + "[0]";
@@ -337,17 +371,25 @@ Status WrapBodyInTileLoop(const Ctx& c, Plan& plan, const std::string& header) {
   bool bad = false;
   std::string why;
   body.Walk([&](const Node& n) {
-    if (n.type() == "return_statement") { bad = true; why = "kernel body returns early"; }
-    if (n.type() == "function_definition" && !(n == def)) { bad = true; why = "nested function"; }
+    if (n.type() == "return_statement") {
+      bad = true;
+      why = "kernel body returns early";
+    }
+    if (n.type() == "function_definition" && !(n == def)) {
+      bad = true;
+      why = "nested function";
+    }
     if (n.type() == "string" && n.span().begin.line != n.span().end.line) {
       Node st = EnclosingStatement(n);
-      if (!(st == body.named_child(0))) { bad = true; why = "multi-line string in the body"; }
+      if (!(st == body.named_child(0))) {
+        bad = true;
+        why = "multi-line string in the body";
+      }
     }
     return !bad;
   });
   if (bad) return Refuse(why);
-  if (std::string(body.text()).find("num_programs") != std::string::npos)
-    return Refuse("kernel reads tl.num_programs");
+  if (std::string(body.text()).find("num_programs") != std::string::npos) return Refuse("kernel reads tl.num_programs");
   for (const auto& p : k.program_ids)
     if (p.axis != 0) return Refuse("kernel reads a program id other than axis 0 (2-D grid)");
   if (k.program_ids.empty()) return Refuse("kernel reads no program id");
@@ -397,9 +439,11 @@ Result<Plan> PlanPersistentGrid(const Ctx& c, const PersistentGrid& r) {
   if (r.num_programs > 0) {
     nsms = std::to_string(r.num_programs);
   } else {
-    if (c.text().find("import torch") == std::string_view::npos) return Refuse("module does not import torch (needed to read the SM count)");
-    nsms = "(torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count "
-           "if torch.cuda.is_available() else 4)";
+    if (c.text().find("import torch") == std::string_view::npos)
+      return Refuse("module does not import torch (needed to read the SM count)");
+    nsms =
+        "(torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count "
+        "if torch.cuda.is_available() else 4)";
   }
   for (int li : c.launches) {
     const Launch& l = c.model.launches[li];
@@ -409,8 +453,9 @@ Result<Plan> PlanPersistentGrid(const Ctx& c, const PersistentGrid& r) {
     plan.notes.push_back(fmt::format("launch at line {}: grid = min(SMs, {})", l.span.begin.line, size));
   }
   KILN_RETURN_IF_ERROR(WrapBodyInTileLoop(
-      c, plan, fmt::format("for _kiln_tile in range({tl}.program_id(0), _kiln_num_tiles, {tl}.num_programs(0)):",
-                           fmt::arg("tl", tl))));
+      c, plan,
+      fmt::format("for _kiln_tile in range({tl}.program_id(0), _kiln_num_tiles, {tl}.num_programs(0)):",
+                  fmt::arg("tl", tl))));
   KILN_RETURN_IF_ERROR(AppendKernelParam(c, plan.edits, "_kiln_num_tiles=1"));
   plan.notes.push_back("kernel body loops over tiles with a stride of the number of programs");
   return plan;
@@ -442,7 +487,8 @@ Result<Plan> PlanRowsPerProgram(const Ctx& c, const RowsPerProgram& r) {
       fmt::format("for _kiln_tile in range({tl}.program_id(0) * ROWS_PER_PROGRAM, "
                   "{tl}.minimum({tl}.program_id(0) * ROWS_PER_PROGRAM + ROWS_PER_PROGRAM, _kiln_num_tiles)):",
                   fmt::arg("tl", tl))));
-  KILN_RETURN_IF_ERROR(AppendKernelParam(c, plan.edits, fmt::format("_kiln_num_tiles=1, ROWS_PER_PROGRAM: {}.constexpr = 1", tl)));
+  KILN_RETURN_IF_ERROR(
+      AppendKernelParam(c, plan.edits, fmt::format("_kiln_num_tiles=1, ROWS_PER_PROGRAM: {}.constexpr = 1", tl)));
   return plan;
 }
 
@@ -497,8 +543,10 @@ Result<Plan> PlanSplitK(const Ctx& c, const SplitK& r) {
   for (const auto& p : k.params) before_loop.insert(p.name);
   for (const auto& a : as) {
     uint32_t b = a.stmt.span().begin.byte;
-    if (b < lb) before_loop.insert(a.name);
-    else if (b < le) in_loop.insert(a.name);
+    if (b < lb)
+      before_loop.insert(a.name);
+    else if (b < le)
+      in_loop.insert(a.name);
   }
   in_loop.insert(L.target);
   std::vector<std::pair<std::string, std::string>> advances;
@@ -517,8 +565,9 @@ Result<Plan> PlanSplitK(const Ctx& c, const SplitK& r) {
     for (const auto& n : IdentifierNames(a.value))
       if (in_loop.count(n) && n != a.name) return Refuse("advance of '" + a.name + "' is not loop-invariant");
     if (in_loop.count(a.name) && std::count_if(as.begin(), as.end(), [&](const SimpleAssign& x) {
-          return x.name == a.name && x.stmt.span().begin.byte >= lb && x.stmt.span().begin.byte < le;
-        }) > 1)
+                                   return x.name == a.name && x.stmt.span().begin.byte >= lb &&
+                                          x.stmt.span().begin.byte < le;
+                                 }) > 1)
       return Refuse("'" + a.name + "' is advanced more than once per iteration");
     advances.push_back({a.name, step});
   }
@@ -534,7 +583,8 @@ Result<Plan> PlanSplitK(const Ctx& c, const SplitK& r) {
   if (Trim(store->value.text) != acc) {
     std::string v = Trim(store->value.text);
     if (v.find("16") != std::string::npos || v.find("8") != std::string::npos)
-      return Refuse("output is stored in a narrower dtype (" + v + "): partial sums would be rounded before the atomic add");
+      return Refuse("output is stored in a narrower dtype (" + v +
+                    "): partial sums would be rounded before the atomic add");
     return Refuse("stored value is not the accumulator itself (an epilogue would be applied per split)");
   }
   if (store->eviction_policy.present() || store->cache_modifier.present()) return Refuse("store has cache hints");
@@ -555,13 +605,14 @@ Result<Plan> PlanSplitK(const Ctx& c, const SplitK& r) {
   Plan plan;
   std::string ind = IndentOf(c.text(), L.span.begin.byte);
   std::string end = Trim(L.end.text), step = L.step.present() ? Trim(L.step.text) : "";
-  std::string pre = fmt::format("{i}# kiln: split-K, program axis 2 takes one contiguous chunk of the K iterations\n"
-                                "{i}_kiln_pid_k = {tl}.program_id(2)\n"
-                                "{i}_kiln_iters = {iters}\n"
-                                "{i}_kiln_chunk = {tl}.cdiv(_kiln_iters, SPLIT_K)\n"
-                                "{i}_kiln_k0 = _kiln_pid_k * _kiln_chunk\n",
-                                fmt::arg("i", ind), fmt::arg("tl", tl),
-                                fmt::arg("iters", step.empty() ? end : fmt::format("{}.cdiv({}, {})", tl, end, step)));
+  std::string pre = fmt::format(
+      "{i}# kiln: split-K, program axis 2 takes one contiguous chunk of the K iterations\n"
+      "{i}_kiln_pid_k = {tl}.program_id(2)\n"
+      "{i}_kiln_iters = {iters}\n"
+      "{i}_kiln_chunk = {tl}.cdiv(_kiln_iters, SPLIT_K)\n"
+      "{i}_kiln_k0 = _kiln_pid_k * _kiln_chunk\n",
+      fmt::arg("i", ind), fmt::arg("tl", tl),
+      fmt::arg("iters", step.empty() ? end : fmt::format("{}.cdiv({}, {})", tl, end, step)));
   for (const auto& [name, st] : advances) pre += fmt::format("{}{} += _kiln_k0 * ({})\n", ind, name, st);
   KILN_RETURN_IF_ERROR(plan.edits.Insert(LineStart(c.text(), L.span.begin.byte), pre));
   std::string args = step.empty()
@@ -592,7 +643,8 @@ Result<Plan> PlanSplitK(const Ctx& c, const SplitK& r) {
     }
     if (!out) return Refuse("launch does not pass the output pointer");
     Node ov = Unparen(NodeAt(c.tree, out->value.span));
-    if (ov.type() != "identifier" && ov.type() != "attribute") return Refuse("output argument is not a plain tensor variable");
+    if (ov.type() != "identifier" && ov.type() != "attribute")
+      return Refuse("output argument is not a plain tensor variable");
     KILN_ASSIGN_OR_RETURN(auto where, BeforeLaunch(c, l));
     std::string grid;
     GridKind gk = l.grid.kind == GridKind::kVariable ? l.grid.resolved_kind : l.grid.kind;
@@ -607,7 +659,8 @@ Result<Plan> PlanSplitK(const Ctx& c, const SplitK& r) {
       std::string m = l.grid.meta_param.empty() ? "META" : l.grid.meta_param;
       std::string dims;
       for (const auto& d : l.grid.dims) dims += d.text + ", ";
-      grid = fmt::format("lambda {m}: ({d}{p}{m}['SPLIT_K'])", fmt::arg("m", m), fmt::arg("d", dims), fmt::arg("p", pad));
+      grid =
+          fmt::format("lambda {m}: ({d}{p}{m}['SPLIT_K'])", fmt::arg("m", m), fmt::arg("d", dims), fmt::arg("p", pad));
     } else if (l.grid.kind == GridKind::kVariable && gk == GridKind::kTuple) {
       grid = fmt::format("lambda META: (*{}, {}META['SPLIT_K'])", l.grid.expr.text, pad);
     } else if (l.grid.kind == GridKind::kVariable && gk == GridKind::kLambda) {
@@ -617,8 +670,8 @@ Result<Plan> PlanSplitK(const Ctx& c, const SplitK& r) {
     }
     KILN_RETURN_IF_ERROR(plan.edits.Replace(GridEditSpan(c.text(), l), grid));
     KILN_RETURN_IF_ERROR(AppendArg(plan.edits, c.text(), l.args_span, fmt::format("SPLIT_K={}", r.split_k)));
-    KILN_RETURN_IF_ERROR(plan.edits.Insert(where.first, fmt::format("{}{}.zero_()  # kiln: split-K accumulates with atomics\n",
-                                                                  where.second, ov.text())));
+    KILN_RETURN_IF_ERROR(plan.edits.Insert(
+        where.first, fmt::format("{}{}.zero_()  # kiln: split-K accumulates with atomics\n", where.second, ov.text())));
     plan.notes.push_back(fmt::format("launch at line {}: grid {} , SPLIT_K={}, {} zeroed", l.span.begin.line, grid,
                                      r.split_k, ov.text()));
   }
@@ -638,7 +691,10 @@ Result<Plan> PlanRemoveMasks(const Ctx& c, const RemoveMasks& r) {
     const SimpleAssign* s = nullptr;
     int cnt = 0;
     for (const auto& a : as)
-      if (a.name == n) { s = &a; ++cnt; }
+      if (a.name == n) {
+        s = &a;
+        ++cnt;
+      }
     return cnt == 1 && !s->augmented ? s : nullptr;
   };
   // Offsets variables: O = S + tl.arange(0, B) with S = pid * B -> B.
@@ -719,8 +775,10 @@ Result<Plan> PlanRemoveMasks(const Ctx& c, const RemoveMasks& r) {
           }
         }
       }
-      if (cov) any = true;
-      else kept.push_back(std::string(cj.text()));
+      if (cov)
+        any = true;
+      else
+        kept.push_back(std::string(cj.text()));
     }
     if (!any) continue;
     if (kept.empty()) {
@@ -728,8 +786,8 @@ Result<Plan> PlanRemoveMasks(const Ctx& c, const RemoveMasks& r) {
       std::vector<bool> rm;
       for (const Node& a : NodeAt(c.tree, m.args_span).named_children()) {
         spans.push_back(a.span());
-        bool is = a.type() == "keyword_argument" &&
-                  (a.field("name").text() == "mask" || a.field("name").text() == "other");
+        bool is =
+            a.type() == "keyword_argument" && (a.field("name").text() == "mask" || a.field("name").text() == "other");
         rm.push_back(is);
       }
       KILN_RETURN_IF_ERROR(RemoveArgs(plan.edits, spans, rm));
@@ -761,9 +819,12 @@ Result<Plan> PlanRemoveMasks(const Ctx& c, const RemoveMasks& r) {
       } else {
         const analysis::Binding* b = l.FindBinding(B);
         if (!b) return Refuse(B + " is not bound at the launch");
-        if (b->origin.at_launch.present()) bval = b->origin.at_launch.text;
-        else if (b->origin.kind == analysis::OriginKind::kDefault) bval = b->origin.value;
-        else return Refuse(B + " is not a fixed value at the launch (autotuned or heuristics): cannot guard");
+        if (b->origin.at_launch.present())
+          bval = b->origin.at_launch.text;
+        else if (b->origin.kind == analysis::OriginKind::kDefault)
+          bval = b->origin.value;
+        else
+          return Refuse(B + " is not a fixed value at the launch (autotuned or heuristics): cannot guard");
       }
       // The grid launches exactly E / B programs along the tile axis.
       bool exact = false;
@@ -782,8 +843,9 @@ Result<Plan> PlanRemoveMasks(const Ctx& c, const RemoveMasks& r) {
         for (const auto& f : forms)
           if (t.size() >= f.size() && t.compare(t.size() - f.size(), f.size(), f) == 0) exact = true;
       }
-      if (!exact) return Refuse(fmt::format("launch at line {}: grid ({}) is not cdiv({}, {})", l.span.begin.line,
-                                            l.grid.expr.text, ea->value.text, bval));
+      if (!exact)
+        return Refuse(fmt::format("launch at line {}: grid ({}) is not cdiv({}, {})", l.span.begin.line,
+                                  l.grid.expr.text, ea->value.text, bval));
       if (r.guard)
         KILN_RETURN_IF_ERROR(plan.edits.Insert(
             where.first, fmt::format("{}assert ({}) % ({}) == 0, \"kiln: masks removed assuming {} % {} == 0\"\n",

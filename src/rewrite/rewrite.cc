@@ -2,8 +2,8 @@
 // InsertAutotune).
 #include "rewrite/rewrite.h"
 
-#include <algorithm>
 #include <fmt/format.h>
+#include <algorithm>
 
 #include "rewrite/plan.h"
 
@@ -11,9 +11,9 @@ namespace kiln::rewrite {
 
 using namespace internal;  // NOLINT
 using analysis::Binding;
+using analysis::ExtractTunables;
 using analysis::GridKind;
 using analysis::OriginKind;
-using analysis::ExtractTunables;
 using analysis::ParamKind;
 using analysis::Tunable;
 using analysis::Tunables;
@@ -58,48 +58,47 @@ const char* RewriteKindName(RewriteKind k) {
 
 std::string Describe(const Request& r) {
   std::string name = RewriteKindName(KindOf(r));
-  return name + std::visit(
-                    Overloaded{
-                        [](const SetParams& x) { return JoinValues(x.values); },
-                        [](const InsertAutotune& x) {
-                          std::string s = " key=";
-                          for (size_t i = 0; i < x.key.size(); ++i) s += (i ? "," : "") + x.key[i];
-                          s += " configs=";
-                          for (size_t i = 0; i < x.configs.size(); ++i) {
-                            const auto& c = x.configs[i];
-                            s += i ? ";" : "";
-                            for (const auto& [k, v] : c.params) s += fmt::format("{}:{},", k, v);
-                            s += fmt::format("num_warps:{},num_stages:{}", c.num_warps, c.num_stages);
-                            if (c.num_ctas) s += fmt::format(",num_ctas:{}", *c.num_ctas);
-                            if (c.maxnreg) s += fmt::format(",maxnreg:{}", *c.maxnreg);
-                          }
-                          return s;
-                        },
-                        [](const GroupMSwizzle& x) { return fmt::format(" GROUP_M={}", x.group_m); },
-                        [](const EvictionHints& x) {
-                          std::string s;
-                          if (!x.eviction_policy.empty()) s += " eviction_policy=" + x.eviction_policy;
-                          if (!x.cache_modifier.empty()) s += " cache_modifier=" + x.cache_modifier;
-                          return s;
-                        },
-                        [](const DotPrecision& x) { return " input_precision=" + x.precision; },
-                        [](const PipelineLoop& x) {
-                          return fmt::format(" num_stages={}{}", x.num_stages,
-                                             x.loop >= 0 ? fmt::format(" loop={}", x.loop) : "");
-                        },
-                        [](const SplitK& x) { return fmt::format(" SPLIT_K={}", x.split_k); },
-                        [](const PersistentGrid& x) {
-                          return x.num_programs ? fmt::format(" programs={}", x.num_programs) : std::string();
-                        },
-                        [](const RowsPerProgram& x) { return fmt::format(" rows={}", x.rows); },
-                        [](const RemoveMasks& x) {
-                          std::string s;
-                          for (const auto& g : x.guarantees) s += " " + g.expr + "%" + g.multiple;
-                          if (!x.guard) s += " guard=0";
-                          return s;
-                        },
-                    },
-                    r);
+  return name + std::visit(Overloaded{
+                               [](const SetParams& x) { return JoinValues(x.values); },
+                               [](const InsertAutotune& x) {
+                                 std::string s = " key=";
+                                 for (size_t i = 0; i < x.key.size(); ++i) s += (i ? "," : "") + x.key[i];
+                                 s += " configs=";
+                                 for (size_t i = 0; i < x.configs.size(); ++i) {
+                                   const auto& c = x.configs[i];
+                                   s += i ? ";" : "";
+                                   for (const auto& [k, v] : c.params) s += fmt::format("{}:{},", k, v);
+                                   s += fmt::format("num_warps:{},num_stages:{}", c.num_warps, c.num_stages);
+                                   if (c.num_ctas) s += fmt::format(",num_ctas:{}", *c.num_ctas);
+                                   if (c.maxnreg) s += fmt::format(",maxnreg:{}", *c.maxnreg);
+                                 }
+                                 return s;
+                               },
+                               [](const GroupMSwizzle& x) { return fmt::format(" GROUP_M={}", x.group_m); },
+                               [](const EvictionHints& x) {
+                                 std::string s;
+                                 if (!x.eviction_policy.empty()) s += " eviction_policy=" + x.eviction_policy;
+                                 if (!x.cache_modifier.empty()) s += " cache_modifier=" + x.cache_modifier;
+                                 return s;
+                               },
+                               [](const DotPrecision& x) { return " input_precision=" + x.precision; },
+                               [](const PipelineLoop& x) {
+                                 return fmt::format(" num_stages={}{}", x.num_stages,
+                                                    x.loop >= 0 ? fmt::format(" loop={}", x.loop) : "");
+                               },
+                               [](const SplitK& x) { return fmt::format(" SPLIT_K={}", x.split_k); },
+                               [](const PersistentGrid& x) {
+                                 return x.num_programs ? fmt::format(" programs={}", x.num_programs) : std::string();
+                               },
+                               [](const RowsPerProgram& x) { return fmt::format(" rows={}", x.rows); },
+                               [](const RemoveMasks& x) {
+                                 std::string s;
+                                 for (const auto& g : x.guarantees) s += " " + g.expr + "%" + g.multiple;
+                                 if (!x.guard) s += " guard=0";
+                                 return s;
+                               },
+                           },
+                           r);
 }
 
 namespace {
@@ -138,8 +137,10 @@ Result<Request> ParseRequest(std::string_view text) {
   std::vector<std::string> bare;
   for (size_t i = 1; i < words.size(); ++i) {
     auto eq = words[i].find('=');
-    if (eq == std::string::npos || words[i].find('%') != std::string::npos) bare.push_back(words[i]);
-    else kv.push_back({words[i].substr(0, eq), words[i].substr(eq + 1)});
+    if (eq == std::string::npos || words[i].find('%') != std::string::npos)
+      bare.push_back(words[i]);
+    else
+      kv.push_back({words[i].substr(0, eq), words[i].substr(eq + 1)});
   }
   auto no_bare = [&]() -> Status {
     if (!bare.empty()) return InvalidArgument("unexpected '" + bare[0] + "' in " + kind);
@@ -169,11 +170,16 @@ Result<Request> ParseRequest(std::string_view text) {
             if (colon == std::string::npos) return InvalidArgument("config item '" + item + "' is not NAME:VALUE");
             std::string n = item.substr(0, colon);
             KILN_ASSIGN_OR_RETURN(int64_t x, IntOf(n, item.substr(colon + 1)));
-            if (n == "num_warps") c.num_warps = static_cast<int>(x);
-            else if (n == "num_stages") c.num_stages = static_cast<int>(x);
-            else if (n == "num_ctas") c.num_ctas = static_cast<int>(x);
-            else if (n == "maxnreg") c.maxnreg = static_cast<int>(x);
-            else c.params[n] = x;
+            if (n == "num_warps")
+              c.num_warps = static_cast<int>(x);
+            else if (n == "num_stages")
+              c.num_stages = static_cast<int>(x);
+            else if (n == "num_ctas")
+              c.num_ctas = static_cast<int>(x);
+            else if (n == "maxnreg")
+              c.maxnreg = static_cast<int>(x);
+            else
+              c.params[n] = x;
           }
           r.configs.push_back(std::move(c));
         }
@@ -217,9 +223,12 @@ Result<Request> ParseRequest(std::string_view text) {
     PipelineLoop r;
     for (auto& [k, v] : kv) {
       KILN_ASSIGN_OR_RETURN(int64_t x, IntOf(k, v));
-      if (k == "num_stages") r.num_stages = static_cast<int>(x);
-      else if (k == "loop") r.loop = static_cast<int>(x);
-      else return InvalidArgument("unknown pipeline_loop option '" + k + "'");
+      if (k == "num_stages")
+        r.num_stages = static_cast<int>(x);
+      else if (k == "loop")
+        r.loop = static_cast<int>(x);
+      else
+        return InvalidArgument("unknown pipeline_loop option '" + k + "'");
     }
     return Request{r};
   }
@@ -228,9 +237,12 @@ Result<Request> ParseRequest(std::string_view text) {
     EvictionHints r;
     if (!kv.empty()) r.eviction_policy.clear();
     for (auto& [k, v] : kv) {
-      if (k == "eviction_policy") r.eviction_policy = v;
-      else if (k == "cache_modifier") r.cache_modifier = v;
-      else return InvalidArgument("unknown eviction_hints option '" + k + "'");
+      if (k == "eviction_policy")
+        r.eviction_policy = v;
+      else if (k == "cache_modifier")
+        r.cache_modifier = v;
+      else
+        return InvalidArgument("unknown eviction_hints option '" + k + "'");
     }
     return Request{r};
   }
@@ -238,16 +250,20 @@ Result<Request> ParseRequest(std::string_view text) {
     KILN_RETURN_IF_ERROR(no_bare());
     DotPrecision r;
     for (auto& [k, v] : kv) {
-      if (k == "input_precision") r.precision = v;
-      else return InvalidArgument("unknown dot_precision option '" + k + "'");
+      if (k == "input_precision")
+        r.precision = v;
+      else
+        return InvalidArgument("unknown dot_precision option '" + k + "'");
     }
     return Request{r};
   }
   if (kind == "remove_masks") {
     RemoveMasks r;
     for (auto& [k, v] : kv) {
-      if (k == "guard") r.guard = v != "0";
-      else return InvalidArgument("unknown remove_masks option '" + k + "'");
+      if (k == "guard")
+        r.guard = v != "0";
+      else
+        return InvalidArgument("unknown remove_masks option '" + k + "'");
     }
     for (const auto& b : bare) {
       auto pct = b.find('%');
@@ -271,7 +287,10 @@ std::string UnifiedDiff(std::string_view before, std::string_view after, const s
     size_t at = 0;
     while (at < s.size()) {
       size_t e = s.find('\n', at);
-      if (e == std::string_view::npos) e = s.size(); else ++e;
+      if (e == std::string_view::npos)
+        e = s.size();
+      else
+        ++e;
       v.push_back(s.substr(at, e - at));
       at = e;
     }
@@ -289,28 +308,44 @@ std::string UnifiedDiff(std::string_view before, std::string_view after, const s
     for (size_t j = m; j-- > 0;)
       L[i][j] = a[pre + i] == b[pre + j] ? L[i + 1][j + 1] + 1 : std::max(L[i + 1][j], L[i][j + 1]);
   // ops: ' ' keep, '-' delete, '+' insert, with line indices.
-  struct Op { char c; size_t ai, bi; };
+  struct Op {
+    char c;
+    size_t ai, bi;
+  };
   std::vector<Op> ops;
   for (size_t i = 0; i < pre; ++i) ops.push_back({' ', i, i});
   size_t i = 0, j = 0;
   while (i < n || j < m) {
-    if (i < n && j < m && a[pre + i] == b[pre + j]) { ops.push_back({' ', pre + i, pre + j}); ++i; ++j; }
-    else if (i < n && (j == m || L[i + 1][j] >= L[i][j + 1])) { ops.push_back({'-', pre + i, pre + j}); ++i; }
-    else { ops.push_back({'+', pre + i, pre + j}); ++j; }
+    if (i < n && j < m && a[pre + i] == b[pre + j]) {
+      ops.push_back({' ', pre + i, pre + j});
+      ++i;
+      ++j;
+    } else if (i < n && (j == m || L[i + 1][j] >= L[i][j + 1])) {
+      ops.push_back({'-', pre + i, pre + j});
+      ++i;
+    } else {
+      ops.push_back({'+', pre + i, pre + j});
+      ++j;
+    }
   }
   for (size_t k = 0; k < suf; ++k) ops.push_back({' ', a.size() - suf + k, b.size() - suf + k});
   std::string out = "--- " + label_a + "\n+++ " + label_b + "\n";
   const size_t ctx = 3;
   size_t k = 0;
   while (k < ops.size()) {
-    if (ops[k].c == ' ') { ++k; continue; }
+    if (ops[k].c == ' ') {
+      ++k;
+      continue;
+    }
     size_t start = k >= ctx ? k - ctx : 0;
     size_t end = k;
     // Extend the hunk while changes are within 2*ctx of each other.
     size_t last_change = k;
     for (size_t q = k; q < ops.size(); ++q) {
-      if (ops[q].c != ' ') last_change = q;
-      else if (q - last_change > 2 * ctx) break;
+      if (ops[q].c != ' ')
+        last_change = q;
+      else if (q - last_change > 2 * ctx)
+        break;
       end = q;
     }
     end = std::min(ops.size() - 1, last_change + ctx);
@@ -365,22 +400,30 @@ bool CollapsibleAutotune(const Ctx& c, const SetParams& r) {
   if (!c.kernel.autotune) return false;
   const auto& at = *c.kernel.autotune;
   if (!at.configs_resolved || at.configs_generated || at.configs.size() < 2) return false;
-  for (const auto& n : at.tuned_names) if (!r.values.count(n)) return false;
-  for (const auto& n : at.tuned_options) if (!r.values.count(n)) return false;
+  for (const auto& n : at.tuned_names)
+    if (!r.values.count(n)) return false;
+  for (const auto& n : at.tuned_options)
+    if (!r.values.count(n)) return false;
   std::string_view text = c.text();
   for (size_t i = 0; i < at.configs.size(); ++i) {
     const auto& cfg = at.configs[i];
     if (cfg.has_pre_hook) return false;
     if (cfg.kwargs_span.size() == 0 && !at.tuned_names.empty()) return false;  // not a dict literal
-    for (const auto& kw : cfg.kwargs) if (!r.values.count(kw.name)) return false;
+    for (const auto& kw : cfg.kwargs)
+      if (!r.values.count(kw.name)) return false;
     if (i == 0) continue;
     uint32_t a = at.configs[i - 1].span.end.byte, b = cfg.span.begin.byte;
     if (b < a || b > text.size()) return false;
     bool comment = false;
     for (char ch : text.substr(a, b - a)) {
-      if (comment) { comment = ch != '\n'; continue; }
-      if (ch == '#') comment = true;
-      else if (ch != ',' && ch != ' ' && ch != '\t' && ch != '\n' && ch != '\r') return false;
+      if (comment) {
+        comment = ch != '\n';
+        continue;
+      }
+      if (ch == '#')
+        comment = true;
+      else if (ch != ',' && ch != ' ' && ch != '\t' && ch != '\n' && ch != '\r')
+        return false;
     }
   }
   return true;
@@ -403,15 +446,14 @@ Result<Plan> PlanSetParams(const Ctx& c, const SetParams& r) {
   if (collapse) {
     const auto& cfgs = c.kernel.autotune->configs;
     KILN_RETURN_IF_ERROR(plan.edits.Replace(cfgs.front().span.end.byte, cfgs.back().span.end.byte, ""));
-    plan.notes.push_back(fmt::format("autotune list: {} configs -> 1 (the request sets every value they vary)",
-                                     cfgs.size()));
+    plan.notes.push_back(
+        fmt::format("autotune list: {} configs -> 1 (the request sets every value they vary)", cfgs.size()));
   }
   for (const auto& [name, v] : r.values) {
     const Tunable* u = tun.Find(name);
     if (!u) return Refuse("'" + name + "' is not a constexpr parameter or launch option of " + c.kernel.name);
     if (!u->editable) return Refuse("cannot set " + name + ": " + u->reason);
-    if (u->power_of_two && !IsPowerOfTwo(v))
-      return Refuse(fmt::format("{} must be a power of two (got {})", name, v));
+    if (u->power_of_two && !IsPowerOfTwo(v)) return Refuse(fmt::format("{} must be a power of two (got {})", name, v));
     if (u->divides_max && (v > u->max_value || u->max_value % v != 0))
       return Refuse(fmt::format("{}={} is out of range ({})", name, v, u->bound));
     if (v < u->min_value || (u->max_value && v > u->max_value))
@@ -426,8 +468,10 @@ Result<Plan> PlanSetParams(const Ctx& c, const SetParams& r) {
                                                     : name == "num_stages" ? &cfg.num_stages
                                                     : name == "num_ctas"   ? &cfg.num_ctas
                                                                            : &cfg.maxnreg;
-          if (*o) KILN_RETURN_IF_ERROR(replace((*o)->value.span, text));
-          else KILN_RETURN_IF_ERROR(AppendArg(plan.edits, c.text(), cfg.args_span, name + "=" + text));
+          if (*o)
+            KILN_RETURN_IF_ERROR(replace((*o)->value.span, text));
+          else
+            KILN_RETURN_IF_ERROR(AppendArg(plan.edits, c.text(), cfg.args_span, name + "=" + text));
         } else {
           bool found = false;
           for (const auto& kw : cfg.kwargs)
@@ -438,9 +482,9 @@ Result<Plan> PlanSetParams(const Ctx& c, const SetParams& r) {
           if (!found) return Refuse("an autotune config does not set " + name);
         }
       }
-      plan.notes.push_back(collapse ? fmt::format("autotune config: {} = {}", name, text)
-                                    : fmt::format("autotune configs: {} = {} in all {} configs", name, text,
-                                                  at.configs.size()));
+      plan.notes.push_back(
+          collapse ? fmt::format("autotune config: {} = {}", name, text)
+                   : fmt::format("autotune configs: {} = {} in all {} configs", name, text, at.configs.size()));
       continue;
     }
     for (int li : c.launches) {
@@ -449,14 +493,14 @@ Result<Plan> PlanSetParams(const Ctx& c, const SetParams& r) {
       switch (u->site) {
         case TunableSite::kLaunchLiteral:
           KILN_RETURN_IF_ERROR(replace(b->origin.at_launch.span, text));
-          plan.notes.push_back(fmt::format("launch at line {}: {} {} -> {}", l.span.begin.line, name,
-                                           b->origin.value, text));
+          plan.notes.push_back(
+              fmt::format("launch at line {}: {} {} -> {}", l.span.begin.line, name, b->origin.value, text));
           break;
         case TunableSite::kVariable:
           KILN_RETURN_IF_ERROR(replace(b->origin.assignment->value.span, text));
           plan.notes.push_back(fmt::format("assignment at line {}: {} = {} -> {}",
-                                           b->origin.assignment->span.begin.line, b->origin.variable,
-                                           b->origin.value, text));
+                                           b->origin.assignment->span.begin.line, b->origin.variable, b->origin.value,
+                                           text));
           break;
         case TunableSite::kKernelDefault: {
           const Param* p = c.kernel.FindParam(name);
@@ -468,8 +512,7 @@ Result<Plan> PlanSetParams(const Ctx& c, const SetParams& r) {
           KILN_RETURN_IF_ERROR(AppendArg(plan.edits, c.text(), l.args_span, name + "=" + text));
           plan.notes.push_back(fmt::format("launch at line {}: added {}={}", l.span.begin.line, name, text));
           break;
-        default:
-          return Refuse("cannot set " + name);
+        default: return Refuse("cannot set " + name);
       }
       if (!u->launch_option && !u->grid_follows) {
         GridRelation g = RelateGrid(c, l, name);
@@ -530,7 +573,8 @@ Status DropTunedAtLaunch(const Ctx& c, const Launch& l, const std::set<std::stri
     for (size_t i = first_removed_positional; i < l.args.size(); ++i) {
       const auto& a = l.args[i];
       if (remove[i] || a.position < 0) continue;
-      if (a.param.empty()) return Refuse(fmt::format("launch at line {}: extra positional argument", l.span.begin.line));
+      if (a.param.empty())
+        return Refuse(fmt::format("launch at line {}: extra positional argument", l.span.begin.line));
       KILN_RETURN_IF_ERROR(plan.edits.Insert(a.span.begin.byte, a.param + "="));
     }
   }
@@ -549,8 +593,9 @@ Status DropTunedAtLaunch(const Ctx& c, const Launch& l, const std::set<std::stri
       if (!var.empty()) vars[var] = meta + "['" + n + "']";
       needs = true;
     } else if (TileConstexprs(c.tree, k).count(n) && PowerOfTwoConstexprs(c.tree, k).count(n)) {
-      if (!g.literal) return Refuse(fmt::format("launch at line {}: the grid ({}) does not follow {}",
-                                                l.span.begin.line, l.grid.expr.text, n));
+      if (!g.literal)
+        return Refuse(
+            fmt::format("launch at line {}: the grid ({}) does not follow {}", l.span.begin.line, l.grid.expr.text, n));
       literals[std::string(c.text().substr(g.literal->begin.byte, g.literal->size()))] = meta + "['" + n + "']";
       needs = true;
     }
@@ -614,7 +659,8 @@ Result<Plan> PlanInsertAutotune(const Ctx& c, const InsertAutotune& r) {
     for (const auto& [n, v] : cfg.params) {
       names.insert(n);
       const Param* p = k.FindParam(n);
-      if (!p || p->kind != ParamKind::kConstexpr) return Refuse("'" + n + "' is not a constexpr parameter of " + k.name);
+      if (!p || p->kind != ParamKind::kConstexpr)
+        return Refuse("'" + n + "' is not a constexpr parameter of " + k.name);
       if (pow2.count(n) && !IsPowerOfTwo(v)) return Refuse(fmt::format("{} must be a power of two (got {})", n, v));
     }
     if (names != tuned) return Refuse("configs set different parameter names");
@@ -636,7 +682,8 @@ Result<Plan> PlanInsertAutotune(const Ctx& c, const InsertAutotune& r) {
         return Refuse("the new configs do not set " + n + ", which the existing configs set");
     }
   for (const auto& j : c.model.launches)
-    if (j.kernel == k.name && std::find(c.launches.begin(), c.launches.end(), &j - &c.model.launches[0]) == c.launches.end())
+    if (j.kernel == k.name &&
+        std::find(c.launches.begin(), c.launches.end(), &j - &c.model.launches[0]) == c.launches.end())
       return Refuse("kernel is launched at other sites that are not targets (line " +
                     std::to_string(j.span.begin.line) + ")");
   // Key.
@@ -673,8 +720,10 @@ Result<Plan> PlanInsertAutotune(const Ctx& c, const InsertAutotune& r) {
   for (const auto& m : k.memops) {
     std::string base = m.base.empty() ? PointerBase(c.tree, k, m.pointer.span) : m.base;
     if (m.kind == analysis::MemOp::Kind::kStore && base.empty())
-      return Refuse(fmt::format("the store at line {} has no single base pointer: cannot tell whether autotuning "
-                                "must restore it", m.span.begin.line));
+      return Refuse(
+          fmt::format("the store at line {} has no single base pointer: cannot tell whether autotuning "
+                      "must restore it",
+                      m.span.begin.line));
     (m.kind == analysis::MemOp::Kind::kLoad ? loaded : stored).insert(base);
   }
   for (const auto& a : k.atomics) {
@@ -697,18 +746,20 @@ Result<Plan> PlanInsertAutotune(const Ctx& c, const InsertAutotune& r) {
     added += "] + (" + std::string(c.text().substr(at.configs_expr.span.begin.byte, at.configs_expr.span.size())) + ")";
     KILN_RETURN_IF_ERROR(plan.edits.Replace(at.configs_expr.span, added));
     if (!restore.empty() && !at.restore_value.present() && !at.reset_to_zero.present())
-      KILN_RETURN_IF_ERROR(AppendArg(plan.edits, c.text(), at.args_span,
-                                     "restore_value=" + ListText({restore.begin(), restore.end()})));
+      KILN_RETURN_IF_ERROR(
+          AppendArg(plan.edits, c.text(), at.args_span, "restore_value=" + ListText({restore.begin(), restore.end()})));
     plan.notes.push_back(fmt::format("added {} config(s) in front of the existing autotune configs", r.configs.size()));
   } else if (k.autotune) {
     const auto& at = *k.autotune;
     if (!at.configs_expr.present()) return Refuse("existing @triton.autotune has no configs argument to replace");
     KILN_RETURN_IF_ERROR(plan.edits.Replace(at.configs_expr.span, configs));
-    if (at.key_expr.present()) KILN_RETURN_IF_ERROR(plan.edits.Replace(at.key_expr.span, ListText(key)));
-    else KILN_RETURN_IF_ERROR(AppendArg(plan.edits, c.text(), at.args_span, "key=" + ListText(key)));
+    if (at.key_expr.present())
+      KILN_RETURN_IF_ERROR(plan.edits.Replace(at.key_expr.span, ListText(key)));
+    else
+      KILN_RETURN_IF_ERROR(AppendArg(plan.edits, c.text(), at.args_span, "key=" + ListText(key)));
     if (!restore.empty() && !at.restore_value.present() && !at.reset_to_zero.present())
-      KILN_RETURN_IF_ERROR(AppendArg(plan.edits, c.text(), at.args_span,
-                                     "restore_value=" + ListText({restore.begin(), restore.end()})));
+      KILN_RETURN_IF_ERROR(
+          AppendArg(plan.edits, c.text(), at.args_span, "restore_value=" + ListText({restore.begin(), restore.end()})));
     plan.notes.push_back(fmt::format("replaced the autotune configs with {} configs", r.configs.size()));
   } else {
     std::string deco = "@" + triton + ".autotune(\n" + ind + "    configs=" + configs + ",\n" + ind +
@@ -718,8 +769,8 @@ Result<Plan> PlanInsertAutotune(const Ctx& c, const InsertAutotune& r) {
     uint32_t at = k.first_decorator_span.begin.byte;
     if (at > 0 && c.text()[at - 1] == '@') --at;
     KILN_RETURN_IF_ERROR(plan.edits.Insert(at, deco));
-    plan.notes.push_back(fmt::format("inserted @triton.autotune with {} configs, key={}", r.configs.size(),
-                                     ListText(key)));
+    plan.notes.push_back(
+        fmt::format("inserted @triton.autotune with {} configs, key={}", r.configs.size(), ListText(key)));
   }
   for (int li : c.launches) KILN_RETURN_IF_ERROR(DropTunedAtLaunch(c, c.model.launches[li], tuned, plan));
   return plan;
@@ -743,18 +794,18 @@ Result<Plan> MakePlan(const pyast::Tree& tree, const analysis::ModuleModel& mode
       return InvalidArgument(fmt::format("launch {} is not a launch of '{}'", i, k->name));
   Ctx c{tree, model, *k, launches};
   auto plan = std::visit(Overloaded{
-                        [&](const SetParams& x) { return PlanSetParams(c, x); },
-                        [&](const InsertAutotune& x) { return PlanInsertAutotune(c, x); },
-                        [&](const GroupMSwizzle& x) { return PlanGroupMSwizzle(c, x); },
-                        [&](const EvictionHints& x) { return PlanEvictionHints(c, x); },
-                        [&](const DotPrecision& x) { return PlanDotPrecision(c, x); },
-                        [&](const PipelineLoop& x) { return PlanPipelineLoop(c, x); },
-                        [&](const SplitK& x) { return PlanSplitK(c, x); },
-                        [&](const PersistentGrid& x) { return PlanPersistentGrid(c, x); },
-                        [&](const RowsPerProgram& x) { return PlanRowsPerProgram(c, x); },
-                        [&](const RemoveMasks& x) { return PlanRemoveMasks(c, x); },
-                    },
-                    r);
+                             [&](const SetParams& x) { return PlanSetParams(c, x); },
+                             [&](const InsertAutotune& x) { return PlanInsertAutotune(c, x); },
+                             [&](const GroupMSwizzle& x) { return PlanGroupMSwizzle(c, x); },
+                             [&](const EvictionHints& x) { return PlanEvictionHints(c, x); },
+                             [&](const DotPrecision& x) { return PlanDotPrecision(c, x); },
+                             [&](const PipelineLoop& x) { return PlanPipelineLoop(c, x); },
+                             [&](const SplitK& x) { return PlanSplitK(c, x); },
+                             [&](const PersistentGrid& x) { return PlanPersistentGrid(c, x); },
+                             [&](const RowsPerProgram& x) { return PlanRowsPerProgram(c, x); },
+                             [&](const RemoveMasks& x) { return PlanRemoveMasks(c, x); },
+                         },
+                         r);
   if (!plan.ok()) return plan;
   // A launch whose callee is chosen at run time (`fx = a if c else b; fx[grid](...)`) is shared with
   // the other candidates: host edits (launch arguments, grid, variables) would reach them too, while
@@ -767,9 +818,10 @@ Result<Plan> MakePlan(const pyast::Tree& tree, const analysis::ModuleModel& mode
       std::string others;
       for (const auto& n : l.kernel_candidates)
         if (n != k->name) others += (others.empty() ? "" : ", ") + n;
-      return Refuse(fmt::format("launch at line {} calls a kernel chosen at run time ({} or {}): the host edits "
-                                "would apply to {} too",
-                                l.span.begin.line, k->name, others, others));
+      return Refuse(
+          fmt::format("launch at line {} calls a kernel chosen at run time ({} or {}): the host edits "
+                      "would apply to {} too",
+                      l.span.begin.line, k->name, others, others));
     }
   }
   return plan;
@@ -821,8 +873,10 @@ Applicability Check(const pyast::Tree& tree, const analysis::ModuleModel& model,
       if (u.launch_option) continue;
       if (u.site == TunableSite::kLaunchLiteral || u.site == TunableSite::kVariable ||
           u.site == TunableSite::kKernelDefault || u.site == TunableSite::kAutotune) {
-        if (u.value) cfg.params[u.name] = *u.value;
-        else if (!u.autotune_values.empty()) cfg.params[u.name] = u.autotune_values[0];
+        if (u.value)
+          cfg.params[u.name] = *u.value;
+        else if (!u.autotune_values.empty())
+          cfg.params[u.name] = u.autotune_values[0];
       }
     }
     if (cfg.params.empty()) return {false, "no constexpr with a known value to tune"};
@@ -834,9 +888,8 @@ Applicability Check(const pyast::Tree& tree, const analysis::ModuleModel& model,
   return Check(tree, model, target, DefaultRequest(kind));
 }
 
-std::vector<std::pair<RewriteKind, Applicability>> CheckAll(const pyast::Tree& tree,
-                                                           const analysis::ModuleModel& model,
-                                                           const Target& target) {
+std::vector<std::pair<RewriteKind, Applicability>> CheckAll(const pyast::Tree& tree, const analysis::ModuleModel& model,
+                                                            const Target& target) {
   std::vector<std::pair<RewriteKind, Applicability>> out;
   for (int i = 0; i <= static_cast<int>(RewriteKind::kRemoveMasks); ++i) {
     auto k = static_cast<RewriteKind>(i);
@@ -857,7 +910,8 @@ Status CheckInvariants(const std::string& source, const analysis::ModuleModel& b
   const Kernel* k = m->FindKernel(target.kernel);
   if (!k) return Internal("kernel '" + target.kernel + "' is gone after the rewrite");
   auto count = [&](const analysis::ModuleModel& mm) {
-    return std::count_if(mm.launches.begin(), mm.launches.end(), [&](const Launch& l) { return l.kernel == target.kernel; });
+    return std::count_if(mm.launches.begin(), mm.launches.end(),
+                         [&](const Launch& l) { return l.kernel == target.kernel; });
   };
   if (count(*m) != count(before)) return Internal("the number of launches of '" + target.kernel + "' changed");
   for (const auto& l : m->launches) {

@@ -59,7 +59,7 @@ struct SetParams {
 };
 
 struct TuneConfig {
-  ParamValues params;             // constexpr name -> value
+  ParamValues params;  // constexpr name -> value
   int num_warps = 4;
   int num_stages = 3;
   std::optional<int> num_ctas;
@@ -121,8 +121,8 @@ struct RemoveMasks {
   bool guard = true;
 };
 
-using Request = std::variant<SetParams, InsertAutotune, GroupMSwizzle, EvictionHints, DotPrecision,
-                             PipelineLoop, SplitK, PersistentGrid, RowsPerProgram, RemoveMasks>;
+using Request = std::variant<SetParams, InsertAutotune, GroupMSwizzle, EvictionHints, DotPrecision, PipelineLoop,
+                             SplitK, PersistentGrid, RowsPerProgram, RemoveMasks>;
 
 enum class RewriteKind {
   kSetParams,
@@ -173,32 +173,30 @@ Applicability Check(const pyast::Tree& tree, const analysis::ModuleModel& model,
 Applicability Check(const pyast::Tree& tree, const analysis::ModuleModel& model, const Target& target,
                     const Request& r);
 // Every kind that applies, with its reason (for the search's move list).
-std::vector<std::pair<RewriteKind, Applicability>> CheckAll(const pyast::Tree& tree,
-                                                           const analysis::ModuleModel& model,
-                                                           const Target& target);
+std::vector<std::pair<RewriteKind, Applicability>> CheckAll(const pyast::Tree& tree, const analysis::ModuleModel& model,
+                                                            const Target& target);
 
 struct Rewritten {
-  std::string source;               // the whole new module text
-  std::vector<std::string> notes;   // what was edited, e.g. "launch at line 40: BLOCK_SIZE 1024 -> 256"
+  std::string source;              // the whole new module text
+  std::vector<std::string> notes;  // what was edited, e.g. "launch at line 40: BLOCK_SIZE 1024 -> 256"
 };
 
 // Applies one request. `model` must be AnalyzeModule(tree). Fails with InvalidArgument and the
 // Check reason when the request does not apply, and with Internal when the edit does not re-parse
 // or re-analyse with the invariants.
-Result<Rewritten> Apply(const pyast::Tree& tree, const analysis::ModuleModel& model,
-                        const Target& target, const Request& r);
+Result<Rewritten> Apply(const pyast::Tree& tree, const analysis::ModuleModel& model, const Target& target,
+                        const Request& r);
 
 // Parses `source`, then applies each request in order (re-parsing and re-analysing between them).
 // Launch indices in `target` refer to the model of `source` and are re-resolved by position among
 // the kernel's launches after each step.
-Result<Rewritten> ApplySequence(const std::string& source, const std::string& path,
-                                const Target& target, const std::vector<Request>& requests);
+Result<Rewritten> ApplySequence(const std::string& source, const std::string& path, const Target& target,
+                                const std::vector<Request>& requests);
 
 // Re-parses and re-analyses `source` and checks the invariants against the model before the
 // rewrite (`before`): the target kernel exists, it has as many launch sites, every constexpr
 // without a default is bound at each launch (or by autotune/heuristics), and no name is both
 // autotuned and passed at a launch.
-Status CheckInvariants(const std::string& source, const analysis::ModuleModel& before,
-                       const Target& target);
+Status CheckInvariants(const std::string& source, const analysis::ModuleModel& before, const Target& target);
 
 }  // namespace kiln::rewrite

@@ -168,7 +168,8 @@ TEST(Invariants, DetectsDoubleBinding) {
 TEST(Requests, RoundTrip) {
   const char* texts[] = {
       "set_params BLOCK_SIZE=256 num_warps=8",
-      "insert_autotune key=M,N configs=BLOCK:64,num_warps:4,num_stages:3;BLOCK:128,num_warps:8,num_stages:2,maxnreg:128",
+      "insert_autotune key=M,N "
+      "configs=BLOCK:64,num_warps:4,num_stages:3;BLOCK:128,num_warps:8,num_stages:2,maxnreg:128",
       "group_m_swizzle GROUP_M=4",
       "eviction_hints eviction_policy=evict_first cache_modifier=.cg",
       "dot_precision input_precision=tf32x3",

@@ -1,7 +1,7 @@
 // kiln/rewrite: helpers shared by the rewrites (text and edits).
+#include <fmt/format.h>
 #include <algorithm>
 #include <charconv>
-#include <fmt/format.h>
 
 #include "rewrite/internal.h"
 
@@ -40,8 +40,7 @@ Status RemoveArgs(EditSet& edits, const std::vector<Span>& spans, const std::vec
     if (n) KILN_RETURN_IF_ERROR(edits.Replace(spans[0].begin.byte, spans[n - 1].end.byte, ""));
     return Status::Ok();
   }
-  if (first_kept > 0)
-    KILN_RETURN_IF_ERROR(edits.Replace(spans[0].begin.byte, spans[first_kept].begin.byte, ""));
+  if (first_kept > 0) KILN_RETURN_IF_ERROR(edits.Replace(spans[0].begin.byte, spans[first_kept].begin.byte, ""));
   for (size_t i = first_kept + 1; i < n; ++i)
     if (remove[i]) KILN_RETURN_IF_ERROR(edits.Replace(spans[i - 1].end.byte, spans[i].end.byte, ""));
   return Status::Ok();

@@ -10,8 +10,7 @@ double Matern52(double r, double l, double s2) {
   return s2 * (1.0 + a + a * a / 3.0) * std::exp(-a);
 }
 
-bool GaussianProcess::Fit(const Eigen::MatrixXd& X, const Eigen::VectorXd& y, const GpHyper& h,
-                          double mean) {
+bool GaussianProcess::Fit(const Eigen::MatrixXd& X, const Eigen::VectorXd& y, const GpHyper& h, double mean) {
   const int n = static_cast<int>(X.rows());
   Eigen::MatrixXd K(n, n);
   for (int i = 0; i < n; ++i) {
@@ -43,7 +42,11 @@ bool GaussianProcess::FitBest(const Eigen::MatrixXd& X, const Eigen::VectorXd& y
     for (double nv : {1e-4, 1e-2, 1e-1}) {
       GpHyper h{l, 1.0, nv};
       if (!Fit(X, y, h, mean)) continue;
-      if (lml_ > best_lml) { best_lml = lml_; best = h; any = true; }
+      if (lml_ > best_lml) {
+        best_lml = lml_;
+        best = h;
+        any = true;
+      }
     }
   }
   if (!any) return false;

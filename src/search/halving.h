@@ -9,9 +9,9 @@
 namespace kiln::search {
 
 struct HalvingOptions {
-  int eta = 3;          // keep ceil(n / eta) per rung
-  size_t keep = 1;      // stop when this many remain (after measuring them at the last rung)
-  int max_rungs = 3;    // rungs after rung 0 (the given scores)
+  int eta = 3;        // keep ceil(n / eta) per rung
+  size_t keep = 1;    // stop when this many remain (after measuring them at the last rung)
+  int max_rungs = 3;  // rungs after rung 0 (the given scores)
 };
 
 // scores0[i]: rung-0 score of candidate i (lower is better; non-finite: failed, never promoted).

@@ -69,18 +69,18 @@ class Renderer {
 // What the loop and its report need of a diagnose::Finding, converted at the boundary
 // (app/ncu_profiler.cc), so the search core does not depend on the diagnosis.
 struct FindingView {
-  std::string rule;                 // diagnose's rule id, e.g. "memory_bound_headroom", "register_spills"
-  std::string severity;             // diagnose::SeverityName: "info", "minor" or "major"
+  std::string rule;      // diagnose's rule id, e.g. "memory_bound_headroom", "register_spills"
+  std::string severity;  // diagnose::SeverityName: "info", "minor" or "major"
   std::string message;
-  std::vector<std::string> moves;   // in the search's vocabulary (app::SearchMoveName), e.g. "bigger_tiles"
+  std::vector<std::string> moves;  // in the search's vocabulary (app::SearchMoveName), e.g. "bigger_tiles"
   nlohmann::json evidence = nlohmann::json::array();  // diagnose::ToJson(finding)["evidence"]
 };
 
 struct ProfileSummary {
   std::string kernel;
-  std::string bound;                // "memory", "compute", "latency", "balanced", ...
-  double roofline_fraction = -1;    // 0..1 of the relevant roof; < 0 unknown
-  double duration_ms = -1;          // ncu duration (clocks unlocked; not used for ranking)
+  std::string bound;              // "memory", "compute", "latency", "balanced", ...
+  double roofline_fraction = -1;  // 0..1 of the relevant roof; < 0 unknown
+  double duration_ms = -1;        // ncu duration (clocks unlocked; not used for ranking)
   std::vector<FindingView> findings;
   nlohmann::json raw = nlohmann::json::object();
   nlohmann::json ToJson() const;
@@ -105,8 +105,8 @@ class Recorder {
 };
 
 struct ProgressState {
-  std::string phase;          // "baseline", "profile", "search", "finalists", "verify", "done"
-  int tried = 0;              // candidates measured
+  std::string phase;  // "baseline", "profile", "search", "finalists", "verify", "done"
+  int tried = 0;      // candidates measured
   int pruned = 0;
   int failed = 0;
   double best_speedup = 1.0;  // estimate vs the original (short timings)

@@ -266,12 +266,12 @@ Status OptimizeRun::MeasureOriginal() {
     // large inputs take minutes.
     const bool interp = o_.dry_run && (br.verdict == exec::Verdict::kCrash || br.verdict == exec::Verdict::kTimeout);
     return Fail("the original failed",
-                InvalidArgument(fmt::format(
-                    "the original kernel does not pass its own check ({}): {}{}", base_.verdict, br.message,
-                    interp ? " (under Triton's interpreter, which --dry-run uses: it crashes on "
-                             "out-of-bounds accesses that a GPU tolerates and is slow on large "
-                             "inputs; the kernel may still run on a GPU)"
-                           : "")));
+                InvalidArgument(
+                    fmt::format("the original kernel does not pass its own check ({}): {}{}", base_.verdict, br.message,
+                                interp ? " (under Triton's interpreter, which --dry-run uses: it crashes on "
+                                         "out-of-bounds accesses that a GPU tolerates and is slow on large "
+                                         "inputs; the kernel may still run on a GPU)"
+                                       : "")));
   }
   for (const auto& k : br.kernels)
     if (k.n_spills) prune_.baseline_spills = std::max(prune_.baseline_spills, *k.n_spills);
@@ -340,8 +340,10 @@ void OptimizeRun::AddBlockSizeMoves() {
     if (it == in_.baseline.end() || it->second >= o_.small_block) continue;
     for (const char* m : {"bigger_block", "typical_block"})
       if (!has(m)) moves_.insert(moves_.begin(), m);
-    res_.notes.push_back(fmt::format("{}={} is far below the block sizes 1-D kernels are tuned at (>= {}): "
-                                     "growing it is tried first", p.name, it->second, o_.small_block));
+    res_.notes.push_back(
+        fmt::format("{}={} is far below the block sizes 1-D kernels are tuned at (>= {}): "
+                    "growing it is tried first",
+                    p.name, it->second, o_.small_block));
   }
   if (has("coalesce_access") && !has("bigger_block"))
     for (const auto& p : in_.space.params())
@@ -352,7 +354,8 @@ void OptimizeRun::AddBlockSizeMoves() {
   const auto& known = KnownMoves();
   for (const auto& m : moves_)
     if (std::find(known.begin(), known.end(), m) == known.end())
-      res_.notes.push_back("move '" + m + "' suggested by the diagnosis needs a source rewrite the search does not compose yet");
+      res_.notes.push_back("move '" + m +
+                           "' suggested by the diagnosis needs a source rewrite the search does not compose yet");
 }
 
 Status OptimizeRun::ChooseStrategy() {

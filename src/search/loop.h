@@ -49,33 +49,33 @@ struct OptimizeOptions {
   int max_evals = 0;              // --max-evals: timed measurements (rung 0 + later rungs); 0 = none
   int patience = 2;               // --patience: rounds without a >= min_round_gain gain
   double min_round_gain = 0.01;
-  double accept_gain = 0.001;     // coordinate/rules move threshold
+  double accept_gain = 0.001;  // coordinate/rules move threshold
   double roofline_stop = 0.95;
-  double min_speedup = 1.01;      // --min-speedup: a winner's geometric-mean speedup floor
-  double case_slack = 0.02;       // no case may be slower than 1 - case_slack
+  double min_speedup = 1.01;  // --min-speedup: a winner's geometric-mean speedup floor
+  double case_slack = 0.02;   // no case may be slower than 1 - case_slack
   int finalists = 3;
   int eta = 3;
-  int compile_jobs = 2;           // --compile-jobs: parallel compile requests (0: none)
-  int batch = 8;                  // configs per strategy round handed out at once
+  int compile_jobs = 2;  // --compile-jobs: parallel compile requests (0: none)
+  int batch = 8;         // configs per strategy round handed out at once
   uint64_t seed = 1234;
   int search_trials = 1;
   int verify_trials = 3;
-  double reserve_fraction = 0.1;  // of the budget, kept at least for finalists and verification
-  int64_t small_block = 64;        // a 1-D block below this is grown first (see Optimize)
-  double min_search_fraction = 0.15;  // of the budget: the search's least window, however late it starts
-  double long_cost_factor = 3.0;  // a long verification run (all cases, verify trials, interleaved with the
-                                  // original) against one search measurement
-  bool per_shape_fallback = true;      // --no-per-shape: no autotune of a split finalist and the original
-  bool profile_winner_always = false;  // --profile-winner: profile the winner even past the budget
-  bool largest_case_only = false; // --search-cases largest: time only the slowest case while
-                                  // searching (verification always covers all cases)
+  double reserve_fraction = 0.1;          // of the budget, kept at least for finalists and verification
+  int64_t small_block = 64;               // a 1-D block below this is grown first (see Optimize)
+  double min_search_fraction = 0.15;      // of the budget: the search's least window, however late it starts
+  double long_cost_factor = 3.0;          // a long verification run (all cases, verify trials, interleaved with the
+                                          // original) against one search measurement
+  bool per_shape_fallback = true;         // --no-per-shape: no autotune of a split finalist and the original
+  bool profile_winner_always = false;     // --profile-winner: profile the winner even past the budget
+  bool largest_case_only = false;         // --search-cases largest: time only the slowest case while
+                                          // searching (verification always covers all cases)
   std::vector<std::string> search_cases;  // explicit subset (empty: all)
   std::vector<std::string> cases;         // --cases: the task's cases this run uses at all (baseline,
                                           // search, verification; empty: all). "@largest:K" asks the
                                           // worker for the K cases with the most input bytes.
-  bool dry_run = false;           // --dry-run: interpreter correctness checks, no timing
+  bool dry_run = false;                   // --dry-run: interpreter correctness checks, no timing
   int dry_run_candidates = 4;
-  bool emit_autotune = false;     // --emit-autotune
+  bool emit_autotune = false;  // --emit-autotune
   int autotune_configs = 4;
   exec::Policy policy = exec::Policy::kTrusted;  // rewrites of the user's own kernel
   double timeout_s = 120;
@@ -84,8 +84,8 @@ struct OptimizeOptions {
   nlohmann::json medium_timing = {{"warmup_ms", 25}, {"rep_ms", 100}, {"rounds", 1}, {"time_reference", false}};
   nlohmann::json long_timing = {{"warmup_ms", 25}, {"rep_ms", 100}, {"rounds", 5}, {"time_reference", true}};
   std::function<double()> clock;  // seconds; null: steady clock (tests inject a fake)
-  // When the command started, on that clock (SteadySeconds() unless `clock` is set) (the budget and wall_s count from here: starting the
-  // workers and the device lookup are part of the user's wait); < 0: when Optimize is called.
+  // When the command started, on that clock (SteadySeconds() unless `clock` is set) (the budget and wall_s count from
+  // here: starting the workers and the device lookup are part of the user's wait); < 0: when Optimize is called.
   double started_at = -1;
   nlohmann::json startup = nlohmann::json::object();  // the command's own steps before Optimize (reported)
 };
@@ -95,7 +95,7 @@ struct OptimizeInput {
   std::string original_source;  // the module candidates replace (TritonBench: the part above the line)
   std::string kernel;           // the tuned kernel
   Space space;
-  Config baseline;              // the original's values
+  Config baseline;  // the original's values
   // The kernel carries @triton.autotune: the original runs whatever its autotuner picks per shape and
   // process, so `baseline` (its first config) is measured on its own before the search starts from it.
   bool autotuned = false;
@@ -103,11 +103,11 @@ struct OptimizeInput {
 };
 
 struct Deps {
-  Measurer* measurer = nullptr;    // required
-  Renderer* renderer = nullptr;    // required
-  Profiler* profiler = nullptr;    // optional
-  Recorder* recorder = nullptr;    // optional
-  Progress* progress = nullptr;    // optional
+  Measurer* measurer = nullptr;  // required
+  Renderer* renderer = nullptr;  // required
+  Profiler* profiler = nullptr;  // optional
+  Recorder* recorder = nullptr;  // optional
+  Progress* progress = nullptr;  // optional
 };
 
 struct CaseTiming {
@@ -120,18 +120,18 @@ struct CaseTiming {
 struct CandidateRecord {
   int id = 0;
   Config config;
-  std::string origin;        // "baseline", strategy name, "finalist", ...
+  std::string origin;  // "baseline", strategy name, "finalist", ...
   std::string source_hash;
-  std::string verdict;       // exec verdicts plus "pruned", "render_error", "skipped"
+  std::string verdict;  // exec verdicts plus "pruned", "render_error", "skipped"
   std::string message;
   double score_ms = std::numeric_limits<double>::infinity();  // geomean of case medians (rung 0)
   double rung1_ms = std::numeric_limits<double>::infinity();
   std::vector<CaseTiming> cases;
-  double at_s = 0;           // seconds since the start
-  double eval_s = 0;         // wall time of its evaluation(s)
+  double at_s = 0;                                   // seconds since the start
+  double eval_s = 0;                                 // wall time of its evaluation(s)
   nlohmann::json phases = nlohmann::json::object();  // the worker's seconds per phase (load, inputs, check, timing)
   bool finalist = false;
-  std::string final_outcome;  // "won", "rejected: ...", ""
+  std::string final_outcome;               // "won", "rejected: ...", ""
   std::vector<exec::KernelFacts> kernels;  // compile facts (JSON: exec::ToJson)
 };
 
@@ -146,24 +146,25 @@ struct CaseComparison {
 struct OptimizeResult {
   std::string task;
   std::string kernel;
-  std::string strategy;      // resolved name
-  std::string mode;          // "profiled", "measure-only", "dry-run"
-  std::string mode_note;     // why measure-only
+  std::string strategy;   // resolved name
+  std::string mode;       // "profiled", "measure-only", "dry-run"
+  std::string mode_note;  // why measure-only
   std::string device, device_uuid;
   nlohmann::json versions = nlohmann::json::object();
   Space space;
   Config baseline_config, best_config;
   bool improved = false;
-  std::string kept_reason;   // why the original was kept
-  std::string best_source;   // the module to write (the original when !improved)
+  std::string kept_reason;      // why the original was kept
+  std::string best_source;      // the module to write (the original when !improved)
   std::string autotune_source;  // with --emit-autotune
   double geomean_speedup = 1.0;
   std::vector<CaseComparison> cases;
   std::optional<ProfileSummary> profile_before, profile_after;
   double roofline_before = -1, roofline_after = -1;
   bool roofline_after_estimated = false;
-  bool best_is_autotune = false;          // best_source is @triton.autotune over the winner and the original  // from the profiled case's speedup (the winner not profiled)
-  double reserve_s = 0;                   // seconds of the budget kept for verification after the search
+  bool best_is_autotune = false;  // best_source is @triton.autotune over the winner and the original  // from the
+                                  // profiled case's speedup (the winner not profiled)
+  double reserve_s = 0;           // seconds of the budget kept for verification after the search
   nlohmann::json startup = nlohmann::json::object();  // seconds before the loop, by step (worker start, ...)
   std::vector<CandidateRecord> candidates;
   int measured = 0, compiled = 0, pruned = 0, failed = 0;

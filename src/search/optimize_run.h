@@ -83,9 +83,8 @@ class OptimizeRun {
   std::string SourceOf(size_t candidate);
 
   // Measurement.
-  exec::EvalRequest MakeRequest(const std::optional<std::string>& source, exec::Mode mode, uint64_t seed,
-                                int trials, const nlohmann::json& timing,
-                                const std::vector<std::string>& cases) const;
+  exec::EvalRequest MakeRequest(const std::optional<std::string>& source, exec::Mode mode, uint64_t seed, int trials,
+                                const nlohmann::json& timing, const std::vector<std::string>& cases) const;
   Result<exec::EvalResult> Measure(const exec::EvalRequest& r);
   Result<exec::EvalResult> TimeShort(const std::string& src, CandidateRecord* rec);
   uint64_t NextSeed();
@@ -107,13 +106,13 @@ class OptimizeRun {
   double t0_ = 0;
   uint64_t seed_ = 0;
   int next_id_ = 0;
-  bool finished_ = false;            // a phase ended the run with a result
-  std::string finish_status_;        // its status ("kept", "dry-run", ...)
+  bool finished_ = false;      // a phase ended the run with a result
+  std::string finish_status_;  // its status ("kept", "dry-run", ...)
 
   // What the original's measurement established.
   PruneContext prune_;
-  exec::EvalResult original_;        // its short run
-  CandidateRecord base_;             // its record
+  exec::EvalResult original_;  // its short run
+  CandidateRecord base_;       // its record
   std::vector<std::string> all_cases_;
   std::vector<std::string> run_cases_;     // --cases resolved to names by the baseline (empty: all)
   std::vector<std::string> search_cases_;  // the cases timed while searching
@@ -127,7 +126,7 @@ class OptimizeRun {
   double start_score_ = 1.0;
   double best_score_ = 0;
   Config best_config_;
-  double t_measure_ = 0;                   // what one search measurement costs (for the reserve)
+  double t_measure_ = 0;  // what one search measurement costs (for the reserve)
   std::vector<double> cand_eval_s_;
   double search_floor_ = 0, search_end_ = 0;
   int measured_search_ = 0;
@@ -137,7 +136,7 @@ class OptimizeRun {
   Status halving_error_;                   // a machinery failure while re-timing for the halving
   std::map<size_t, std::string> sources_;  // candidate index -> rendered source ("" when it failed)
   std::optional<bool> original_own_ok_;
-  std::vector<size_t> lost_some_;          // finalists that won some cases and lost others
+  std::vector<size_t> lost_some_;  // finalists that won some cases and lost others
 };
 
 }  // namespace kiln::search::internal

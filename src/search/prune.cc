@@ -15,8 +15,10 @@ std::optional<int64_t> ValueOf(const Space& s, const Config& c, Role role) {
     if (it != c.end()) return it->second;
   }
   // Launch options may be absent from the space but present in the config.
-  if (role == Role::kNumWarps) if (auto it = c.find("num_warps"); it != c.end()) return it->second;
-  if (role == Role::kNumStages) if (auto it = c.find("num_stages"); it != c.end()) return it->second;
+  if (role == Role::kNumWarps)
+    if (auto it = c.find("num_warps"); it != c.end()) return it->second;
+  if (role == Role::kNumStages)
+    if (auto it = c.find("num_stages"); it != c.end()) return it->second;
   return std::nullopt;
 }
 
@@ -40,16 +42,14 @@ std::optional<std::string> PruneBeforeCompile(const Space& s, const Config& c, c
   if (auto w = ValueOf(s, c, Role::kNumWarps); w && *w * 32 > p.max_threads)
     return fmt::format("num_warps={} exceeds {} threads per block", *w, p.max_threads);
   if (int64_t smem = GemmSharedBytes(s, c, p.dtype_bytes); smem > p.smem_limit)
-    return fmt::format("shared memory {} B ({} B/elem x (BM*BK+BK*BN) x stages) exceeds the {} B limit",
-                       smem, p.dtype_bytes, p.smem_limit);
+    return fmt::format("shared memory {} B ({} B/elem x (BM*BK+BK*BN) x stages) exceeds the {} B limit", smem,
+                       p.dtype_bytes, p.smem_limit);
   if (int64_t regs = AccumulatorRegs(s, c); regs > p.max_acc_regs)
-    return fmt::format("accumulator needs {} registers per thread (BM*BN/(32*warps)) > {}", regs,
-                       p.max_acc_regs);
+    return fmt::format("accumulator needs {} registers per thread (BM*BN/(32*warps)) > {}", regs, p.max_acc_regs);
   return std::nullopt;
 }
 
-std::optional<std::string> PruneAfterCompile(const std::vector<exec::KernelFacts>& kernels,
-                                             const PruneContext& p) {
+std::optional<std::string> PruneAfterCompile(const std::vector<exec::KernelFacts>& kernels, const PruneContext& p) {
   const int64_t allowed = std::max(p.max_spills, p.baseline_spills);
   for (const auto& k : kernels) {
     if (k.n_spills && *k.n_spills > allowed)
@@ -60,8 +60,7 @@ std::optional<std::string> PruneAfterCompile(const std::vector<exec::KernelFacts
   return std::nullopt;
 }
 
-std::optional<int> InferDtypeBytes(const Space& s, const Config& c,
-                                   const std::vector<exec::KernelFacts>& kernels) {
+std::optional<int> InferDtypeBytes(const Space& s, const Config& c, const std::vector<exec::KernelFacts>& kernels) {
   // The kernel with the most shared memory, at the config it ran with: its recorded constexprs and
   // launch options over `c` (an autotuned original runs the config its autotuner picked, not `c`: on
   // an H100, matmul_triton2's pick had 2x the tile of its first config, which read as 4-byte elements
@@ -72,8 +71,10 @@ std::optional<int> InferDtypeBytes(const Space& s, const Config& c,
   if (!big) return std::nullopt;
   Config ran = c;
   for (const auto& p : s.params()) {
-    if (p.name == "num_warps" && big->num_warps) ran[p.name] = *big->num_warps;
-    else if (p.name == "num_stages" && big->num_stages) ran[p.name] = *big->num_stages;
+    if (p.name == "num_warps" && big->num_warps)
+      ran[p.name] = *big->num_warps;
+    else if (p.name == "num_stages" && big->num_stages)
+      ran[p.name] = *big->num_stages;
     else if (auto it = big->constexprs.find(p.name); it != big->constexprs.end() && it->is_number_integer())
       ran[p.name] = it->get<int64_t>();
   }
@@ -86,7 +87,10 @@ std::optional<int> InferDtypeBytes(const Space& s, const Config& c,
   double bd = 1e300;
   for (int b : {1, 2, 4}) {
     double d = std::abs(std::log2(r) - std::log2(static_cast<double>(b)));
-    if (d < bd) { bd = d; best = b; }
+    if (d < bd) {
+      bd = d;
+      best = b;
+    }
   }
   return best;
 }

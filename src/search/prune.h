@@ -20,12 +20,12 @@
 namespace kiln::search {
 
 struct PruneContext {
-  int64_t smem_limit = 232448;   // shared memory per block, opt-in (H100/H200)
-  int dtype_bytes = 2;           // element size of the tiles' operands (fp16/bf16 by default)
-  int64_t max_acc_regs = 256;    // accumulator registers per thread before spilling is certain
+  int64_t smem_limit = 232448;  // shared memory per block, opt-in (H100/H200)
+  int dtype_bytes = 2;          // element size of the tiles' operands (fp16/bf16 by default)
+  int64_t max_acc_regs = 256;   // accumulator registers per thread before spilling is certain
   int max_threads = 1024;
-  int64_t max_spills = 4;        // "more than a few" spilled registers
-  int64_t baseline_spills = 0;   // the original's spills: never prune below what it already had
+  int64_t max_spills = 4;       // "more than a few" spilled registers
+  int64_t baseline_spills = 0;  // the original's spills: never prune below what it already had
 };
 
 // Shared memory the pipeline of a tiled product needs (0 when the config has no BM/BN/BK).
@@ -36,13 +36,11 @@ int64_t AccumulatorRegs(const Space& s, const Config& c);
 // A reason to drop `c` without compiling it, or nullopt.
 std::optional<std::string> PruneBeforeCompile(const Space& s, const Config& c, const PruneContext& p);
 // A reason to drop a compiled candidate without timing it, or nullopt.
-std::optional<std::string> PruneAfterCompile(const std::vector<exec::KernelFacts>& kernels,
-                                             const PruneContext& p);
+std::optional<std::string> PruneAfterCompile(const std::vector<exec::KernelFacts>& kernels, const PruneContext& p);
 
 // Infers the operand element size from a compiled baseline: shared_bytes of its kernel divided by
 // (BM*BK + BK*BN) * stages, rounded to 1, 2 or 4. nullopt when the config is not a tiled product or
 // the facts lack shared memory.
-std::optional<int> InferDtypeBytes(const Space& s, const Config& c,
-                                   const std::vector<exec::KernelFacts>& kernels);
+std::optional<int> InferDtypeBytes(const Space& s, const Config& c, const std::vector<exec::KernelFacts>& kernels);
 
 }  // namespace kiln::search

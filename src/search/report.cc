@@ -93,22 +93,27 @@ td:first-child,th:first-child{text-align:left}.ok{color:#070}.bad{color:#a00}.wo
 code{background:#f4f4f4;padding:0 .2em}</style></head><body>)";
   h += "<h1>kiln optimize: " + e(r.task) + "</h1>";
   h += "<p>kernel <code>" + e(r.kernel) + "</code> on " + e(r.device) + "; strategy <b>" + e(r.strategy) +
-       "</b>; mode " + e(r.mode) + (r.mode_note.empty() ? "" : " (" + e(r.mode_note) + ")") + "; stop: " +
-       e(r.stop_reason) + fmt::format("; wall {:.1f} s</p>", r.wall_s);
+       "</b>; mode " + e(r.mode) + (r.mode_note.empty() ? "" : " (" + e(r.mode_note) + ")") +
+       "; stop: " + e(r.stop_reason) + fmt::format("; wall {:.1f} s</p>", r.wall_s);
   if (r.improved)
-    h += fmt::format("<p class=ok><b>{:.3f}x faster</b> (geometric mean), verified on fresh inputs.<br>from <code>{}</code><br>to <code>{}</code></p>",
-                     r.geomean_speedup, e(ConfigKey(r.baseline_config)), e(ConfigKey(r.best_config)));
+    h += fmt::format(
+        "<p class=ok><b>{:.3f}x faster</b> (geometric mean), verified on fresh inputs.<br>from <code>{}</code><br>to "
+        "<code>{}</code></p>",
+        r.geomean_speedup, e(ConfigKey(r.baseline_config)), e(ConfigKey(r.best_config)));
   else
     h += "<p class=bad>Original kept: " + e(r.kept_reason) + "</p>";
-  h += "<h2>Per input case</h2><table><tr><th>case</th><th>baseline</th><th>best</th><th>speedup</th><th>spread</th><th>verified</th></tr>";
+  h += "<h2>Per input "
+       "case</h2><table><tr><th>case</th><th>baseline</th><th>best</th><th>speedup</th><th>spread</th><th>verified</"
+       "th></tr>";
   for (const auto& c : r.cases)
-    h += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{:.3f}x</td><td>{:.3f}&ndash;{:.3f}</td><td>{}</td></tr>",
-                     e(c.name), Ms(c.baseline_ms), Ms(c.best_ms), c.speedup, c.spread_lo, c.spread_hi,
-                     c.passed ? "yes" : "no");
+    h += fmt::format(
+        "<tr><td>{}</td><td>{}</td><td>{}</td><td>{:.3f}x</td><td>{:.3f}&ndash;{:.3f}</td><td>{}</td></tr>", e(c.name),
+        Ms(c.baseline_ms), Ms(c.best_ms), c.speedup, c.spread_lo, c.spread_hi, c.passed ? "yes" : "no");
   h += "</table>";
   h += "<h2>Roofline</h2><p>before: " + Pct(r.roofline_before) + ", after: " + Pct(r.roofline_after) +
        (r.roofline_after_estimated ? " (estimated from the profiled case's speedup)" : "") + "</p>";
-  for (auto [title, p] : {std::pair{"Findings before", &r.profile_before}, std::pair{"Findings after", &r.profile_after}}) {
+  for (auto [title, p] :
+       {std::pair{"Findings before", &r.profile_before}, std::pair{"Findings after", &r.profile_after}}) {
     if (!*p) continue;
     h += std::string("<h2>") + title + "</h2><ul>";
     for (const auto& f : (*p)->findings) {
@@ -118,12 +123,15 @@ code{background:#f4f4f4;padding:0 .2em}</style></head><body>)";
     }
     h += "</ul>";
   }
-  h += "<h2>Candidates</h2><table><tr><th>#</th><th>origin</th><th>config</th><th>verdict</th><th>score</th><th>rung 1</th><th>outcome</th><th>message</th></tr>";
+  h += "<h2>Candidates</h2><table><tr><th>#</th><th>origin</th><th>config</th><th>verdict</th><th>score</th><th>rung "
+       "1</th><th>outcome</th><th>message</th></tr>";
   for (auto* c : Sorted(r)) {
-    h += fmt::format("<tr class=\"{}\"><td>{}</td><td>{}</td><td><code>{}</code></td><td class=\"{}\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-                     c->final_outcome == "won" ? "won" : "", c->id, e(c->origin), e(ConfigKey(c->config)),
-                     c->verdict == "ok" ? "ok" : "bad", e(c->verdict), Ms(c->score_ms), Ms(c->rung1_ms),
-                     e(c->final_outcome), e(c->message.substr(0, 200)));
+    h += fmt::format(
+        "<tr class=\"{}\"><td>{}</td><td>{}</td><td><code>{}</code></td><td "
+        "class=\"{}\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+        c->final_outcome == "won" ? "won" : "", c->id, e(c->origin), e(ConfigKey(c->config)),
+        c->verdict == "ok" ? "ok" : "bad", e(c->verdict), Ms(c->score_ms), Ms(c->rung1_ms), e(c->final_outcome),
+        e(c->message.substr(0, 200)));
   }
   h += "</table>";
   if (!r.notes.empty()) {

@@ -65,12 +65,18 @@ nlohmann::json CandJson(const CandidateRecord& c) {
     if (std::isfinite(t.p80_ms)) j["p80_ms"] = t.p80_ms;
     cases.push_back(j);
   }
-  nlohmann::json j = {{"id", c.id},           {"config", ConfigToJson(c.config)},
-                      {"origin", c.origin},   {"source_hash", c.source_hash},
-                      {"verdict", c.verdict}, {"message", c.message},
-                      {"cases", cases},       {"at_s", c.at_s},
-                      {"eval_s", c.eval_s},   {"finalist", c.finalist},
-                      {"final_outcome", c.final_outcome}, {"kernels", kernels}};
+  nlohmann::json j = {{"id", c.id},
+                      {"config", ConfigToJson(c.config)},
+                      {"origin", c.origin},
+                      {"source_hash", c.source_hash},
+                      {"verdict", c.verdict},
+                      {"message", c.message},
+                      {"cases", cases},
+                      {"at_s", c.at_s},
+                      {"eval_s", c.eval_s},
+                      {"finalist", c.finalist},
+                      {"final_outcome", c.final_outcome},
+                      {"kernels", kernels}};
   if (!c.phases.empty()) j["phases_s"] = c.phases;
   j["score_ms"] = std::isfinite(c.score_ms) ? nlohmann::json(c.score_ms) : nlohmann::json(nullptr);
   j["rung1_ms"] = std::isfinite(c.rung1_ms) ? nlohmann::json(c.rung1_ms) : nlohmann::json(nullptr);
@@ -123,7 +129,10 @@ double GeoMean(const std::vector<double>& v) {
 nlohmann::json ProfileSummary::ToJson() const {
   nlohmann::json f = nlohmann::json::array();
   for (const auto& x : findings)
-    f.push_back({{"rule", x.rule}, {"severity", x.severity}, {"message", x.message}, {"moves", x.moves},
+    f.push_back({{"rule", x.rule},
+                 {"severity", x.severity},
+                 {"message", x.message},
+                 {"moves", x.moves},
                  {"evidence", x.evidence}});
   nlohmann::json j = {{"kernel", kernel}, {"bound", bound}, {"findings", f}};
   j["roofline_fraction"] = roofline_fraction >= 0 ? nlohmann::json(roofline_fraction) : nlohmann::json(nullptr);
@@ -134,8 +143,12 @@ nlohmann::json ProfileSummary::ToJson() const {
 nlohmann::json OptimizeResult::ToJson() const {
   nlohmann::json cs = nlohmann::json::array();
   for (const auto& c : cases)
-    cs.push_back({{"name", c.name}, {"baseline_ms", c.baseline_ms}, {"best_ms", c.best_ms},
-                  {"speedup", c.speedup}, {"spread", {c.spread_lo, c.spread_hi}}, {"passed", c.passed},
+    cs.push_back({{"name", c.name},
+                  {"baseline_ms", c.baseline_ms},
+                  {"best_ms", c.best_ms},
+                  {"speedup", c.speedup},
+                  {"spread", {c.spread_lo, c.spread_hi}},
+                  {"passed", c.passed},
                   {"max_abs_err", c.max_abs_err}});
   nlohmann::json cands = nlohmann::json::array();
   for (const auto& c : candidates) cands.push_back(CandJson(c));

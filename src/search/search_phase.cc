@@ -27,16 +27,21 @@ Status OptimizeRun::DryRun() {
   size_t same_program = 0;
   for (const auto& cfg : strategy_->Propose(std::max<size_t>(64, want * 16))) {
     if (props.size() == want) break;
-    if (seen.insert(program_key(cfg)).second) props.push_back(cfg);
-    else ++same_program;
+    if (seen.insert(program_key(cfg)).second)
+      props.push_back(cfg);
+    else
+      ++same_program;
   }
   if (props.empty())
-    res_.notes.push_back("dry run: every proposed config differs from the original only in launch options "
-                         "(num_warps, num_stages, ...) that Triton's interpreter ignores; the original's check "
-                         "stands for them");
+    res_.notes.push_back(
+        "dry run: every proposed config differs from the original only in launch options "
+        "(num_warps, num_stages, ...) that Triton's interpreter ignores; the original's check "
+        "stands for them");
   else if (same_program)
-    res_.notes.push_back(fmt::format("dry run: {} proposed configs differ from a checked one only in launch options "
-                                     "that Triton's interpreter ignores; not checked again", same_program));
+    res_.notes.push_back(
+        fmt::format("dry run: {} proposed configs differ from a checked one only in launch options "
+                    "that Triton's interpreter ignores; not checked again",
+                    same_program));
   size_t checked = 0;
   for (const auto& cfg : props) {
     // The budget holds here too: under the interpreter one check can take minutes.
@@ -106,16 +111,30 @@ Status OptimizeRun::Search() {
   best_profile_case_ms_ = base_profile_case_ms_;
   int rounds_without_gain = 0;
   while (true) {
-    if (OverBudget()) { res_.stop_reason = "budget"; break; }
-    if (EvalsLeft() <= 0) { res_.stop_reason = "max-evals"; break; }
+    if (OverBudget()) {
+      res_.stop_reason = "budget";
+      break;
+    }
+    if (EvalsLeft() <= 0) {
+      res_.stop_reason = "max-evals";
+      break;
+    }
     auto props = strategy_->Propose(static_cast<size_t>(std::max(1, o_.batch)));
-    if (props.empty()) { res_.stop_reason = "converged"; break; }
+    if (props.empty()) {
+      res_.stop_reason = "converged";
+      break;
+    }
     const double round_start_best = best_score_;
     bool stopped = false;
     KILN_RETURN_IF_ERROR(SearchRound(props, &stopped));
-    if (stopped) { res_.stop_reason = OverBudget() ? "budget" : "max-evals"; break; }
-    if (best_score_ < round_start_best * (1.0 - o_.min_round_gain)) rounds_without_gain = 0;
-    else ++rounds_without_gain;
+    if (stopped) {
+      res_.stop_reason = OverBudget() ? "budget" : "max-evals";
+      break;
+    }
+    if (best_score_ < round_start_best * (1.0 - o_.min_round_gain))
+      rounds_without_gain = 0;
+    else
+      ++rounds_without_gain;
     if (rounds_without_gain >= o_.patience) {
       res_.stop_reason = fmt::format("no gain of {:.0f}% in {} rounds", 100 * o_.min_round_gain, o_.patience);
       break;
@@ -132,9 +151,10 @@ Status OptimizeRun::Search() {
   if (!static_pruned_.empty())
     res_.notes.push_back(fmt::format("{} configs pruned before compiling, e.g. {}: {}", static_pruned_.size(),
                                      static_pruned_.begin()->first, static_pruned_.begin()->second));
-  Say(fmt::format("kiln: search stopped ({}) after {} measured, {} pruned, {} failed; best {} ({:.3f}x on short timings)",
-                  res_.stop_reason, measured_search_, res_.pruned, res_.failed, ConfigKey(best_config_),
-                  base_.score_ms / best_score_));
+  Say(fmt::format(
+      "kiln: search stopped ({}) after {} measured, {} pruned, {} failed; best {} ({:.3f}x on short timings)",
+      res_.stop_reason, measured_search_, res_.pruned, res_.failed, ConfigKey(best_config_),
+      base_.score_ms / best_score_));
   return Status::Ok();
 }
 
@@ -232,9 +252,12 @@ Status OptimizeRun::MeasurePending(Pending* p, CompileBatch* batch, bool* stoppe
 
 // Counts the candidate, tells the strategy, tracks the best, records it.
 void OptimizeRun::ObserveCandidate(CandidateRecord rec) {
-  if (rec.verdict == "pruned") ++res_.pruned, ++ps_.pruned;
-  else if (rec.verdict != "ok") ++res_.failed, ++ps_.failed;
-  else ++ps_.tried;
+  if (rec.verdict == "pruned")
+    ++res_.pruned, ++ps_.pruned;
+  else if (rec.verdict != "ok")
+    ++res_.failed, ++ps_.failed;
+  else
+    ++ps_.tried;
   strategy_->Observe(rec.config, rec.score_ms);
   if (rec.score_ms < best_score_) {
     best_score_ = rec.score_ms;

@@ -52,7 +52,10 @@ std::pair<Config, int> Drive(Strategy& s, const Config& start, const std::functi
       double v = f(c);
       ++n;
       s.Observe(c, v);
-      if (v < bs) { bs = v; best = c; }
+      if (v < bs) {
+        bs = v;
+        best = c;
+      }
     }
   }
   return {best, n};
@@ -99,14 +102,15 @@ Space MatmulSpace() {
 
 TEST(Space, CoupledNeighborsPairTilesWithWarpsAndBlockKWithStages) {
   Space s = MatmulSpace();
-  auto n = s.CoupledNeighbors({{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"BLOCK_K", 64}, {"num_warps", 4}, {"num_stages", 3}});
+  auto n =
+      s.CoupledNeighbors({{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"BLOCK_K", 64}, {"num_warps", 4}, {"num_stages", 3}});
   std::set<std::string> keys;
   for (auto& c : n) keys.insert(ConfigKey(c));
   EXPECT_EQ(keys, (std::set<std::string>{
-                      "BLOCK_K=64 BLOCK_M=256 BLOCK_N=128 num_stages=3 num_warps=8",   // taller tile, more warps
-                      "BLOCK_K=64 BLOCK_M=128 BLOCK_N=256 num_stages=3 num_warps=8",   // wider tile, more warps
-                      "BLOCK_K=32 BLOCK_M=128 BLOCK_N=128 num_stages=4 num_warps=4",   // shorter K, more stages
-                      "BLOCK_K=64 BLOCK_M=256 BLOCK_N=64 num_stages=3 num_warps=4",    // same area, other shape
+                      "BLOCK_K=64 BLOCK_M=256 BLOCK_N=128 num_stages=3 num_warps=8",  // taller tile, more warps
+                      "BLOCK_K=64 BLOCK_M=128 BLOCK_N=256 num_stages=3 num_warps=8",  // wider tile, more warps
+                      "BLOCK_K=32 BLOCK_M=128 BLOCK_N=128 num_stages=4 num_warps=4",  // shorter K, more stages
+                      "BLOCK_K=64 BLOCK_M=256 BLOCK_N=64 num_stages=3 num_warps=4",   // same area, other shape
                       "BLOCK_K=64 BLOCK_M=64 BLOCK_N=256 num_stages=3 num_warps=4"}));
   EXPECT_EQ(n.size(), keys.size());
   // A space without the roles has none.
@@ -275,7 +279,8 @@ TEST(Strategy, CoordinateRespectsFeasibility) {
   ctx.feasible = [](const Config& c) { return c.at("BLOCK_SIZE") <= 64; };
   auto s = MakeStrategy("coordinate", ctx);
   int infeasible = 0;
-  (*s)->Start({{"BLOCK_SIZE", 16}, {"num_warps", 4}, {"num_stages", 3}}, Bowl({{"BLOCK_SIZE", 16}, {"num_warps", 4}, {"num_stages", 3}}));
+  (*s)->Start({{"BLOCK_SIZE", 16}, {"num_warps", 4}, {"num_stages", 3}},
+              Bowl({{"BLOCK_SIZE", 16}, {"num_warps", 4}, {"num_stages", 3}}));
   while (true) {
     auto p = (*s)->Propose(8);
     if (p.empty()) break;
@@ -293,7 +298,7 @@ TEST(Strategy, CoordinateStopsWhenGainBelowThreshold) {
   auto s = MakeStrategy("coordinate", {Space1D()});
   auto [best, n] = Drive(**s, {{"BLOCK_SIZE", 128}, {"num_warps", 4}, {"num_stages", 3}}, flat);
   EXPECT_EQ(best.at("BLOCK_SIZE"), 64);  // seen, but the strategy does not move there
-  EXPECT_EQ(n, 8);                        // one round of neighbours and one of the 2 coupled steps
+  EXPECT_EQ(n, 8);                       // one round of neighbours and one of the 2 coupled steps
 }
 
 TEST(Strategy, CoordinateTakesCoupledStepsWhereSingleStepsAreWorse) {
@@ -301,8 +306,10 @@ TEST(Strategy, CoordinateTakesCoupledStepsWhereSingleStepsAreWorse) {
   // 128x128 at 4 warps loses (as matmul_triton2's did on an H100), the coupled step wins; then BLOCK_K 32.
   auto f = [](const Config& c) {
     double t = 1.0;
-    if (c.at("BLOCK_M") == 256) t *= c.at("num_warps") == 8 ? 0.8 : 3.0;
-    else if (c.at("num_warps") == 8) t *= 1.1;
+    if (c.at("BLOCK_M") == 256)
+      t *= c.at("num_warps") == 8 ? 0.8 : 3.0;
+    else if (c.at("num_warps") == 8)
+      t *= 1.1;
     if (c.at("BLOCK_N") != 128) t *= 1.5;
     if (c.at("BLOCK_M") < 128) t *= 1.5;
     if (c.at("BLOCK_K") == 32) t *= c.at("BLOCK_M") == 256 ? 0.9 : 1.2;
@@ -310,7 +317,8 @@ TEST(Strategy, CoordinateTakesCoupledStepsWhereSingleStepsAreWorse) {
     return t;
   };
   auto s = MakeStrategy("coordinate", {MatmulSpace()});
-  auto [best, n] = Drive(**s, {{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"BLOCK_K", 64}, {"num_warps", 4}, {"num_stages", 4}}, f);
+  auto [best, n] =
+      Drive(**s, {{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"BLOCK_K", 64}, {"num_warps", 4}, {"num_stages", 4}}, f);
   EXPECT_EQ(ConfigKey(best), "BLOCK_K=32 BLOCK_M=256 BLOCK_N=128 num_stages=4 num_warps=8");
   EXPECT_LE(n, 25);  // within 25% of the 128-config grid
 }
@@ -334,10 +342,9 @@ TEST(Strategy, RulesRoundTriesOneAndTwoSteps) {
   auto first = (*s)->Propose(8);
   std::vector<std::string> keys;
   for (const auto& c : first) keys.push_back(ConfigKey(c));
-  EXPECT_EQ(keys, (std::vector<std::string>{"BLOCK_SIZE=32 num_stages=3 num_warps=1",
-                                            "BLOCK_SIZE=16 num_stages=3 num_warps=2",
-                                            "BLOCK_SIZE=64 num_stages=3 num_warps=1",
-                                            "BLOCK_SIZE=16 num_stages=3 num_warps=4"}));
+  EXPECT_EQ(keys, (std::vector<std::string>{
+                      "BLOCK_SIZE=32 num_stages=3 num_warps=1", "BLOCK_SIZE=16 num_stages=3 num_warps=2",
+                      "BLOCK_SIZE=64 num_stages=3 num_warps=1", "BLOCK_SIZE=16 num_stages=3 num_warps=4"}));
   // With room for only two, the single steps come first.
   auto s2 = MakeStrategy("rules", ctx);
   (*s2)->Start({{"BLOCK_SIZE", 16}, {"num_warps", 1}, {"num_stages", 3}}, 1.0);

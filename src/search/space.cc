@@ -48,12 +48,12 @@ Role GuessRole(const std::string& name) {
   if (name == "num_stages") return Role::kNumStages;
   const std::string u = Upper(name);
   if (u.find("GROUP") != std::string::npos) return Role::kGroupM;
-  const bool blockish = u.find("BLOCK") != std::string::npos || u.find("TILE") != std::string::npos ||
-                        u == "BM" || u == "BN" || u == "BK";
+  const bool blockish = u.find("BLOCK") != std::string::npos || u.find("TILE") != std::string::npos || u == "BM" ||
+                        u == "BN" || u == "BK";
   if (!blockish) return Role::kOther;
   // Head dimensions and model widths are shapes, not tiles.
-  if (u.find("DMODEL") != std::string::npos || u.find("HEAD") != std::string::npos ||
-      EndsWith(u, "_D") || EndsWith(u, "DIM"))
+  if (u.find("DMODEL") != std::string::npos || u.find("HEAD") != std::string::npos || EndsWith(u, "_D") ||
+      EndsWith(u, "DIM"))
     return Role::kOther;
   auto ends = [&](const char* a) { return EndsWith(u, a); };
   if (ends("_M") || ends("SIZE_M") || u == "BM" || ends("BLOCK_M") || ends("BLOCKM")) return Role::kBlockM;
@@ -78,7 +78,8 @@ nlohmann::json ConfigToJson(const Config& c) {
 }
 
 const Param* Space::Find(const std::string& name) const {
-  for (const auto& p : params_) if (p.name == name) return &p;
+  for (const auto& p : params_)
+    if (p.name == name) return &p;
   return nullptr;
 }
 
@@ -101,7 +102,10 @@ std::vector<int> Space::Indices(const Config& c) const {
         // Distance in log space for positive values (block sizes), linear otherwise.
         double a = static_cast<double>(p.values[i]), b = static_cast<double>(it->second);
         double d = (a > 0 && b > 0) ? std::abs(std::log2(a) - std::log2(b)) : std::abs(a - b);
-        if (d < bd) { bd = d; best = static_cast<int>(i); }
+        if (d < bd) {
+          bd = d;
+          best = static_cast<int>(i);
+        }
       }
     }
     idx.push_back(best);
@@ -129,7 +133,8 @@ std::vector<Config> Space::Neighbors(const Config& c) const {
   std::vector<Config> out;
   auto idx = Indices(c);
   Config base = At(idx);
-  for (const auto& [k, v] : c) if (!Find(k)) base[k] = v;  // keep foreign keys
+  for (const auto& [k, v] : c)
+    if (!Find(k)) base[k] = v;  // keep foreign keys
   for (size_t i = 0; i < params_.size(); ++i) {
     for (int d : {-1, +1}) {
       int j = idx[i] + d;
@@ -146,7 +151,8 @@ std::vector<Config> Space::CoupledNeighbors(const Config& c) const {
   std::vector<Config> out;
   auto idx = Indices(c);
   Config base = At(idx);
-  for (const auto& [k, v] : c) if (!Find(k)) base[k] = v;
+  for (const auto& [k, v] : c)
+    if (!Find(k)) base[k] = v;
   auto find_role = [&](Role r) -> int {
     for (size_t i = 0; i < params_.size(); ++i)
       if (params_[i].role == r && params_[i].values.size() > 1) return static_cast<int>(i);
@@ -198,9 +204,12 @@ Config Space::Complete(const Config& c, const Config& fallback) const {
   Config out;
   for (const auto& p : params_) {
     auto it = c.find(p.name);
-    if (it != c.end()) out[p.name] = it->second;
-    else if (auto f = fallback.find(p.name); f != fallback.end()) out[p.name] = f->second;
-    else out[p.name] = p.values.front();
+    if (it != c.end())
+      out[p.name] = it->second;
+    else if (auto f = fallback.find(p.name); f != fallback.end())
+      out[p.name] = f->second;
+    else
+      out[p.name] = p.values.front();
   }
   return out;
 }
@@ -208,15 +217,14 @@ Config Space::Complete(const Config& c, const Config& fallback) const {
 nlohmann::json Space::ToJson() const {
   nlohmann::json a = nlohmann::json::array();
   for (const auto& p : params_) {
-    a.push_back({{"name", p.name}, {"role", RoleName(p.role)}, {"values", p.values},
-                 {"launch_option", p.launch_option}});
+    a.push_back(
+        {{"name", p.name}, {"role", RoleName(p.role)}, {"values", p.values}, {"launch_option", p.launch_option}});
   }
   return {{"params", a}, {"size", Size()}};
 }
 
-std::vector<int64_t> CandidateValues(Role role, std::optional<int64_t> current,
-                                     const std::vector<int64_t>& seen, int64_t min_value,
-                                     int64_t max_value, const SpaceOptions& o) {
+std::vector<int64_t> CandidateValues(Role role, std::optional<int64_t> current, const std::vector<int64_t>& seen,
+                                     int64_t min_value, int64_t max_value, const SpaceOptions& o) {
   std::set<int64_t> vals;
   switch (role) {
     case Role::kNumWarps:
@@ -295,8 +303,10 @@ SpaceBuild SpaceFromTunables(const analysis::Tunables& t, const SpaceOptions& op
     p.launch_option = tu.launch_option;
     p.values = CandidateValues(role, cur, tu.autotune_values, tu.min_value, tu.max_value, o);
     if (p.values.empty()) continue;
-    if (cur) b.baseline[p.name] = *cur;
-    else b.baseline[p.name] = p.values[p.values.size() / 2];
+    if (cur)
+      b.baseline[p.name] = *cur;
+    else
+      b.baseline[p.name] = p.values[p.values.size() / 2];
     params.push_back(std::move(p));
   }
   b.space = Space(std::move(params));
@@ -311,9 +321,11 @@ Status Space::RestrictToGrid(const nlohmann::json& grid, const Config& keep, Spa
       for (const auto& p : s->params()) known += (known.empty() ? "" : ", ") + p.name;
       return InvalidArgument("grid parameter '" + name + "' is not a tunable of this kernel (tunables: " + known + ")");
     }
-    if (!vals.is_array() || vals.empty()) return InvalidArgument("grid parameter '" + name + "': expected a non-empty list");
+    if (!vals.is_array() || vals.empty())
+      return InvalidArgument("grid parameter '" + name + "': expected a non-empty list");
     for (const auto& v : vals)
-      if (!v.is_number_integer()) return InvalidArgument("grid parameter '" + name + "': " + v.dump() + " is not an integer");
+      if (!v.is_number_integer())
+        return InvalidArgument("grid parameter '" + name + "': " + v.dump() + " is not an integer");
   }
   std::vector<Param> ps = s->params();
   for (auto& p : ps) {

@@ -93,8 +93,8 @@ struct SpaceOptions {
   // Block sizes: powers of two within [current / span, current * span], clipped to [min, max].
   int64_t block_span = 8;
   int64_t block_min = 16;
-  int64_t block_max_2d = 256;     // tile sizes of 2-D (dot) kernels
-  int64_t block_max_1d = 16384;   // 1-D blocks (elementwise, row reductions)
+  int64_t block_max_2d = 256;    // tile sizes of 2-D (dot) kernels
+  int64_t block_max_1d = 16384;  // 1-D blocks (elementwise, row reductions)
   // Always searched, whatever the current value: where tuned kernels' blocks usually sit.
   int64_t canonical_1d_lo = 256, canonical_1d_hi = 4096;
   int64_t canonical_2d_lo = 32, canonical_2d_hi = 128;
@@ -108,9 +108,8 @@ struct SpaceOptions {
 
 // Values to search for one parameter, always including `current` (when given) and any autotune
 // values seen.
-std::vector<int64_t> CandidateValues(Role role, std::optional<int64_t> current,
-                                     const std::vector<int64_t>& seen, int64_t min_value,
-                                     int64_t max_value, const SpaceOptions& o);
+std::vector<int64_t> CandidateValues(Role role, std::optional<int64_t> current, const std::vector<int64_t>& seen,
+                                     int64_t min_value, int64_t max_value, const SpaceOptions& o);
 
 // The space of the editable tunables and the baseline config (their current values; Triton's
 // defaults 4 warps / 3 stages where not set). Tunables that are not editable are listed in

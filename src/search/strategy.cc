@@ -237,7 +237,8 @@ class Bayes : public Base {
     // Training data: log-times, failures at the worst finite value + 1 (pushes the GP away).
     std::vector<std::pair<std::vector<double>, double>> data;
     double worst = -1e300;
-    for (auto& [c, s] : observed_) if (std::isfinite(s) && s > 0) worst = std::max(worst, std::log(s));
+    for (auto& [c, s] : observed_)
+      if (std::isfinite(s) && s > 0) worst = std::max(worst, std::log(s));
     if (worst == -1e300) return {};
     for (auto& [c, s] : observed_) {
       double y = (std::isfinite(s) && s > 0) ? std::log(s) : worst + 1.0;
@@ -267,7 +268,10 @@ class Bayes : public Base {
         Eigen::VectorXd x = Eigen::Map<Eigen::VectorXd>(f.data(), d);
         auto p = gp.Predict(x);
         double ei = ExpectedImprovement(p.mean, p.var, best_y, 0.01);
-        if (ei > best_ei) { best_ei = ei; arg = static_cast<int>(i); }
+        if (ei > best_ei) {
+          best_ei = ei;
+          arg = static_cast<int>(i);
+        }
       }
       if (arg < 0 || best_ei < 1e-6) break;  // nothing left worth measuring
       taken[arg] = true;
@@ -323,10 +327,9 @@ int64_t Step(const Param& p, int64_t v, int dir) {
 }  // namespace
 
 const std::vector<std::string>& KnownMoves() {
-  static const std::vector<std::string> m = {"bigger_tiles", "more_stages",  "more_warps",
-                                             "group_m",      "bigger_block", "bigger_k",
-                                             "fewer_warps",  "smaller_tiles", "fewer_stages",
-                                             "smaller_block", "smaller_k", "typical_block"};
+  static const std::vector<std::string> m = {"bigger_tiles", "more_stages",   "more_warps",  "group_m",
+                                             "bigger_block", "bigger_k",      "fewer_warps", "smaller_tiles",
+                                             "fewer_stages", "smaller_block", "smaller_k",   "typical_block"};
   return m;
 }
 
@@ -334,7 +337,8 @@ std::optional<Config> ApplyMove(const Space& s, const Config& c0, const std::str
   Config c = s.Complete(c0, c0);
   Config n = c;
   auto step_role = [&](Role r, int dir) {
-    for (const auto& p : s.params()) if (p.role == r) n[p.name] = Step(p, c[p.name], dir);
+    for (const auto& p : s.params())
+      if (p.role == r) n[p.name] = Step(p, c[p.name], dir);
   };
   if (move == "bigger_tiles" || move == "smaller_tiles") {
     int dir = move == "bigger_tiles" ? 1 : -1;
@@ -370,7 +374,10 @@ std::optional<Config> ApplyMove(const Space& s, const Config& c0, const std::str
       for (auto v : p.values) {
         if (v == c[p.name]) continue;
         int64_t d = std::abs(v - 8);
-        if (d < bd) { bd = d; best = v; }
+        if (d < bd) {
+          bd = d;
+          best = v;
+        }
       }
       n[p.name] = best;
     }

@@ -63,7 +63,8 @@ std::vector<size_t> OptimizeRun::PickFinalists() {
     }
     ++res_.measured;
     cr.rung1_ms = Score(*r, search_cases_);
-    Step("rung", {{"id", cr.id}, {"rung", rung},
+    Step("rung", {{"id", cr.id},
+                  {"rung", rung},
                   {"score_ms", std::isfinite(cr.rung1_ms) ? nlohmann::json(cr.rung1_ms) : nlohmann::json(nullptr)}});
     return cr.rung1_ms;
   });
@@ -253,10 +254,11 @@ void OptimizeRun::KeepOriginal() {
 void OptimizeRun::ProfileWinner() {
   if (res_.mode != "profiled") return;
   if (Elapsed() + profile_s_ > o_.budget_seconds && !o_.profile_winner_always) {
-    res_.notes.push_back(fmt::format("the winner was not profiled: the profile takes {:.0f} s and {:.0f} s of the "
-                                     "budget are left (roofline after is estimated from the profiled case's "
-                                     "speedup; --profile-winner to profile it anyway)",
-                                     profile_s_, std::max(0.0, o_.budget_seconds - Elapsed())));
+    res_.notes.push_back(
+        fmt::format("the winner was not profiled: the profile takes {:.0f} s and {:.0f} s of the "
+                    "budget are left (roofline after is estimated from the profiled case's "
+                    "speedup; --profile-winner to profile it anyway)",
+                    profile_s_, std::max(0.0, o_.budget_seconds - Elapsed())));
     for (const auto& x : res_.cases)
       if (x.name == profile_case_ && res_.roofline_before > 0 && x.speedup > 0) {
         res_.roofline_after = res_.roofline_before * x.speedup;
@@ -285,8 +287,8 @@ Status OptimizeRun::EmitAutotune(const std::vector<size_t>& order) {
       if (x == cfg) return Status::Ok();
     auto src = d_.renderer->Render(cfg);
     if (!src.ok()) return Status::Ok();
-    KILN_ASSIGN_OR_RETURN(exec::EvalResult r, Measure(MakeRequest(*src, exec::Mode::kCheck, NextSeed(),
-                                                                  o_.verify_trials, {}, run_cases_)));
+    KILN_ASSIGN_OR_RETURN(exec::EvalResult r,
+                          Measure(MakeRequest(*src, exec::Mode::kCheck, NextSeed(), o_.verify_trials, {}, run_cases_)));
     if (r.verdict != exec::Verdict::kOk) {
       res_.notes.push_back("--emit-autotune: dropped " + ConfigKey(cfg) + " (" + exec::VerdictName(r.verdict) + ")");
       return Status::Ok();
@@ -313,11 +315,13 @@ Status OptimizeRun::EmitAutotune(const std::vector<size_t>& order) {
     res_.notes.push_back("--emit-autotune: " + at.status().message());
     return Status::Ok();
   }
-  KILN_ASSIGN_OR_RETURN(exec::EvalResult r, Measure(MakeRequest(*at, exec::Mode::kCheck, NextSeed(), o_.verify_trials,
-                                                                {}, run_cases_)));
-  if (r.verdict == exec::Verdict::kOk) res_.autotune_source = *at;
-  else res_.notes.push_back(std::string("--emit-autotune: the autotuned module failed its check (") +
-                            exec::VerdictName(r.verdict) + ": " + r.message + "); writing the plain winner");
+  KILN_ASSIGN_OR_RETURN(exec::EvalResult r,
+                        Measure(MakeRequest(*at, exec::Mode::kCheck, NextSeed(), o_.verify_trials, {}, run_cases_)));
+  if (r.verdict == exec::Verdict::kOk)
+    res_.autotune_source = *at;
+  else
+    res_.notes.push_back(std::string("--emit-autotune: the autotuned module failed its check (") +
+                         exec::VerdictName(r.verdict) + ": " + r.message + "); writing the plain winner");
   return Status::Ok();
 }
 

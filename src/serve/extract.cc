@@ -83,8 +83,7 @@ Extracted ExtractCode(std::string_view response) {
   const Block* pick = nullptr;
   for (const auto& b : blocks) {
     if (!PythonLang(b.lang)) continue;
-    if (!pick || b.body.find("@triton.jit") != std::string::npos ||
-        pick->body.find("@triton.jit") == std::string::npos)
+    if (!pick || b.body.find("@triton.jit") != std::string::npos || pick->body.find("@triton.jit") == std::string::npos)
       pick = &b;
   }
   if (pick) {

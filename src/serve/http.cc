@@ -16,7 +16,8 @@ namespace {
 
 bool SameToken(const std::string& a, const std::string& b) {  // constant time in the token's length
   unsigned diff = a.size() == b.size() ? 0 : 1;
-  for (size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i]) ^ static_cast<unsigned char>(b[i % (b.size() ? b.size() : 1)]);
+  for (size_t i = 0; i < a.size(); ++i)
+    diff |= static_cast<unsigned char>(a[i]) ^ static_cast<unsigned char>(b[i % (b.size() ? b.size() : 1)]);
   return diff == 0 && !b.empty();
 }
 
@@ -25,7 +26,9 @@ void Reply(httplib::Response& res, const HttpOptions& o, int status, const json&
   if (text.size() > o.max_response_bytes) {
     status = 413;
     text = json{{"error", fmt::format("the response ({} bytes) exceeds --max-response-bytes {}; send fewer items per "
-                                      "request", text.size(), o.max_response_bytes)}}.dump();
+                                      "request",
+                                      text.size(), o.max_response_bytes)}}
+               .dump();
   }
   res.status = status;
   res.set_content(text + "\n", "application/json");
@@ -33,9 +36,7 @@ void Reply(httplib::Response& res, const HttpOptions& o, int status, const json&
 
 }  // namespace
 
-bool IsLoopback(const std::string& host) {
-  return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
-}
+bool IsLoopback(const std::string& host) { return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0; }
 
 int Serve(Service* service, const HttpOptions& o) {
   httplib::Server srv;
@@ -50,7 +51,8 @@ int Serve(Service* service, const HttpOptions& o) {
     if (auth.rfind("Bearer ", 0) == 0 && SameToken(auth.substr(7), o.token))
       return httplib::Server::HandlerResponse::Unhandled;
     res.set_header("WWW-Authenticate", "Bearer");
-    Reply(res, o, 401, {{"error", auth.empty() ? "missing bearer token (Authorization: Bearer TOKEN)" : "wrong token"}});
+    Reply(res, o, 401,
+          {{"error", auth.empty() ? "missing bearer token (Authorization: Bearer TOKEN)" : "wrong token"}});
     return httplib::Server::HandlerResponse::Handled;
   });
   srv.Post("/v1/rewards", [&](const httplib::Request& req, httplib::Response& res) {
@@ -81,7 +83,8 @@ int Serve(Service* service, const HttpOptions& o) {
     Answer a = service->Job(req.matches[1]);
     Reply(res, o, a.http, a.body);
   });
-  srv.Get("/v1/health", [&](const httplib::Request&, httplib::Response& res) { Reply(res, o, 200, service->Health()); });
+  srv.Get("/v1/health",
+          [&](const httplib::Request&, httplib::Response& res) { Reply(res, o, 200, service->Health()); });
   srv.Get("/v1/tasks", [&](const httplib::Request&, httplib::Response& res) {
     // via Health's task count and the task list
     Reply(res, o, 200, {{"tasks", service->Tasks()}});
@@ -93,7 +96,8 @@ int Serve(Service* service, const HttpOptions& o) {
     if (res.status == 413 && req.get_header_value("Content-Type").find("x-www-form-urlencoded") != std::string::npos)
       Reply(res, o, 413, {{"error", "a form-encoded body is limited to 8 KiB: send Content-Type: application/json"}});
     else if (res.status == 413)
-      Reply(res, o, 413, {{"error", fmt::format("request body over the limit of {} bytes (--max-body-bytes)", o.max_body_bytes)}});
+      Reply(res, o, 413,
+            {{"error", fmt::format("request body over the limit of {} bytes (--max-body-bytes)", o.max_body_bytes)}});
     else if (res.status == 404)
       Reply(res, o, 404, {{"error", fmt::format("no route {} {}", req.method, req.path)}});
     else if (res.body.empty())
@@ -107,7 +111,8 @@ int Serve(Service* service, const HttpOptions& o) {
     port = -1;
   }
   if (port < 0) {
-    std::fprintf(stderr, "kiln serve: cannot listen on %s:%d (in use, or not an address of this host)\n", o.host.c_str(), o.port);
+    std::fprintf(stderr, "kiln serve: cannot listen on %s:%d (in use, or not an address of this host)\n",
+                 o.host.c_str(), o.port);
     return 2;
   }
   std::fprintf(stderr, "kiln serve: listening on http://%s:%d\n", o.host.c_str(), port);

@@ -43,8 +43,10 @@ void Metrics::Finished(const std::string& verdict, double latency_s) {
   ++verdicts_[verdict];
   recent_.push_back(Clock::now());
   Trim(&recent_);
-  if (latencies_.size() < kLatencyRing) latencies_.push_back(latency_s);
-  else latencies_[latency_next_] = latency_s;
+  if (latencies_.size() < kLatencyRing)
+    latencies_.push_back(latency_s);
+  else
+    latencies_[latency_next_] = latency_s;
   latency_next_ = (latency_next_ + 1) % kLatencyRing;
   latency_sum_ += latency_s;
 }

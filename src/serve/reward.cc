@@ -12,9 +12,15 @@ namespace kiln::serve {
 using nlohmann::json;
 
 json RewardFormula::ToJson() const {
-  return {{"name", name},           {"require_gate", require_gate}, {"w_format", w_format},
-          {"w_compiled", w_compiled}, {"w_correct", w_correct},   {"w_speedup", w_speedup},
-          {"w_hacked", w_hacked},   {"speedup_offset", speedup_offset}, {"speedup_min", speedup_min},
+  return {{"name", name},
+          {"require_gate", require_gate},
+          {"w_format", w_format},
+          {"w_compiled", w_compiled},
+          {"w_correct", w_correct},
+          {"w_speedup", w_speedup},
+          {"w_hacked", w_hacked},
+          {"speedup_offset", speedup_offset},
+          {"speedup_min", speedup_min},
           {"speedup_cap", speedup_cap}};
 }
 
@@ -84,8 +90,12 @@ Result<RewardFormula> LoadFormula(const std::string& name_or_file) {
 }
 
 json Components::ToJson() const {
-  return {{"has_code", has_code}, {"format", format ? 1 : 0}, {"gate", gate ? 1 : 0}, {"compiled", compiled ? 1 : 0},
-          {"correct", correct ? 1 : 0}, {"hacked", hacked ? 1 : 0},
+  return {{"has_code", has_code},
+          {"format", format ? 1 : 0},
+          {"gate", gate ? 1 : 0},
+          {"compiled", compiled ? 1 : 0},
+          {"correct", correct ? 1 : 0},
+          {"hacked", hacked ? 1 : 0},
           {"speedup", speedup ? json(*speedup) : json(nullptr)}};
 }
 
@@ -94,7 +104,8 @@ double Reward(const RewardFormula& f, const Components& c) {
   double s = 0;
   if (c.speedup && std::isfinite(*c.speedup))
     s = std::clamp(*c.speedup - f.speedup_offset, f.speedup_min, f.speedup_cap);
-  const double body = f.w_format * c.format + f.w_compiled * c.compiled + (c.correct ? f.w_correct + f.w_speedup * s : 0);
+  const double body =
+      f.w_format * c.format + f.w_compiled * c.compiled + (c.correct ? f.w_correct + f.w_speedup * s : 0);
   return gate * body + f.w_hacked * (c.hacked ? 1 : 0);
 }
 

@@ -50,7 +50,9 @@ Service::Service(ServiceConfig cfg, TaskSet* tasks) : cfg_(std::move(cfg)), task
 
 Service::~Service() { Stop(); }
 
-void Service::Start() { loop_ = std::thread([this] { Loop(); }); }
+void Service::Start() {
+  loop_ = std::thread([this] { Loop(); });
+}
 
 void Service::Stop() {
   {
@@ -71,15 +73,16 @@ Status Service::ParseItem(const json& in, size_t index, const json& request, Ite
   auto bad = [&](const std::string& m) { return InvalidArgument(fmt::format("items[{}]: {}", index, m)); };
   if (!in.is_object()) return bad("expected an object {\"task\", \"response\" | \"code\", ...}");
   for (const auto& [k, v] : in.items()) {
-    static const std::vector<std::string> kKeys = {"id", "task", "response", "code", "group", "mode", "reward",
-                                                   "deadline_s"};
+    static const std::vector<std::string> kKeys = {"id",    "task", "response", "code",
+                                                   "group", "mode", "reward",   "deadline_s"};
     if (std::find(kKeys.begin(), kKeys.end(), k) == kKeys.end()) return bad(fmt::format("unknown key '{}'", k));
   }
   if (!in.contains("task")) return bad("missing \"task\" (a task name, or {\"reference\": SOURCE})");
-  Result<task::TaskSpec> spec = in["task"].is_string() ? tasks_->Find(in["task"].get<std::string>())
-                                : in["task"].is_object() ? tasks_->Inline(in["task"])
-                                                         : Result<task::TaskSpec>(InvalidArgument(
-                                                               "task: expected a name or {\"reference\": SOURCE}"));
+  Result<task::TaskSpec> spec =
+      in["task"].is_string() ? tasks_->Find(in["task"].get<std::string>())
+      : in["task"].is_object()
+          ? tasks_->Inline(in["task"])
+          : Result<task::TaskSpec>(InvalidArgument("task: expected a name or {\"reference\": SOURCE}"));
   if (!spec.ok()) return bad(spec.status().message());
   const bool has_response = in.contains("response"), has_code = in.contains("code");
   if (has_response == has_code) return bad("give exactly one of \"response\" (raw model text) and \"code\"");
@@ -164,8 +167,9 @@ Answer Service::Submit(const json& request, const std::string& idem_key, double 
   const auto now = Clock::now();
   if (request.is_object() && request.contains("items") && request["items"].is_array() &&
       request["items"].size() > cfg_.max_items)
-    return {413, {{"error", fmt::format("{} items in one request; the limit is {} (--max-items)",
-                                        request["items"].size(), cfg_.max_items)}}};
+    return {413,
+            {{"error", fmt::format("{} items in one request; the limit is {} (--max-items)", request["items"].size(),
+                                   cfg_.max_items)}}};
   JobPtr existing;
   if (!idem_key.empty()) {
     std::unique_lock<std::mutex> l(mu_);
@@ -195,22 +199,22 @@ Answer Service::Submit(const json& request, const std::string& idem_key, double 
     if (!idem_key.empty() && by_key_.count(idem_key)) {
       raced = jobs_[by_key_[idem_key]];
     } else {
-    if (queue_.size() + in_flight_ + need > cfg_.queue_limit) {
-      metrics_.Rejected429();
-      const double per_s = std::max(1.0, metrics_.EvaluationsPerMinute()) / 60.0;
-      int retry = static_cast<int>(std::clamp(std::ceil((queue_.size() + need) / per_s / 4), 1.0, 60.0));
-      return {429,
-              {{"error", fmt::format("the queue is full ({} items waiting or running, limit {}); retry later",
-                                     queue_.size() + in_flight_, cfg_.queue_limit)}},
-              retry};
-    }
-    job->id = NewId();
-    if (cfg_.store) {
-      Status s = cfg_.store->PutServeJob(job->id, idem_key, request);
-      if (!s.ok()) return {500, {{"error", "cannot journal the job: " + s.message()}}};
-    }
-    metrics_.Accepted(1, job->items.size());
-    Admit(job);
+      if (queue_.size() + in_flight_ + need > cfg_.queue_limit) {
+        metrics_.Rejected429();
+        const double per_s = std::max(1.0, metrics_.EvaluationsPerMinute()) / 60.0;
+        int retry = static_cast<int>(std::clamp(std::ceil((queue_.size() + need) / per_s / 4), 1.0, 60.0));
+        return {429,
+                {{"error", fmt::format("the queue is full ({} items waiting or running, limit {}); retry later",
+                                       queue_.size() + in_flight_, cfg_.queue_limit)}},
+                retry};
+      }
+      job->id = NewId();
+      if (cfg_.store) {
+        Status s = cfg_.store->PutServeJob(job->id, idem_key, request);
+        if (!s.ok()) return {500, {{"error", "cannot journal the job: " + s.message()}}};
+      }
+      metrics_.Accepted(1, job->items.size());
+      Admit(job);
     }
   }
   if (raced) return WaitFor(raced, wait_s);
@@ -249,7 +253,10 @@ Answer Service::Job(const std::string& id) {
 
 json Service::Running(const JobState& job) const {
   size_t done = job.items.size() - job.remaining;
-  return {{"job", job.id}, {"status", "running"}, {"items_done", done}, {"items", job.items.size()},
+  return {{"job", job.id},
+          {"status", "running"},
+          {"items_done", done},
+          {"items", job.items.size()},
           {"location", "/v1/jobs/" + job.id}};
 }
 
@@ -421,7 +428,8 @@ void Service::RunBatch(std::vector<Queued> batch) {
       continue;
     }
     exec::EvalRequest r = *it.request;
-    if (it.deadline) r.timeout_s = std::max(1.0, std::min(r.timeout_s, std::chrono::duration<double>(*it.deadline - now).count()));
+    if (it.deadline)
+      r.timeout_s = std::max(1.0, std::min(r.timeout_s, std::chrono::duration<double>(*it.deadline - now).count()));
     ++it.attempts;
     it.dispatched = now;
     metrics_.Evaluation();
@@ -480,8 +488,10 @@ Result<size_t> Service::Recover() {
     for (size_t i = 0; i < job->items.size(); ++i) {
       Item& it = job->items[i];
       if (it.result) continue;
-      if (!parsed.ok()) Finish(job, i, ResultJson(it, InvalidArgument("unused"), "after a restart: " + parsed.status().message()));
-      else if (!it.request) Finish(job, i, ResultJson(it, InvalidArgument("unused"), ""));
+      if (!parsed.ok())
+        Finish(job, i, ResultJson(it, InvalidArgument("unused"), "after a restart: " + parsed.status().message()));
+      else if (!it.request)
+        Finish(job, i, ResultJson(it, InvalidArgument("unused"), ""));
     }
     if (job->remaining == 0 && !job->response) {  // every item was journalled before the restart
       std::lock_guard<std::mutex> l(mu_);
@@ -495,8 +505,8 @@ Result<size_t> Service::Recover() {
 
 json Service::Health() const {
   std::lock_guard<std::mutex> l(mu_);
-  json h = {{"status", "ok"}, {"queue_depth", queue_.size()}, {"in_flight", in_flight_}, {"tasks", tasks_->size()},
-            {"reward_formula", cfg_.reward.ToJson()}, {"journal", cfg_.store != nullptr}};
+  json h = {{"status", "ok"},          {"queue_depth", queue_.size()},           {"in_flight", in_flight_},
+            {"tasks", tasks_->size()}, {"reward_formula", cfg_.reward.ToJson()}, {"journal", cfg_.store != nullptr}};
   for (const auto& [k, v] : cfg_.describe.items()) h[k] = v;
   return h;
 }

@@ -37,12 +37,12 @@
 namespace kiln::serve {
 
 struct ServiceConfig {
-  exec::EvalRequest base;  // mode, policy, seed, trials, timeout_s of every item
-  RewardFormula reward;    // default formula
-  size_t queue_limit = 1024;  // items waiting or in flight; beyond: 429
-  size_t max_items = 256;     // per request; beyond: 413
-  size_t batch_max = 64;      // items per EvalPool run
-  int max_attempts = 2;       // a dead worker's item runs once more, then gets a verdict
+  exec::EvalRequest base;         // mode, policy, seed, trials, timeout_s of every item
+  RewardFormula reward;           // default formula
+  size_t queue_limit = 1024;      // items waiting or in flight; beyond: 429
+  size_t max_items = 256;         // per request; beyond: 413
+  size_t batch_max = 64;          // items per EvalPool run
+  int max_attempts = 2;           // a dead worker's item runs once more, then gets a verdict
   store::Store* store = nullptr;  // journal, cache and records; null: none (no restart recovery)
   bool use_cache = true;
   int measure_slots = 1, check_slots = 0;
@@ -77,7 +77,7 @@ class Service {
  private:
   using Clock = std::chrono::steady_clock;
   struct Item {
-    nlohmann::json echo;  // index, id, group, task
+    nlohmann::json echo;                       // index, id, group, task
     std::optional<exec::EvalRequest> request;  // nullopt: decided without a worker
     Components comp;
     RewardFormula formula;
@@ -104,7 +104,7 @@ class Service {
   // Builds a job from a request; an error names the item. `started`: when it was accepted.
   Result<JobPtr> Parse(const nlohmann::json& request, Clock::time_point started);
   Status ParseItem(const nlohmann::json& in, size_t index, const nlohmann::json& request, Item* it);
-  void Admit(const JobPtr& job);               // queues its items (mu_ held)
+  void Admit(const JobPtr& job);                                        // queues its items (mu_ held)
   void Finish(const JobPtr& job, size_t index, nlohmann::json result);  // mu_ not held
   nlohmann::json ResultJson(Item& it, const Result<exec::EvalResult>& r, const std::string& error);
   nlohmann::json Response(const JobState& job) const;  // mu_ held

@@ -69,7 +69,8 @@ Status TaskSet::Load(const std::string& path, std::vector<std::string>* warnings
         lo.bench = (b.is_relative() ? dir / b : b).string();
       }
       auto spec = task::LoadTask(p.lexically_normal().string(), lo);
-      if (!spec.ok()) return Status(spec.status().code(), fmt::format("{}: tasks[{}]: {}", path, i, spec.status().message()));
+      if (!spec.ok())
+        return Status(spec.status().code(), fmt::format("{}: tasks[{}]: {}", path, i, spec.status().message()));
       KILN_RETURN_IF_ERROR(Add(t.value("name", spec->name), *spec));
     }
     return Status::Ok();
@@ -93,8 +94,8 @@ Result<task::TaskSpec> TaskSet::Inline(const json& t) {
   const std::string src = t["reference"].get<std::string>();
   const std::string format = t.value("format", "kernelbench");
   if (format != "kernelbench" && format != "tritonbench_g" && format != "tritonbench_t")
-    return InvalidArgument(fmt::format("task.format '{}': inline tasks are kernelbench, tritonbench_g or tritonbench_t",
-                                       format));
+    return InvalidArgument(
+        fmt::format("task.format '{}': inline tasks are kernelbench, tritonbench_g or tritonbench_t", format));
   std::string name = t.value("name", "inline");
   for (char& c : name)
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-') c = '_';

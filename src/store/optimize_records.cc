@@ -5,9 +5,9 @@
 #include <fmt/format.h>
 
 #include "common/json.h"
+#include "common/json_dump.h"
 #include "store/sqlite_stmt.h"
 #include "store/store.h"
-#include "common/json_dump.h"
 
 namespace kiln::store {
 
@@ -33,7 +33,9 @@ Result<int64_t> Store::BeginOptimizeRun(const nlohmann::json& info) {
             "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)");
     if (!st.ok()) return IoError(st.Error());
     st.Bind(1, JsonString(info, "task")).Bind(2, JsonString(info, "task_hash")).Bind(3, JsonString(info, "kernel"));
-    st.Bind(4, JsonString(info, "device")).Bind(5, JsonString(info, "device_uuid")).Bind(6, JsonString(info, "strategy"));
+    st.Bind(4, JsonString(info, "device"))
+        .Bind(5, JsonString(info, "device_uuid"))
+        .Bind(6, JsonString(info, "strategy"));
     st.Bind(7, DumpJson(info));
     KILN_RETURN_IF_ERROR(StepDone(st));
     id = sqlite3_last_insert_rowid(db_);

@@ -109,8 +109,8 @@ Status Store::FinishServeJob(const std::string& id, const json& response) {
 
 Result<std::vector<ServeJobRecord>> Store::UnfinishedServeJobs() {
   std::lock_guard<std::mutex> lock(mu_);
-  Stmt st(db_, fmt::format("SELECT {} FROM serve_jobs WHERE state != 'done' ORDER BY created_at, id", kJobColumns)
-                   .c_str());
+  Stmt st(db_,
+          fmt::format("SELECT {} FROM serve_jobs WHERE state != 'done' ORDER BY created_at, id", kJobColumns).c_str());
   if (!st.ok()) return IoError(st.Error());
   std::vector<ServeJobRecord> out;
   while (st.Step() == SQLITE_ROW) out.push_back(JobOf(st));

@@ -24,8 +24,10 @@ class Stmt {
     return *this;
   }
   Stmt& Bind(int i, std::optional<double> v) {
-    if (v) sqlite3_bind_double(st_, i, *v);
-    else sqlite3_bind_null(st_, i);
+    if (v)
+      sqlite3_bind_double(st_, i, *v);
+    else
+      sqlite3_bind_null(st_, i);
     return *this;
   }
   Stmt& BindD(int i, double v) {

@@ -10,8 +10,8 @@
 #include <fmt/format.h>
 
 #include "common/hash.h"
-#include "store/sqlite_stmt.h"
 #include "common/json_dump.h"
+#include "store/sqlite_stmt.h"
 
 namespace kiln::store {
 
@@ -27,8 +27,8 @@ std::string DefaultDbPath() {
 
 std::string CacheKey::Digest() const {
   std::string acc;
-  for (const std::string* s : {&task_hash, &candidate_hash, &device_uuid, &torch_version, &triton_version,
-                               &driver_version, &params_hash}) {
+  for (const std::string* s :
+       {&task_hash, &candidate_hash, &device_uuid, &torch_version, &triton_version, &driver_version, &params_hash}) {
     acc += *s;
     acc += '\x1f';
   }
@@ -124,8 +124,8 @@ Result<std::unique_ptr<Store>> Store::Open(const std::string& path) {
     if (!parent.empty()) fs::create_directories(parent, ec);
     if (ec) return IoError(fmt::format("{}: cannot create directory: {}", parent.string(), ec.message()));
   }
-  int rc = sqlite3_open_v2(path.c_str(), &s->db_,
-                           SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, nullptr);
+  int rc = sqlite3_open_v2(path.c_str(), &s->db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
+                           nullptr);
   if (rc != SQLITE_OK) {
     std::string msg = s->db_ ? sqlite3_errmsg(s->db_) : "out of memory";
     return IoError(fmt::format("{}: cannot open the records database: {}", path, msg));
@@ -188,8 +188,8 @@ Status Store::Migrate() {
       }
     }
     Status s = Exec("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)");
-    if (s.ok()) s = Exec(fmt::format("INSERT OR REPLACE INTO meta(key, value) VALUES('schema_version', '{}')",
-                                kSchemaVersion));
+    if (s.ok())
+      s = Exec(fmt::format("INSERT OR REPLACE INTO meta(key, value) VALUES('schema_version', '{}')", kSchemaVersion));
     if (!s.ok()) {
       (void)Exec("ROLLBACK");
       return s;
@@ -214,8 +214,7 @@ Status Store::PutDevice(const std::string& uuid, const json& info) {
   });
 }
 
-Status Store::PutTask(const std::string& hash, const std::string& name, const std::string& format,
-                      const json& spec) {
+Status Store::PutTask(const std::string& hash, const std::string& name, const std::string& format, const json& spec) {
   std::lock_guard<std::mutex> lock(mu_);
   return WithRetry([&]() -> Status {
     Stmt st(db_, fmt::format("INSERT OR IGNORE INTO tasks(hash, name, format, spec_json, created_at) "

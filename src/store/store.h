@@ -3,8 +3,8 @@
 // Tables: devices (by UUID), tasks (by task hash), candidates (by source hash), evaluations (one row
 // per evaluation: verdict, timings, compile facts, clocks, versions, the full response JSON),
 // optimize_runs and optimize_steps (every step of a `kiln optimize` run: optimize_records.cc),
-// serve_jobs and serve_items (the journal of `kiln serve`: serve_records.cc) and meta (schema version). Schema changes are numbered migrations applied in order at Open(); the
-// store is the only owner of the schema.
+// serve_jobs and serve_items (the journal of `kiln serve`: serve_records.cc) and meta (schema version). Schema changes
+// are numbered migrations applied in order at Open(); the store is the only owner of the schema.
 //
 // The cache key of an evaluation covers the task hash, the candidate hash, the device UUID, the
 // torch/triton/driver versions and a hash of the protocol parameters (mode, policy, seed, trials,
@@ -57,7 +57,7 @@ struct EvaluationRecord {
   std::optional<double> reference_ms;
   double elapsed_s = 0;
   nlohmann::json response = nlohmann::json::object();  // the full result JSON
-  std::string created_at;  // UTC, ISO 8601 (set by the store)
+  std::string created_at;                              // UTC, ISO 8601 (set by the store)
 };
 
 struct ServeJobRecord {

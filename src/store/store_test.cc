@@ -221,8 +221,10 @@ TEST_F(StoreTest, OptimizeRunsAndStepsRoundTrip) {
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
   sqlite3_stmt* q = nullptr;
-  sqlite3_prepare_v2(db, "SELECT seq, kind, candidate_hash, verdict, score_ms FROM optimize_steps WHERE run_id = ?1 "
-                     "ORDER BY seq", -1, &q, nullptr);
+  sqlite3_prepare_v2(db,
+                     "SELECT seq, kind, candidate_hash, verdict, score_ms FROM optimize_steps WHERE run_id = ?1 "
+                     "ORDER BY seq",
+                     -1, &q, nullptr);
   sqlite3_bind_int64(q, 1, *run);
   ASSERT_EQ(sqlite3_step(q), SQLITE_ROW);
   EXPECT_EQ(sqlite3_column_int(q, 0), 1);
@@ -253,8 +255,11 @@ TEST_F(StoreTest, Version2DatabaseUpgradesToTheOptimizeRecords) {
     }
     sqlite3* db = nullptr;
     ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
-    ASSERT_EQ(sqlite3_exec(db, "DROP TABLE IF EXISTS optimize_steps; DROP TABLE IF EXISTS optimize_runs; "
-                           "PRAGMA user_version = 2;", nullptr, nullptr, nullptr), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(db,
+                           "DROP TABLE IF EXISTS optimize_steps; DROP TABLE IF EXISTS optimize_runs; "
+                           "PRAGMA user_version = 2;",
+                           nullptr, nullptr, nullptr),
+              SQLITE_OK);
     if (had_optimize_tables) {
       ASSERT_EQ(sqlite3_exec(db,
                              "CREATE TABLE optimize_runs(id INTEGER PRIMARY KEY AUTOINCREMENT, started_at TEXT "
@@ -296,7 +301,6 @@ TEST(StorePaths, DefaultDbPathFollowsXdg) {
   if (!old_x.empty()) setenv("XDG_CACHE_HOME", old_x.c_str(), 1);
   if (!old_db.empty()) setenv("KILN_DB", old_db.c_str(), 1);
 }
-
 
 // The serve journal: a job with its idempotency key, items kept once each, unfinished jobs listed
 // until finished, and all of it surviving a reopen (a restarted server).

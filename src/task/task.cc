@@ -8,16 +8,16 @@
 
 #include "common/diag.h"
 #include "common/file.h"
-#include "common/json_dump.h"
 #include "common/hash.h"
+#include "common/json_dump.h"
 #include "pyast/pyast.h"
 #include "pyast/syntax.h"
 
 namespace kiln::task {
 
 namespace fs = std::filesystem;
-using pyast::Definition;
 using nlohmann::json;
+using pyast::Definition;
 
 const char* FormatName(Format f) {
   switch (f) {
@@ -34,8 +34,8 @@ Result<Format> ParseFormat(const std::string& name) {
   if (name == "tritonbench_g" || name == "tritonbench-g") return Format::kTritonBenchG;
   if (name == "tritonbench_t" || name == "tritonbench-t") return Format::kTritonBenchT;
   if (name == "kiln") return Format::kKiln;
-  return InvalidArgument(fmt::format(
-      "unknown task format '{}' (expected kernelbench, tritonbench_g, tritonbench_t or kiln)", name));
+  return InvalidArgument(
+      fmt::format("unknown task format '{}' (expected kernelbench, tritonbench_g, tritonbench_t or kiln)", name));
 }
 
 json TaskSpec::ToJson() const {
@@ -128,8 +128,8 @@ struct TopLevel {
   std::vector<std::string> function_order;
   std::set<std::string> kernels;
   std::map<std::string, pyast::Node> constants;  // NAME = <number or numeric expression, e.g. 2048 * 2>
-  std::set<std::string> tuples;                   // those of `constants` that are tuples: NAME = (32768,)
-  std::set<std::string> assigned;                 // NAME = <anything>
+  std::set<std::string> tuples;                  // those of `constants` that are tuples: NAME = (32768,)
+  std::set<std::string> assigned;                // NAME = <anything>
   bool Defines(const std::string& n) const {
     return functions.count(n) || classes.count(n) || kernels.count(n) || assigned.count(n);
   }
@@ -419,16 +419,16 @@ Result<TaskSpec> LoadTask(const std::string& path_in, const LoadOptions& opts) {
           for (const auto& [c, _] : top.constants) known += (known.empty() ? "" : ", ") + c;
           return DiagError(*tree, top_span,
                            fmt::format("size '{}' is not a module-level numeric constant of the task "
-                                       "(have: {})", k, known.empty() ? "none" : known));
+                                       "(have: {})",
+                                       k, known.empty() ? "none" : known));
         }
         auto value = SizeValue(v, top.tuples.count(k) > 0);
         if (!value) {
-          return DiagError(*tree, top.constants.at(k).span(),
-                           fmt::format("size '{}' must be {} like the task's `{} = {}`, got {}", k,
-                                       top.tuples.count(k) ? "a tuple of numbers, e.g. '(1024,)' or '[1024]'"
-                                                           : "a number",
-                                       k, top.constants.at(k).text(),
-                                       v.dump(-1, ' ', false, json::error_handler_t::replace)));
+          return DiagError(
+              *tree, top.constants.at(k).span(),
+              fmt::format("size '{}' must be {} like the task's `{} = {}`, got {}", k,
+                          top.tuples.count(k) ? "a tuple of numbers, e.g. '(1024,)' or '[1024]'" : "a number", k,
+                          top.constants.at(k).text(), v.dump(-1, ' ', false, json::error_handler_t::replace)));
         }
         spec.sizes[k] = *value;
       }
@@ -482,7 +482,8 @@ Result<TaskSpec> LoadTask(const std::string& path_in, const LoadOptions& opts) {
       if (spec.entry.empty()) {
         return DiagError(*tree, below.functions.at(test_fn).span(),
                          fmt::format("cannot find the entry point: {}() calls no function defined above "
-                                     "the separator (give --entry)", test_fn));
+                                     "the separator (give --entry)",
+                                     test_fn));
       }
       if (!above.Defines(spec.entry)) {
         return DiagError(*tree, top_span,

@@ -27,23 +27,23 @@ Result<Format> ParseFormat(const std::string& name);
 
 struct TaskSpec {
   Format format = Format::kKernelBench;
-  std::string name;        // e.g. "level1/19_ReLU"
-  std::string path;        // absolute path of the reference module
-  std::string perf_path;   // tritonbench: perf harness, optional
-  std::string bench_path;  // kiln: bench file
-  std::string entry;       // kiln and tritonbench: entry function
+  std::string name;                                 // e.g. "level1/19_ReLU"
+  std::string path;                                 // absolute path of the reference module
+  std::string perf_path;                            // tritonbench: perf harness, optional
+  std::string bench_path;                           // kiln: bench file
+  std::string entry;                                // kiln and tritonbench: entry function
   nlohmann::json sizes = nlohmann::json::object();  // kernelbench: module constants to override
-  std::string hash;        // 16 hex digits over the fields above and the files' contents
+  std::string hash;                                 // 16 hex digits over the fields above and the files' contents
 
   nlohmann::json ToJson() const;
   static Result<TaskSpec> FromJson(const nlohmann::json& j);
 };
 
 struct LoadOptions {
-  std::string format;   // "" or "auto": detect
-  std::string entry;    // kiln (and override for tritonbench)
-  std::string bench;    // kiln bench file
-  std::string name;     // override the derived name
+  std::string format;  // "" or "auto": detect
+  std::string entry;   // kiln (and override for tritonbench)
+  std::string bench;   // kiln bench file
+  std::string name;    // override the derived name
   nlohmann::json sizes = nlohmann::json::object();
   bool find_perf = true;  // look for the TritonBench perf harness
 };

@@ -164,10 +164,12 @@ TEST_F(TaskTest, UnknownFormatIsDiagnosed) {
 }
 
 TEST_F(TaskTest, DetectsTritonBenchGWithPerf) {
-  std::string src = "import triton\nimport triton.language as tl\n@triton.jit\ndef k(x):\n    pass\n\n"
-                    "def helper():\n    pass\n\ndef wrapper(x):\n    return x\n" + Sep() +
-                    "def test_wrapper():\n    helper()\n    return {'a': wrapper(1)}\n"
-                    "result_gold = test_wrapper()\n";
+  std::string src =
+      "import triton\nimport triton.language as tl\n@triton.jit\ndef k(x):\n    pass\n\n"
+      "def helper():\n    pass\n\ndef wrapper(x):\n    return x\n" +
+      Sep() +
+      "def test_wrapper():\n    helper()\n    return {'a': wrapper(1)}\n"
+      "result_gold = test_wrapper()\n";
   std::string p = Write("G/kernels/mykern.py", src);
   auto t = LoadTask(p);
   ASSERT_TRUE(t.ok()) << t.status().message();
@@ -182,8 +184,8 @@ TEST_F(TaskTest, DetectsTritonBenchGWithPerf) {
 }
 
 TEST_F(TaskTest, DetectsTritonBenchT) {
-  std::string src = "import torch\ndef add(a, b):\n    return a + b\n" + Sep() +
-                    "def test_add():\n    return {'x': add(1, 2)}\n";
+  std::string src =
+      "import torch\ndef add(a, b):\n    return a + b\n" + Sep() + "def test_add():\n    return {'x': add(1, 2)}\n";
   auto t = LoadTask(Write("T/kernels/add.py", src));
   ASSERT_TRUE(t.ok()) << t.status().message();
   EXPECT_EQ(t->format, Format::kTritonBenchT);
@@ -195,8 +197,7 @@ TEST_F(TaskTest, TritonBenchWithoutTestFunction) {
   std::string src = "import triton\n@triton.jit\ndef k(x):\n    pass\n" + Sep() + "x = 1\n";
   auto t = LoadTask(Write("g.py", src));
   ASSERT_FALSE(t.ok());
-  EXPECT_NE(t.status().message().find("g.py:5:1: error: tritonbench task has no test_* function"),
-            std::string::npos)
+  EXPECT_NE(t.status().message().find("g.py:5:1: error: tritonbench task has no test_* function"), std::string::npos)
       << t.status().message();
 }
 
@@ -222,9 +223,9 @@ TEST_F(TaskTest, KilnFlagsAndManifest) {
   std::string bad_man = Write("bad.json", R"({"module": "m.py"})");
   EXPECT_FALSE(LoadTask(bad_man).ok());
   // wrong types are errors, not an uncaught nlohmann exception (kiln aborted)
-  for (const char* text : {R"({"module": 5, "entry": "f", "bench": "b.py"})",
-                           R"({"module": "m.py", "entry": [1], "bench": "b.py"})",
-                           R"({"module": "m.py", "entry": "f", "bench": "b.py", "sizes": 3})"}) {
+  for (const char* text :
+       {R"({"module": 5, "entry": "f", "bench": "b.py"})", R"({"module": "m.py", "entry": [1], "bench": "b.py"})",
+        R"({"module": "m.py", "entry": "f", "bench": "b.py", "sizes": 3})"}) {
     auto r = LoadTask(Write("typed.json", text));
     ASSERT_FALSE(r.ok()) << text;
     EXPECT_NE(r.status().message().find("bad kiln task manifest"), std::string::npos) << r.status().message();
@@ -249,7 +250,8 @@ TEST_F(TaskTest, TaskSourceDecodingAndDepth) {
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("bad.py:1:6: error: cannot decode byte 0xe9"), std::string::npos)
       << bad.status().message();
-  auto deep = LoadTask(Write("level1/deep.py", kb + "X = " + std::string(5000, '(') + "1" + std::string(5000, ')') + "\n"));
+  auto deep =
+      LoadTask(Write("level1/deep.py", kb + "X = " + std::string(5000, '(') + "1" + std::string(5000, ')') + "\n"));
   ASSERT_FALSE(deep.ok());
   EXPECT_NE(deep.status().message().find("expression nested too deeply"), std::string::npos) << deep.status().message();
 }
@@ -282,15 +284,15 @@ TEST(TaskSeparator, StripsTest) {
 // One rule with the worker (tests/worker/test_tritonbench.py, test_separator_rule): a line of exactly 146 '#'.
 TEST(TaskSeparator, ExactlyOneLineOf146) {
   const std::string sep(146, '#');
-  EXPECT_EQ(FindSeparator("a = 1\n" + sep + "  \r\nb"), 6u);      // trailing blanks allowed
-  EXPECT_EQ(FindSeparator(sep), 0u);                               // last line, no newline
+  EXPECT_EQ(FindSeparator("a = 1\n" + sep + "  \r\nb"), 6u);  // trailing blanks allowed
+  EXPECT_EQ(FindSeparator(sep), 0u);                          // last line, no newline
   EXPECT_EQ(FindSeparator(std::string(145, '#') + "\n"), std::string_view::npos);
   EXPECT_EQ(FindSeparator(std::string(147, '#') + "\n"), std::string_view::npos);
   EXPECT_EQ(FindSeparator(std::string(120, '#') + "\n"), std::string_view::npos);
   EXPECT_EQ(FindSeparator("x = '" + sep + "'\n"), std::string_view::npos);  // not a line of its own
   EXPECT_EQ(FindSeparator(" " + sep + "\n"), std::string_view::npos);       // indented
   std::string two = std::string(103, '#') + "\n" + sep + "\n" + sep + "\n";
-  EXPECT_EQ(FindSeparator(two), 104u);                             // the first 146 line
+  EXPECT_EQ(FindSeparator(two), 104u);  // the first 146 line
 }
 
 TEST(TaskCorpus, EveryTritonBenchFileLoads) {

@@ -22,16 +22,16 @@ struct Case {
 };
 
 const Case kCases[] = {
-    {"vector_addition", "vector_addition.py"},      // elementwise, grid lambda over meta
-    {"softmax_triton1", "softmax_triton1.py"},      // softmax, conditional num_warps, computed BLOCK
-    {"rms_norm_triton", "rms_norm_triton.py"},      // row reduction / normalization
-    {"matmul_triton1", "matmul_triton1.py"},        // GEMM, dot in K loop
-    {"attn_fwd_triton", "attn_fwd_triton.py"},      // attention (two dots around exp2)
-    {"reversed_cumsum", "reversed_cumsum.py"},      // scan, autotune
-    {"matmul_tma", "matmul_tma.py"},                // block pointers, function params
+    {"vector_addition", "vector_addition.py"},        // elementwise, grid lambda over meta
+    {"softmax_triton1", "softmax_triton1.py"},        // softmax, conditional num_warps, computed BLOCK
+    {"rms_norm_triton", "rms_norm_triton.py"},        // row reduction / normalization
+    {"matmul_triton1", "matmul_triton1.py"},          // GEMM, dot in K loop
+    {"attn_fwd_triton", "attn_fwd_triton.py"},        // attention (two dots around exp2)
+    {"reversed_cumsum", "reversed_cumsum.py"},        // scan, autotune
+    {"matmul_tma", "matmul_tma.py"},                  // block pointers, function params
     {"fast_rms_layernorm", "fast_rms_layernorm.py"},  // alias launch, heuristics, class methods
-    {"triton_argmax", "triton_argmax.py"},          // argmax reduction, helpers
-    {"ksoftmax_triton", "ksoftmax_triton.py"},      // autotune + stacked heuristics
+    {"triton_argmax", "triton_argmax.py"},            // argmax reduction, helpers
+    {"ksoftmax_triton", "ksoftmax_triton.py"},        // autotune + stacked heuristics
     {"tutorial_softmax", "extra/tutorial_softmax.py"},
     {"tutorial_matmul", "extra/tutorial_matmul.py"},
     {"tutorial_layernorm", "extra/tutorial_layernorm.py"},

@@ -41,8 +41,8 @@ namespace {
 int failures = 0;
 
 void Fail(const std::string& what, uint64_t seed, size_t i, const std::string& kind) {
-  std::fprintf(stderr, "FAIL %s (seed %llu, mutant %zu, %s)\n", what.c_str(), static_cast<unsigned long long>(seed),
-               i, kind.c_str());
+  std::fprintf(stderr, "FAIL %s (seed %llu, mutant %zu, %s)\n", what.c_str(), static_cast<unsigned long long>(seed), i,
+               kind.c_str());
   ++failures;
 }
 
@@ -107,10 +107,14 @@ int main(int argc, char** argv) {
   std::vector<std::string> dirs;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
-    if (a == "--seed" && i + 1 < argc) seed = std::strtoull(argv[++i], nullptr, 10);
-    else if (a == "--seconds" && i + 1 < argc) seconds = std::atof(argv[++i]);
-    else if (a == "--kiln" && i + 1 < argc) kiln = argv[++i];
-    else dirs.push_back(a);
+    if (a == "--seed" && i + 1 < argc)
+      seed = std::strtoull(argv[++i], nullptr, 10);
+    else if (a == "--seconds" && i + 1 < argc)
+      seconds = std::atof(argv[++i]);
+    else if (a == "--kiln" && i + 1 < argc)
+      kiln = argv[++i];
+    else
+      dirs.push_back(a);
   }
   std::vector<std::string> seeds;
   for (const auto& d : dirs)

@@ -35,14 +35,12 @@ std::string Encoding(const std::string& s, Rng& rng, std::string* kind) {
   switch (rng.Below(6)) {
     case 0: {  // a real latin-1 file: declaration plus high bytes in a comment and a string
       *kind = "encoding_latin1";
-      return "# -*- coding: latin-1 -*-\n" + InsertLine(s, rng, "s = 'caf\xE9 \xFF\xA0' # \xE0 la") ;
+      return "# -*- coding: latin-1 -*-\n" + InsertLine(s, rng, "s = 'caf\xE9 \xFF\xA0' # \xE0 la");
     }
     case 1:
       *kind = "encoding_cp1252";
       return "#!/usr/bin/env python\n# coding=cp1252\n" + InsertLine(s, rng, "# \x80\x81\x8D\x9F");
-    case 2:
-      *kind = "encoding_unknown";
-      return "# coding: x-no-such-codec\n" + s;
+    case 2: *kind = "encoding_unknown"; return "# coding: x-no-such-codec\n" + s;
     case 3:
       *kind = "encoding_bom";
       return "\xEF\xBB\xBF" + (rng.Below(2) ? std::string("# coding: latin-1\n") : std::string()) + s;
@@ -69,11 +67,10 @@ std::string Mutate(const std::string& seed, const std::string& other, Rng& rng, 
       return s;
     case 1:
       *kind = "insert_bytes";
-      for (size_t i = 0, n = 1 + rng.Below(16); i < n; ++i) s.insert(s.begin() + rng.Below(s.size() + 1), char(rng.Next()));
+      for (size_t i = 0, n = 1 + rng.Below(16); i < n; ++i)
+        s.insert(s.begin() + rng.Below(s.size() + 1), char(rng.Next()));
       return s;
-    case 2:
-      *kind = "truncate";
-      return s.substr(0, rng.Below(s.size() + 1));
+    case 2: *kind = "truncate"; return s.substr(0, rng.Below(s.size() + 1));
     case 3: {
       *kind = "deep_parens";
       static const size_t kDepth[] = {150, 999, 1001, 5000, 50000};
@@ -93,8 +90,7 @@ std::string Mutate(const std::string& seed, const std::string& other, Rng& rng, 
       *kind = "huge_literal";
       if (rng.Below(2)) return InsertLine(s, rng, "BIG = " + std::string(1 << 20, '9'));
       return InsertLine(s, rng, "S = '" + std::string(1 << 20, 'a') + "'");
-    case 6:
-      return Encoding(s, rng, kind);
+    case 6: return Encoding(s, rng, kind);
     case 7:
       *kind = "nul";
       s.insert(s.begin() + rng.Below(s.size() + 1), '\0');
@@ -113,9 +109,7 @@ std::string Mutate(const std::string& seed, const std::string& other, Rng& rng, 
       }
       return s;
     }
-    case 10:
-      *kind = "splice";
-      return s.substr(0, rng.Below(s.size() + 1)) + other.substr(rng.Below(other.size() + 1));
+    case 10: *kind = "splice"; return s.substr(0, rng.Below(s.size() + 1)) + other.substr(rng.Below(other.size() + 1));
     case 11: {
       *kind = "lines";
       size_t a = LineStartAt(s, rng), b = s.find('\n', a);
@@ -127,14 +121,14 @@ std::string Mutate(const std::string& seed, const std::string& other, Rng& rng, 
       static const char kB[] = "()[]{}:,'\"\\";
       for (size_t i = 0, n = 1 + rng.Below(4); i < n; ++i) {
         size_t at = rng.Below(s.size() + 1);
-        if (rng.Below(2) && at < s.size()) s.erase(at, 1);
-        else s.insert(s.begin() + at, kB[rng.Below(sizeof(kB) - 1)]);
+        if (rng.Below(2) && at < s.size())
+          s.erase(at, 1);
+        else
+          s.insert(s.begin() + at, kB[rng.Below(sizeof(kB) - 1)]);
       }
       return s;
     }
-    default:
-      *kind = "indent";
-      return InsertLine(s, rng, Repeat(" ", 1 + rng.Below(12)) + "pass");
+    default: *kind = "indent"; return InsertLine(s, rng, Repeat(" ", 1 + rng.Below(12)) + "pass");
   }
 }
 

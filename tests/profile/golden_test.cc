@@ -53,8 +53,9 @@ std::string Summary(const diagnose::ProfileReport& r) {
   for (size_t i = 0; i < r.run.kernels.size(); ++i) {
     const auto& k = r.run.kernels[i];
     const auto& d = r.diagnoses[i];
-    s += fmt::format("kernel {} class={} share={:.3f} roof={:.3f} bound_by={}\n", k.name(), diagnose::ClassName(d.cls),
-                     k.time_share, k.roofline.fraction_of_roof, k.roofline.bound_by.empty() ? "-" : k.roofline.bound_by);
+    s +=
+        fmt::format("kernel {} class={} share={:.3f} roof={:.3f} bound_by={}\n", k.name(), diagnose::ClassName(d.cls),
+                    k.time_share, k.roofline.fraction_of_roof, k.roofline.bound_by.empty() ? "-" : k.roofline.bound_by);
     for (const auto& f : d.findings) {
       s += fmt::format("  {} [{}] moves=", f.rule, diagnose::SeverityName(f.severity));
       for (size_t m = 0; m < f.moves.size(); ++m) s += (m ? "," : "") + std::string(diagnose::MoveName(f.moves[m]));
@@ -124,7 +125,8 @@ TEST_P(Golden, Diagnosis) {
     for (const auto& r : e.value("absent", json::array())) EXPECT_FALSE(fired.count(r)) << "unexpected rule " << r;
     for (const auto& r : e.value("gated", json::array())) EXPECT_TRUE(gated.count(r)) << "not gated: " << r;
     for (const auto& m : e.value("moves", json::array())) EXPECT_TRUE(moves.count(m)) << "missing move " << m;
-    for (const auto& m : e.value("absent_moves", json::array())) EXPECT_FALSE(moves.count(m)) << "unexpected move " << m;
+    for (const auto& m : e.value("absent_moves", json::array()))
+      EXPECT_FALSE(moves.count(m)) << "unexpected move " << m;
     if (e.contains("roof")) {  // [min, max] of the headline fraction of the roof
       double f = report.run.kernels[i].roofline.fraction_of_roof;
       EXPECT_GE(f, e["roof"][0].get<double>()) << "fraction of roof";

@@ -73,9 +73,12 @@ int main(int argc, char** argv) {
           for (const auto& u : tun->items) {
             if (!u.editable || !u.value || *u.value <= 0) continue;
             int64_t up = *u.value * 2, down = *u.value / 2;
-            if (!u.max_value || up <= u.max_value) sp.values[u.name] = up;
-            else if (down >= u.min_value && down > 0) sp.values[u.name] = down;
-            else continue;
+            if (!u.max_value || up <= u.max_value)
+              sp.values[u.name] = up;
+            else if (down >= u.min_value && down > 0)
+              sp.values[u.name] = down;
+            else
+              continue;
             break;
           }
           if (sp.values.empty()) continue;

@@ -82,7 +82,7 @@ class FakeMeasurer : public Measurer {
   double reference_ms = 2.0;
   bool interpreter = false;
   std::string gpu = "NVIDIA H100 80GB HBM3";
-  double* clock = nullptr;       // advanced by `cost_s` per timed request
+  double* clock = nullptr;  // advanced by `cost_s` per timed request
   double cost_s = 1.0;
   std::mutex mu;
   std::vector<FakeCall> calls;
@@ -111,13 +111,14 @@ class FakeMeasurer : public Measurer {
   virtual exec::EvalResult Run(const exec::EvalRequest& r) {
     int now = ++concurrent;
     int prev = max_concurrent.load();
-    while (now > prev && !max_concurrent.compare_exchange_weak(prev, now)) {}
+    while (now > prev && !max_concurrent.compare_exchange_weak(prev, now)) {
+    }
     Config cfg = ParseConfig(r.candidate_source.value_or(""));
     bool long_timing = r.timing.value("rounds", 1) > 1;
     {
       std::lock_guard<std::mutex> l(mu);
-      calls.push_back({r.mode, cfg, r.trials, r.timing.value("time_reference", false), r.cases,
-                       r.baseline_source.has_value()});
+      calls.push_back(
+          {r.mode, cfg, r.trials, r.timing.value("time_reference", false), r.cases, r.baseline_source.has_value()});
       if (clock && r.mode != exec::Mode::kCompile) *clock += cost_s;
     }
     exec::EvalResult res;
@@ -167,8 +168,8 @@ class FakeMeasurer : public Measurer {
           cr.speedup = b / t;
           cr.speedup_spread = std::make_pair(b / t * 0.99, b / t * 1.01);
         } else if (r.timing.value("time_reference", false)) {
-          exec::Timing rt{reference_ms * scale, reference_ms * scale, reference_ms * scale, reference_ms * scale,
-                          reference_ms * scale, 100};
+          exec::Timing rt{reference_ms * scale, reference_ms * scale, reference_ms * scale,
+                          reference_ms * scale, reference_ms * scale, 100};
           cr.reference_ms = rt;
           cr.speedup = reference_ms / t;
           cr.speedup_spread = std::make_pair(reference_ms / t * 0.99, reference_ms / t * 1.01);
@@ -196,7 +197,8 @@ class FakeMeasurer : public Measurer {
   }
   bool Timed(const Config& c) {
     std::lock_guard<std::mutex> l(mu);
-    for (auto& x : calls) if (x.mode == exec::Mode::kTime && x.config == c) return true;
+    for (auto& x : calls)
+      if (x.mode == exec::Mode::kTime && x.config == c) return true;
     return false;
   }
 };

@@ -248,7 +248,8 @@ TEST(Loop, RejectsACaseThatGetsSlower) {
           if (cs.name == "small" && cs.candidate_ms) {
             cs.candidate_ms->median *= 8;  // 2x slower than the original on "small"
             if (cs.speedup) cs.speedup = *cs.speedup / 8;
-            if (cs.speedup_spread) cs.speedup_spread = std::make_pair(cs.speedup_spread->first / 8, cs.speedup_spread->second / 8);
+            if (cs.speedup_spread)
+              cs.speedup_spread = std::make_pair(cs.speedup_spread->first / 8, cs.speedup_spread->second / 8);
           }
       return res;
     }
@@ -325,8 +326,10 @@ TEST(Loop, PrunesBeforeAndAfterCompiling) {
   int pruned_before = 0, pruned_after = 0;
   for (const auto& c : r->candidates) {
     if (c.verdict != "pruned") continue;
-    if (c.message.find("spills") != std::string::npos) ++pruned_after;
-    else ++pruned_before;
+    if (c.message.find("spills") != std::string::npos)
+      ++pruned_after;
+    else
+      ++pruned_before;
   }
   // Nothing over the shared-memory limit or spilling was ever timed.
   for (auto& call : f.ev.calls) {
@@ -408,8 +411,8 @@ TEST(Loop, DryRunChecksDistinctProgramsOnly) {
   g.ev.interpreter = true;
   g.o.dry_run = true;
   OptimizeInput in = Input();
-  in.space = Space({{"num_warps", Role::kNumWarps, {1, 2, 4, 8, 16}, true},
-                    {"num_stages", Role::kNumStages, {1, 2, 3, 4}, true}});
+  in.space = Space(
+      {{"num_warps", Role::kNumWarps, {1, 2, 4, 8, 16}, true}, {"num_stages", Role::kNumStages, {1, 2, 3, 4}, true}});
   in.baseline = {{"num_warps", 4}, {"num_stages", 3}};
   in.original_source = RenderConfig(in.baseline);
   auto e = g.Run(in);
@@ -481,7 +484,10 @@ TEST(Loop, CasesOptionLimitsEveryRequest) {
   ASSERT_FALSE(f.ev.calls.empty());
   int own_checks = 0;
   for (const auto& c : f.ev.calls) {
-    if (c.mode == exec::Mode::kCheck && c.cases.empty()) { ++own_checks; continue; }
+    if (c.mode == exec::Mode::kCheck && c.cases.empty()) {
+      ++own_checks;
+      continue;
+    }
     if (c.mode != exec::Mode::kCompile) EXPECT_EQ(c.cases, (std::vector<std::string>{"large"}));
   }
   EXPECT_GE(own_checks, 1);
@@ -502,7 +508,8 @@ class FakeProfiler : public Profiler {
     p.bound = "memory";
     Config c = testing::ParseConfig(src.value_or(""));
     p.roofline_fraction = c.empty() ? fraction : fraction * Time(kBase) / Time(c);
-    p.findings.push_back({"memory_bound_headroom", "info", "memory-bound at 30%", {"bigger_tiles", "more_warps", "split_k"}});
+    p.findings.push_back(
+        {"memory_bound_headroom", "info", "memory-bound at 30%", {"bigger_tiles", "more_warps", "split_k"}});
     return p;
   }
 };
@@ -570,7 +577,8 @@ TEST(Loop, WinnerProfiledOnlyWhenTheBudgetHasRoom) {
     if (!force) {
       EXPECT_LE(r->wall_s, 30.0);
       double sp = 0;
-      for (const auto& c : r->cases) if (c.name == "large") sp = c.speedup;
+      for (const auto& c : r->cases)
+        if (c.name == "large") sp = c.speedup;
       EXPECT_NEAR(r->roofline_after, r->roofline_before * sp, 1e-9);
       EXPECT_NE(FormatReportText(*r).find("estimated"), std::string::npos);
     }
@@ -632,8 +640,10 @@ TEST(Loop, SplitFinalistBecomesAPerShapeAutotune) {
     EXPECT_EQ(ParseConfigs(r->best_source).size(), 2u);
     ASSERT_EQ(r->cases.size(), 2u);
     for (const auto& c : r->cases) {
-      if (c.name == "large") EXPECT_NEAR(c.speedup, 1.0 / rel(kBest), 1e-6);
-      else EXPECT_NEAR(c.speedup, 1.0, 1e-6);
+      if (c.name == "large")
+        EXPECT_NEAR(c.speedup, 1.0 / rel(kBest), 1e-6);
+      else
+        EXPECT_NEAR(c.speedup, 1.0, 1e-6);
     }
     EXPECT_TRUE(r->ToJson().at("best_is_autotune").get<bool>());
   }
@@ -664,7 +674,8 @@ TEST(Loop, MachineryFailureStopsTheRunAndIsNoVerdict) {
     ASSERT_FALSE(r.ok());
     EXPECT_NE(r.status().message().find("cannot start the worker"), std::string::npos) << r.status().message();
     EXPECT_NE(r.status().message().find(compile ? "the compile workers failed" : "the measuring machinery failed"),
-              std::string::npos) << r.status().message();
+              std::string::npos)
+        << r.status().message();
   }
   // The worker never starts: no run at all.
   Fixture f;

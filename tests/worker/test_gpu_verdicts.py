@@ -1,4 +1,4 @@
-"""Issue 14 on a GPU, replayed from a transcript recorded on an NVIDIA H100 (bench/gpu/run_verdicts.sh kb,
+"""Issue 14 on a GPU, replayed from a transcript recorded on an NVIDIA H100 (bench/gpu/verdict_checks.sh kb,
 committed as tests/worker/data/h100_verdicts_check.jsonl): what only a GPU shows. The profiler's kernel records
 attribute the work (foreign_kernel beside torch_compute, the own share of GPU time), the compiled kernels' TTIR
 gives the dot precision, and the KernelBench level-1 tasks run at their real sizes without running out of memory,

@@ -43,8 +43,12 @@ void WriteHex(uintptr_t v) {
 
 void OnFatal(int sig) {
   WriteStr("kiln: internal error: fatal signal ");
-  WriteStr(sig == SIGSEGV ? "SIGSEGV" : sig == SIGABRT ? "SIGABRT" : sig == SIGBUS ? "SIGBUS"
-           : sig == SIGFPE ? "SIGFPE" : sig == SIGILL ? "SIGILL" : "?");
+  WriteStr(sig == SIGSEGV   ? "SIGSEGV"
+           : sig == SIGABRT ? "SIGABRT"
+           : sig == SIGBUS  ? "SIGBUS"
+           : sig == SIGFPE  ? "SIGFPE"
+           : sig == SIGILL  ? "SIGILL"
+                            : "?");
   WriteStr(" (a bug in kiln; please report it with the lines below)\nkiln: executable base ");
   WriteHex(g_base);
   WriteStr("\nkiln: backtrace (addresses; subtract the base for addr2line):\n");

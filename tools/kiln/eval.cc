@@ -22,7 +22,8 @@ void AddBatchFlags(CLI::App* sub, app::EvalOptions* o) {
       ->check(CLI::Range(0, 64));
   sub->add_option("--time-isolation", o->time_isolation,
                   "Batch with check workers: isolation of the timing stage (shared (default), fork or fresh)");
-  sub->add_option("--workers", o->workers, "Batch without a GPU: parallel interpreter workers")->check(CLI::Range(1, 256));
+  sub->add_option("--workers", o->workers, "Batch without a GPU: parallel interpreter workers")
+      ->check(CLI::Range(1, 256));
   sub->add_option("--gpus", o->gpus, "Batch: use at most this many GPUs");
   sub->add_flag("--quiet", o->quiet, "Batch: no progress on stderr");
   sub->add_flag("--resume", o->resume,
@@ -33,7 +34,8 @@ void AddBatchFlags(CLI::App* sub, app::EvalOptions* o) {
 Command RegisterEval(CLI::App& app) {
   auto* sub = app.add_subcommand("eval", "Verified execution of a candidate against a task (docs/eval.md)");
   auto o = std::make_shared<app::EvalOptions>();
-  sub->add_option("--task", o->task, "Task file: KernelBench, TritonBench-G/T module, or kiln module (with --entry/--bench)");
+  sub->add_option("--task", o->task,
+                  "Task file: KernelBench, TritonBench-G/T module, or kiln module (with --entry/--bench)");
   sub->add_option("--candidate", o->candidate, "Candidate source file (omit: the task's own code)");
   sub->add_option("--baseline", o->baseline,
                   "Mode time: time the candidate against this version of the code instead of the reference "
@@ -44,7 +46,8 @@ Command RegisterEval(CLI::App& app) {
   sub->add_option("--mode", o->mode, "check (correctness) or time (correctness, then timing)")->capture_default_str();
   sub->add_option("--policy", o->policy, "strict (untrusted code) or trusted (your own kernel)")->capture_default_str();
   sub->add_option("--isolation", o->isolation, "shared, fork (default) or fresh");
-  sub->add_option("--protocol", o->protocol, "Tolerances: kernelbench (per dtype, default) or legacy (1e-2 everywhere)");
+  sub->add_option("--protocol", o->protocol,
+                  "Tolerances: kernelbench (per dtype, default) or legacy (1e-2 everywhere)");
   sub->add_option("--seed", o->seed, "Seed of the input trials");
   sub->add_option("--trials", o->trials, "Correctness trials per case (fresh inputs each)")->check(CLI::Range(1, 1000));
   sub->add_option("--case", o->cases, "Run only these cases (repeatable)");

@@ -9,11 +9,14 @@ namespace kiln::cli {
 
 void AddWorkerFlags(CLI::App* sub, app::WorkerFlags* f, int which) {
   if (which & kPython)
-    sub->add_option("--python", f->python, "Python with torch+triton for the worker (default: $KILN_PYTHON, else python3)");
-  if (which & kInterpret) sub->add_flag("--interpret", f->interpret, "Force Triton's interpreter in the worker (CPU; no timings)");
+    sub->add_option("--python", f->python,
+                    "Python with torch+triton for the worker (default: $KILN_PYTHON, else python3)");
+  if (which & kInterpret)
+    sub->add_flag("--interpret", f->interpret, "Force Triton's interpreter in the worker (CPU; no timings)");
   if (which & kReplay)
     sub->add_option("--replay", f->replay, "Answer from a transcript recorded on a GPU instead of running a worker");
-  if (which & kRecord) sub->add_option("--record", f->record, "Append every worker exchange to this transcript (JSON lines)");
+  if (which & kRecord)
+    sub->add_option("--record", f->record, "Append every worker exchange to this transcript (JSON lines)");
 }
 
 void AddTaskFlags(CLI::App* sub, app::TaskOptions* f, bool files, bool check_format) {

@@ -7,8 +7,8 @@
 #include <string>
 
 #include "commands.h"
-#include "flags.h"
 #include "common/children.h"
+#include "flags.h"
 
 int main(int argc, char** argv) {
 #ifndef __SANITIZE_ADDRESS__
@@ -23,8 +23,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("kiln ") + KILN_VERSION);
   auto& regs = kiln::cli::Registry();
-  std::stable_sort(regs.begin(), regs.end(),
-                   [](const auto& a, const auto& b) { return a.order < b.order; });
+  std::stable_sort(regs.begin(), regs.end(), [](const auto& a, const auto& b) { return a.order < b.order; });
   std::vector<kiln::cli::Command> commands;
   for (auto& r : regs) commands.push_back(r.fn(app));
   try {

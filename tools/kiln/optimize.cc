@@ -11,7 +11,8 @@ namespace {
 
 void AddSearchFlags(CLI::App* sub, app::OptimizeJobOptions* o) {
   sub->add_option("--kernel", o->kernel, "Kernel to tune (default: the launched kernel with the most tunables)");
-  sub->add_option("--strategy", o->strategy, "rules | coordinate | bayes | auto (exhaustive: every config, for benchmarks)")
+  sub->add_option("--strategy", o->strategy,
+                  "rules | coordinate | bayes | auto (exhaustive: every config, for benchmarks)")
       ->check(CLI::IsMember({"rules", "coordinate", "bayes", "auto", "exhaustive"}));
   sub->add_option("--budget-seconds", o->budget, "Wall-clock budget (env KILN_BUDGET_SECONDS)")
       ->envname("KILN_BUDGET_SECONDS")

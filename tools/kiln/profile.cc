@@ -14,7 +14,8 @@ namespace kiln::cli {
 namespace {
 
 void AddNcuFlags(CLI::App* sub, app::ProfileJobOptions* o) {
-  sub->add_option("--ncu", o->ncu, "Path to ncu (default: $KILN_NCU, PATH, /opt/nvidia/nsight-compute/*/ncu, /usr/local/cuda/bin/ncu)");
+  sub->add_option("--ncu", o->ncu,
+                  "Path to ncu (default: $KILN_NCU, PATH, /opt/nvidia/nsight-compute/*/ncu, /usr/local/cuda/bin/ncu)");
   AddWorkerFlags(sub, &o->worker, kPython);
   sub->add_option("--kernel", o->kernel, "Kernel name regex (ncu -k regex:...)");
   sub->add_option("--launch-skip", o->launch_skip, "Matching launches to skip");
@@ -34,7 +35,8 @@ Command RegisterProfile(CLI::App& app) {
   sub->add_option("--script-arg", o->script_args, "Argument for --script (repeatable)");
   sub->add_option("--from-csv", o->from_csv, "Diagnose a recorded `ncu --csv --page raw` file (no GPU needed)");
   sub->add_option("--facts", o->facts, "Compile/static facts JSON ({\"kernels\": [...]}, e.g. a worker eval response)");
-  sub->add_option("--source", o->source, "Python source to analyse for static facts (default: candidate, script or task)");
+  sub->add_option("--source", o->source,
+                  "Python source to analyse for static facts (default: candidate, script or task)");
   sub->add_option("--device-file", o->device_file, "Device record JSON (as `kiln device --json` prints) for the roofs");
   sub->add_flag("--no-device", o->no_device, "Do not characterize the device (no roofline fractions)");
   sub->add_option("--cache-dir", o->cache_dir, "Device record cache directory");

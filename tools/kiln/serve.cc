@@ -13,10 +13,12 @@ Command RegisterServe(CLI::App& app) {
   auto* sub = app.add_subcommand("serve", "Reward service for RL training over the worker pool (docs/serve.md)");
   auto o = std::make_shared<app::ServeOptions>();
   sub->add_option("--host", o->host, "Address to bind (default 127.0.0.1; any other needs --token-file)");
-  sub->add_option("--port", o->port, "Port (default 8080; 0: any free port, see --port-file)")->check(CLI::Range(0, 65535));
+  sub->add_option("--port", o->port, "Port (default 8080; 0: any free port, see --port-file)")
+      ->check(CLI::Range(0, 65535));
   sub->add_option("--port-file", o->port_file, "Write the bound port to this file once listening");
   sub->add_option("--token-file", o->token_file, "File holding the bearer token every request must carry");
-  sub->add_option("--tasks", o->tasks, "Task set: a directory of task files, a {\"tasks\": [...]} manifest, or one file");
+  sub->add_option("--tasks", o->tasks,
+                  "Task set: a directory of task files, a {\"tasks\": [...]} manifest, or one file");
   sub->add_option("--reward", o->reward, "Default reward formula: autotriton, kevin, drkernel, or a JSON config file");
   sub->add_option("--mode", o->mode, "check (correctness) or time (correctness, then timing: speedup terms)");
   sub->add_option("--policy", o->policy, "strict (default: untrusted model output) or trusted");
@@ -32,7 +34,8 @@ Command RegisterServe(CLI::App& app) {
   sub->add_option("--max-response-bytes", o->max_response_bytes, "Response limit (default 64 MiB; more: 413)");
   sub->add_option("--batch-max", o->batch_max, "Items per pool run (default 64)");
   sub->add_option("--workers", o->workers, "Interpreter workers without a GPU")->check(CLI::Range(1, 256));
-  sub->add_option("--check-workers", o->check_workers, "Check workers per GPU (default automatic)")->check(CLI::Range(0, 64));
+  sub->add_option("--check-workers", o->check_workers, "Check workers per GPU (default automatic)")
+      ->check(CLI::Range(0, 64));
   sub->add_option("--gpus", o->gpus, "Use at most this many GPUs");
   AddRecordsFlags(sub, &o->records);
   sub->add_flag("--no-cache", o->no_cache, "Evaluate even when a cached result exists");

@@ -2,9 +2,9 @@
 # GPU session for issue 14 (verdicts). Runs from a carried tree (worker/, tests/, bench/, bin/kiln, corpus/, as
 # copied into .device-carry/verdict on the development machine); results under $OUT/verdicts, tarred to
 # $OUT/verdicts_<phase>.tar.gz.
-#   bash .device-carry/verdict/bench/gpu/run_verdicts.sh kb    the issue-14 suite candidates on the compiled path
+#   bash .device-carry/verdict/bench/gpu/verdict_checks.sh kb    the issue-14 suite candidates on the compiled path
 #                                                              (transcript) + KernelBench level-1 at real sizes
-#   bash .device-carry/verdict/bench/gpu/run_verdicts.sh tbg   every TritonBench-G module against itself (mode
+#   bash .device-carry/verdict/bench/gpu/verdict_checks.sh tbg   every TritonBench-G module against itself (mode
 #                                                              check, 10 check workers), compared with the last
 #                                                              sweep (bench/results/session4/h100_tritonbench_g_check.jsonl)
 # KB_ONLY=TASK:CAND.py,...: only these KernelBench cases; TBG_LIMIT=N: only the first N modules; TBG_ONLY="a b": only these (a re-check); INTERPRET=1: under the interpreter (a CPU dry run of this script).
