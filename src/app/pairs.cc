@@ -7,6 +7,8 @@
 #include <fmt/format.h>
 
 #include "common/hash.h"
+#include "common/json_dump.h"
+#include "common/strings.h"
 
 namespace kiln::app {
 
@@ -68,14 +70,10 @@ json Echo(const json& in) {
 PairsFile ParsePairs(const std::string& path, const std::string& text) {
   PairsFile f;
   std::map<std::string, size_t> ids;  // id (as JSON) -> its first line
-  size_t pos = 0, line_no = 0;
-  while (pos < text.size()) {
-    size_t nl = text.find('\n', pos);
-    if (nl == std::string::npos) nl = text.size();
-    std::string line = text.substr(pos, nl - pos);
-    pos = nl + 1;
+  size_t line_no = 0;
+  for (std::string_view line : SplitLines(text)) {
     f.last_line = ++line_no;
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    if (IsBlankLine(line)) continue;
     ++f.lines;
     auto fail = [&](const std::string& what, const json& echo) {
       f.errors.push_back({line_no, fmt::format("{}:{}:1: error: {}", path, line_no, what), echo});
@@ -101,7 +99,7 @@ PairsFile ParsePairs(const std::string& path, const std::string& text) {
       fail(bad, Echo(in));
       continue;
     }
-    f.pairs.push_back({line_no, HashHex(in.dump(-1, ' ', false, json::error_handler_t::replace)), in});
+    f.pairs.push_back({line_no, HashHex(DumpJson(in)), in});
   }
   return f;
 }
