@@ -59,7 +59,7 @@ int Serve(Service* service, const HttpOptions& o) {
     json body;
     try {
       body = json::parse(req.body);
-    } catch (const json::parse_error& e) {
+    } catch (const json::exception& e) {
       Reply(res, o, 400, {{"error", fmt::format("malformed JSON: {}", e.what())}});
       return;
     }

@@ -264,7 +264,7 @@ Result<TaskSpec> LoadManifest(const std::string& path, const LoadOptions& opts) 
   json j;
   try {
     j = json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for a number like 1e+3084
     return FileError(path, fmt::format("bad kiln task manifest: {}", e.what()));
   }
   if (!j.is_object()) return FileError(path, "bad kiln task manifest: expected a JSON object");

@@ -238,6 +238,10 @@ TEST_F(TaskTest, ManifestKeyOfTheWrongTypeIsAnError) {
   auto t = LoadTask(Write("task.json", R"({"module": "m.py", "entry": 5, "bench": "bench.py"})"));
   ASSERT_FALSE(t.ok());
   EXPECT_NE(t.status().message().find("\"entry\" must be a string"), std::string::npos) << t.status().message();
+  // A number too large for a double is nlohmann's out_of_range, not a parse_error: still a located error.
+  auto big = LoadTask(Write("big.json", R"({"module": "m.py", "entry": "softmax", "bench": "bench.py", "x": 1e+3084})"));
+  ASSERT_FALSE(big.ok());
+  EXPECT_NE(big.status().message().find("bad kiln task manifest"), std::string::npos) << big.status().message();
 }
 
 // Task modules are read by the one decoding policy: a declared latin-1 module loads, bad bytes and deep

@@ -110,6 +110,8 @@ def kevin_and_async(srv):
 def errors(srv):
     status, resp, _ = jcall(srv.url, "POST", "/v1/rewards", raw=b'{"items": [')
     check(status == 400 and "malformed JSON" in resp["error"], "bad JSON: 400")
+    status, resp, _ = jcall(srv.url, "POST", "/v1/rewards", raw=b'{"items": [], "x": 1e+3084}')
+    check(status == 400 and "malformed JSON" in resp["error"], "a number out of range: 400, not a dead handler")
     status, resp, _ = rewards(srv.url, {"items": [{"task": "no_such_task", "code": "x"}]})
     check(status == 400 and "unknown task 'no_such_task'" in resp["error"], f"unknown task: 400 ({resp})")
     status, resp, _ = rewards(srv.url, {"items": [{"task": "relu"}]})
