@@ -66,6 +66,10 @@ int Serve(Service* service, const HttpOptions& o) {
     double wait = o.default_wait_s;
     if (body.is_object() && body.contains("deadline_s") && body["deadline_s"].is_number())
       wait = body["deadline_s"].get<double>();
+    if (body.is_object() && body.contains("async") && !body["async"].is_boolean()) {
+      Reply(res, o, 400, {{"error", "async: expected true or false"}});
+      return;
+    }
     if (body.is_object() && body.value("async", false)) wait = -1;
     std::string key = req.get_header_value("Idempotency-Key");
     if (key.empty() && body.is_object() && body.contains("idempotency_key") && body["idempotency_key"].is_string())

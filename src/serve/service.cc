@@ -147,6 +147,8 @@ Result<Service::JobPtr> Service::Parse(const json& request, Clock::time_point st
   auto job = std::make_shared<JobState>();
   job->request = request;
   job->accepted = started;
+  if (request.contains("advantages") && !request["advantages"].is_boolean())
+    return InvalidArgument("advantages: expected true or false");
   job->advantages = request.value("advantages", false);
   job->items.resize(items.size());
   for (size_t i = 0; i < items.size(); ++i) KILN_RETURN_IF_ERROR(ParseItem(items[i], i, request, &job->items[i]));

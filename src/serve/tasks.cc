@@ -14,6 +14,13 @@ using nlohmann::json;
 
 namespace {
 
+// The first of `keys` present in `t` with a value that is not a string (nlohmann's value() would throw), or null.
+const char* NonStringKey(const json& t, std::initializer_list<const char*> keys) {
+  for (const char* k : keys)
+    if (t.contains(k) && !t[k].is_string()) return k;
+  return nullptr;
+}
+
 std::string FirstLine(const std::string& m) {
   std::string s = m.substr(0, m.find('\n'));
   return s;
@@ -59,6 +66,8 @@ Status TaskSet::Load(const std::string& path, std::vector<std::string>* warnings
       const json& t = j["tasks"][i];
       if (!t.is_object() || !t.contains("path") || !t["path"].is_string())
         return InvalidArgument(fmt::format("{}:1:1: error: tasks[{}]: expected an object with \"path\"", path, i));
+      if (const char* k = NonStringKey(t, {"format", "entry", "name", "bench"}))
+        return InvalidArgument(fmt::format("{}:1:1: error: tasks[{}]: \"{}\" must be a string", path, i, k));
       task::LoadOptions lo;
       lo.format = t.value("format", "");
       lo.entry = t.value("entry", "");
@@ -91,6 +100,8 @@ Result<task::TaskSpec> TaskSet::Find(const std::string& name) const {
 Result<task::TaskSpec> TaskSet::Inline(const json& t) {
   if (!t.contains("reference") || !t["reference"].is_string() || t["reference"].get<std::string>().empty())
     return InvalidArgument("task: an inline task needs \"reference\": the reference module's source");
+  if (const char* k = NonStringKey(t, {"format", "name"}))
+    return InvalidArgument(fmt::format("task.{}: expected a string", k));
   const std::string src = t["reference"].get<std::string>();
   const std::string format = t.value("format", "kernelbench");
   if (format != "kernelbench" && format != "tritonbench_g" && format != "tritonbench_t")

@@ -112,6 +112,11 @@ def errors(srv):
     check(status == 400 and "malformed JSON" in resp["error"], "bad JSON: 400")
     status, resp, _ = jcall(srv.url, "POST", "/v1/rewards", raw=b'{"items": [], "x": 1e+3084}')
     check(status == 400 and "malformed JSON" in resp["error"], "a number out of range: 400, not a dead handler")
+    for key in ("async", "advantages"):
+        status, resp, _ = rewards(srv.url, {"items": [{"task": "relu", "code": "x"}], key: "yes"})
+        check(status == 400 and key in resp["error"], f"{key} of the wrong type: 400 naming it ({status} {resp})")
+    status, resp, _ = rewards(srv.url, {"items": [{"task": {"reference": "x = 1", "format": 3}, "code": "x"}]})
+    check(status == 400 and "task.format" in resp["error"], f"inline task format not a string: 400 ({status} {resp})")
     status, resp, _ = rewards(srv.url, {"items": [{"task": "no_such_task", "code": "x"}]})
     check(status == 400 and "unknown task 'no_such_task'" in resp["error"], f"unknown task: 400 ({resp})")
     status, resp, _ = rewards(srv.url, {"items": [{"task": "relu"}]})
