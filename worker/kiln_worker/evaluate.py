@@ -61,9 +61,37 @@ def _innermost_file(e):
     return last or ""
 
 
+def _compile_error_message(e):
+    """Triton's CompilationError prints "at L:C:", a source excerpt, then (maybe) the cause: the first line
+    alone says nothing. -> "CompilationError at L:C: `source line`: cause" (the innermost compilation error
+    in the chain, and the deepest error under it), or None when `e` holds none."""
+    chain = _chain(e)
+    ce = [x for x in chain if type(x).__name__ == "CompilationError"]
+    if not ce:
+        return None
+    c = ce[-1]
+    node, src = getattr(c, "node", None), getattr(c, "src", None)
+    where, line = "", ""
+    if node is not None and hasattr(node, "lineno"):
+        where = f" at {node.lineno}:{node.col_offset}"
+        if isinstance(src, str):
+            lines = src.split("\n")
+            if 0 < node.lineno <= len(lines):
+                line = f" `{lines[node.lineno - 1].strip()[:160]}`"
+    cause = getattr(c, "error_message", None)
+    if not cause:
+        below = [x for x in chain[chain.index(c) + 1:] if type(x).__name__ != "CompilationError"]
+        if below:
+            text = str(below[0]).strip()
+            cause = f"{type(below[0]).__name__}: {text.splitlines()[-1] if text else ''}"
+    cause = " ".join(str(cause).split()) if cause else "(no cause given)"
+    return f"CompilationError{where}:{line}: {cause}"[:400]
+
+
 def classify_exception(e: BaseException):
     """-> (reason code, message)."""
     msg = f"{type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}"[:400]
+    msg = _compile_error_message(e) or msg
     if isinstance(e, EvalTimeout):
         return "timeout", str(e)
     if isinstance(e, SystemExit):
@@ -536,8 +564,9 @@ class Evaluator:
                     self.reasons.add("inputs_zeroed", f"the candidate zeroed its inputs {changed[:3]}")
                 self.reasons.add("input_mutated", f"the candidate modified inputs {changed[:3]} "
                                                   "that the reference leaves alone")
-            elif not self._same_side_effects((c_args, c_kwargs), (r_args, r_kwargs), stats,
-                                             lambda: self._rerun_reference_inputs(ref_fn, args, kwargs, seed)):
+            elif not self._same_side_effects(
+                    (c_args, c_kwargs), (r_args, r_kwargs), stats,
+                    lambda alt: self._rerun_reference_inputs(ref_fn, args, kwargs, seed, alt)):
                 self.reasons.add("input_side_effect_mismatch",
                                  f"case {case}, trial {t}: the candidate's in-place changes to its inputs differ "
                                  "from the reference's")
@@ -581,93 +610,90 @@ class Evaluator:
         stats["shapes"], stats["dtypes"] = st["shapes"], st["dtypes"]
         return True
 
-    def _same_side_effects(self, c_inputs, r_inputs, stats=None, rerun=None, max_runs=3) -> bool:
+    def _same_side_effects(self, c_inputs, r_inputs, stats=None, rerun=None) -> bool:
         """The inputs as candidate and reference left them (each started from its own clone of the same
         values): a difference is a mismatch; a failure of the comparison itself (out of memory comparing
-        gigabytes of inputs) is not, it propagates and is classified as such. As for outputs (reference
-        instability), `rerun()` runs the reference again on fresh clones and returns its inputs as it left
-        them: elements the reference's runs leave differently (racing writes: TritonBench-G harnesses draw
-        destination indices with repeats, so several programs store to one slot) are not compared."""
+        gigabytes of inputs) is not, it propagates and is classified as such. As for outputs (the same probe,
+        `_stable_probe`), `rerun(alt)` runs the reference again on fresh clones and returns its inputs as it
+        left them: elements the reference's runs leave differently (racing writes: TritonBench-G harnesses
+        draw destination indices with repeats, so several programs store to one slot) are not compared, and
+        a racing tail no run has shown yet is allowed up to what the reference's own last run added."""
         try:
             compare.compare(c_inputs, r_inputs, self.tolerance, self.tf32)
             return True
         except compare.Mismatch:
             if rerun is None:
                 return False
-        masks = None
-        for k in range(max_runs - 1):
-            m = compare.unstable_elements(r_inputs, rerun(), self.tolerance, self.tf32)
-            if m is None:
-                return False
-            masks = m if masks is None else compare.union_masks(masks, m)
-            if not compare.count_masked(masks):
-                continue
-            # as for outputs, no verdict from nothing: the inputs that vary must keep stable elements
-            varying = [m for m in masks if not isinstance(m, bool) and bool(m.any())]
-            if varying and all(bool(m.all()) for m in varying):
-                return False
-            stable, n, total = compare.replace_unstable(c_inputs, r_inputs, masks)
-            if n >= total:
-                return False
-            try:
-                compare.compare(stable, r_inputs, self.tolerance, self.tf32)
-            except compare.Mismatch:
-                continue
-            if stats is not None:
-                note = (f"{n} of {total} input elements that the reference changes in place differ between "
-                        f"{k + 2} runs of the reference (same inputs); they were not compared")
-                stats["note"] = f"{stats['note']}; {note}" if stats.get("note") else note
-                stats["unstable_input_elements"] = max(stats.get("unstable_input_elements", 0), n)
-            return True
-        return False
+        st = self._stable_probe(rerun, c_inputs, r_inputs, stats if stats is not None else {}, inputs=True)
+        return st is not None
 
-    def _rerun_reference_inputs(self, ref_fn, args, kwargs, seed):
+    def _rerun_reference_inputs(self, ref_fn, args, kwargs, seed, alt=False):
         """The reference once more on fresh clones of the trial's inputs, as the candidate ran (allocator
-        flooded, same seed); -> those inputs as it left them."""
+        flooded, same seed; `alt`: with finite values, see _compare_stable); -> those inputs as it left them."""
         a, k = tasks_mod.clone_tree(args), tasks_mod.clone_tree(kwargs)
-        plat.poison_allocator()
-        self._call_reference(ref_fn, a, k, seed)
+        try:
+            guards.ALT_FILL["on"] = alt
+            plat.poison_allocator(value=guards.ALT_FLOAT if alt else float("nan"))
+            self._call_reference(ref_fn, a, k, seed)
+        finally:
+            guards.ALT_FILL["on"] = False
         return (a, k)
 
     def _compare_stable(self, ref_fn, args, kwargs, seed, out_c, out_r, stats):
-        """The candidate's output mismatched the reference's: run the reference a second time on fresh clones
-        of the same inputs, under the candidate's conditions (allocator flooded, same seed). Elements on which
-        the two reference runs disagree are not determined by the reference (atomics, races, reads of memory it
-        never wrote): compare the candidate on the other elements only. -> the comparison's stats, or None
-        (the original mismatch stands) when the second run fails, differs in structure, or leaves no element
-        stable. The candidate cannot reach this run: it happens after the candidate's code, the patch checks
-        still follow, and elements the reference determines (uninitialised ones included) are still judged."""
-        # More runs of the reference, alternately as the first (memory it never writes holds NaN) and with
-        # that memory holding finite values, which exposes elements that depend on it (reads past the end
-        # of a buffer, of memory nobody wrote). Elements that differ from the first run in any run are
-        # masked (the union). A race picks one of several writers per run, so two runs rarely show every
-        # racing element (on an H100, TritonBench-G's index_select_bwd changed 256-352 of its 512 racing
-        # elements per run): runs go on while each adds unstable elements, up to UNSTABLE_RUNS; a
-        # deterministic reference stops after two.
-        # A race can also leave a tail: elements whose variation no run has shown yet, in the candidate's run
-        # as in the next run of the reference (TritonBench-G's quantize_copy_kv changed 170k-204k of 4.2M
-        # elements per run). So from the third run on, a candidate that differs from the first run outside
-        # the mask in no more elements than the last run of the reference added to it is within the
-        # reference's own variation. A deterministic reference adds none: no slack.
-        union, n_prev, quiet = None, 0, 0
-        for k in range(UNSTABLE_RUNS):
-            alt = k % 2 == 1
+        """The candidate's output mismatched the reference's: run the reference again on fresh clones of the
+        same inputs, under the candidate's conditions (allocator flooded, same seed), and compare the candidate
+        on the elements the reference determines (`_stable_probe`). -> the comparison's stats, or None (the
+        original mismatch stands). The candidate cannot reach these runs: they happen after the candidate's
+        code, the patch checks still follow, and elements the reference determines (uninitialised ones
+        included) are still judged."""
+        def probe(alt):
             try:
                 guards.ALT_FILL["on"] = alt
                 plat.poison_allocator(value=guards.ALT_FLOAT if alt else float("nan"))
                 out_rk, _, _ = self._call_reference(ref_fn, tasks_mod.clone_tree(args),
                                                     tasks_mod.clone_tree(kwargs), seed)
+            finally:
+                guards.ALT_FILL["on"] = False
+            return out_rk
+        return self._stable_probe(probe, out_c, out_r, stats)
+
+    def _stable_probe(self, probe, got, first, stats, inputs=False):
+        """`got` (the candidate's outputs, or its inputs as it left them) differs from `first` (the reference's
+        run): elements on which runs of the reference disagree are not determined by it (atomics, races, reads
+        of memory it never wrote); compare the candidate on the other elements only. `probe(alt)` is one more
+        run of the reference -> its tree. -> the comparison's stats, or None (the mismatch stands) when a run
+        fails, differs in structure, or leaves no element stable.
+
+        Runs alternate between memory it never writes holding NaN (as the first) and holding finite values,
+        which exposes elements that depend on it (reads past the end of a buffer, of memory nobody wrote).
+        Elements that differ from the first run in any run are masked (the union). A race picks one of several
+        writers per run, so two runs rarely show every racing element (on an H100, TritonBench-G's
+        index_select_bwd changed 256-352 of its 512 racing elements per run): runs go on while each adds
+        unstable elements, up to UNSTABLE_RUNS; a deterministic reference stops after two. A race can also
+        leave a tail: elements whose variation no run has shown yet, in the candidate's run as in the next run
+        of the reference (TritonBench-G's quantize_copy_kv changed 170k-204k of 4.2M elements per run). So
+        from the third run on, a candidate that differs from the first run outside the mask in no more
+        elements than the last run of the reference added to it is within the reference's own variation. A
+        deterministic reference adds none: no slack."""
+        what = "input elements that the reference changes in place" if inputs else "output elements"
+        key = "unstable_input_elements" if inputs else "unstable_elements"
+        union, n_prev, quiet = None, 0, 0
+        for k in range(UNSTABLE_RUNS):
+            try:
+                out_rk = probe(k % 2 == 1)
             except Exception as e:  # noqa: BLE001 - the first mismatch is the outcome
                 if not plat.INTERPRET and plat.is_cuda_fatal(e):
                     self.fatal = True
                 return None
-            finally:
-                guards.ALT_FILL["on"] = False
-            masks = compare.unstable_elements(out_r, out_rk, self.tolerance, self.tf32)
+            masks = compare.unstable_elements(first, out_rk, self.tolerance, self.tf32)
             if masks is None:
                 return None
             union = masks if union is None else compare.union_masks(union, masks)
-            masked, n, total = compare.replace_unstable(out_c, out_r, union)
+            if inputs:  # no verdict from nothing: the inputs that vary must keep stable elements
+                varying = [m for m in union if not isinstance(m, bool) and bool(m.any())]
+                if varying and all(bool(m.all()) for m in varying):
+                    return None
+            masked, n, total = compare.replace_unstable(got, first, union)
             grew = n - n_prev
             quiet = quiet + 1 if n == n_prev or n == 0 else 0
             n_prev = n
@@ -679,20 +705,20 @@ class Evaluator:
                 continue
             tail = 0
             try:
-                st = compare.compare(masked, out_r, self.tolerance, self.tf32)
+                st = compare.compare(masked, first, self.tolerance, self.tf32)
             except compare.Mismatch:
-                st, tail = self._within_tail(masked, out_r, grew) if k >= 2 and grew > 0 else (None, 0)
+                st, tail = self._within_tail(masked, first, grew) if k >= 2 and grew > 0 else (None, 0)
                 if st is None:
                     if quiet >= 2 and k >= 2:
                         return None  # the mask stopped growing: the mismatch is the candidate's
                     continue
-            stats["unstable_elements"] = max(stats.get("unstable_elements", 0), n + tail)
+            stats[key] = max(stats.get(key, 0), n + tail)
             how = "unwritten memory as NaN and as finite values" if k >= 1 else "same conditions"
-            stats["note"] = (f"{n} of {total} output elements differ between {k + 2} runs of the reference "
-                             f"({how}); they were not compared")
+            note = f"{n} of {total} {what} differ between {k + 2} runs of the reference ({how}); they were not compared"
             if tail:
-                stats["note"] += (f"; {tail} more differ from the first run, no more than the {grew} that the "
-                                  f"reference's last run added")
+                note += f"; {tail} more differ from the first run, no more than the {grew} that the reference's " \
+                        "last run added"
+            stats["note"] = f"{stats['note']}; {note}" if inputs and stats.get("note") else note
             return st
         return None
 
