@@ -7,6 +7,8 @@
 #include <atomic>
 #include <filesystem>
 
+#include "common/file.h"
+
 namespace kiln::serve {
 namespace {
 
@@ -102,6 +104,31 @@ TEST_F(ServiceMetrics, WorkerCountsAndGpuMemoryFromResults) {
   EXPECT_TRUE(Has(m, "kiln_serve_gpu_memory_used_bytes{gpu=\"GPU-a\"} 70")) << m;
   EXPECT_NE(m.find("kiln_serve_gpu_memory_age_seconds{gpu=\"GPU-a\"} "), std::string::npos) << m;
   service.Stop();
+}
+
+TEST_F(ServiceMetrics, ManifestSizesOverrideKernelBenchConstants) {
+  const std::string ref = std::string("batch_size = 4096\ndim = 393216\n") + kReference;
+  ASSERT_TRUE(WriteFile((dir_ / "relu.py").string(), ref).ok());
+  auto manifest = [&](const json& entry) {
+    const std::string p = (dir_ / "tasks.json").string();
+    EXPECT_TRUE(WriteFile(p, json{{"tasks", json::array({entry})}}.dump()).ok());
+    return p;
+  };
+  TaskSet tasks((dir_ / "inline").string());
+  std::vector<std::string> warnings;
+  ASSERT_TRUE(
+      tasks.Load(manifest({{"name", "small"}, {"path", "relu.py"}, {"sizes", {{"batch_size", 16}}}}), &warnings).ok());
+  auto t = tasks.Find("small");
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  EXPECT_EQ(t->sizes, json({{"batch_size", 16}}));
+  TaskSet bad((dir_ / "inline").string());
+  Status s = bad.Load(manifest({{"path", "relu.py"}, {"sizes", {{"batch", 16}}}}), &warnings);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("size 'batch' is not a module-level numeric constant"), std::string::npos)
+      << s.message();
+  s = bad.Load(manifest({{"path", "relu.py"}, {"sizes", 16}}), &warnings);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("tasks[0].sizes: expected an object"), std::string::npos) << s.message();
 }
 
 TEST(Metrics, NoGpuLinesWithoutAReportAndBadFiguresIgnored) {
