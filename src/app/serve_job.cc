@@ -50,7 +50,27 @@ std::unique_ptr<exec::Runner> Make(const RunnerSpec& s) {
 
 // Sizes the pool from the probe worker's hello: interpreter workers, or one measuring worker per GPU
 // and K check workers per GPU (the batch pipeline of `kiln eval --batch`).
-Status SetUpPool(const ServeOptions& o, serve::ServiceConfig* cfg, std::shared_ptr<std::vector<std::string>> gpus) {
+struct GpuMemory {
+  std::string gpu;
+  double free_bytes, total_bytes;
+};
+
+// What the probe worker's hello said of the GPUs kiln serve uses (seeds /v1/metrics before any evaluation).
+std::vector<GpuMemory> HelloMemory(const exec::HelloInfo& h, const std::vector<std::string>& gpus) {
+  std::vector<GpuMemory> out;
+  for (const auto& d : h.devices) {
+    const std::string id = d.uuid.empty() ? std::to_string(d.index) : d.uuid;
+    if (std::find(gpus.begin(), gpus.end(), id) == gpus.end()) continue;
+    const json& r = d.raw;
+    if (r.contains("free_mem_bytes") && r["free_mem_bytes"].is_number() && r.contains("total_mem_bytes") &&
+        r["total_mem_bytes"].is_number())
+      out.push_back({id, r["free_mem_bytes"].get<double>(), r["total_mem_bytes"].get<double>()});
+  }
+  return out;
+}
+
+Status SetUpPool(const ServeOptions& o, serve::ServiceConfig* cfg, std::shared_ptr<std::vector<std::string>> gpus,
+                 std::vector<GpuMemory>* memory) {
   RunnerSpec spec = o.worker.Spec(*exec::ParseIsolation(o.isolation));
   auto probe = MakeRunner(spec);
   if (!probe.ok()) return probe.status();
@@ -60,6 +80,7 @@ Status SetUpPool(const ServeOptions& o, serve::ServiceConfig* cfg, std::shared_p
     for (const auto& d : h.devices) gpus->push_back(d.uuid.empty() ? std::to_string(d.index) : d.uuid);
   if (o.gpus >= 0 && static_cast<int>(gpus->size()) > o.gpus) gpus->resize(o.gpus);
   const int n_gpus = static_cast<int>(gpus->size());
+  *memory = HelloMemory(h, *gpus);
   cfg->measure_slots = interp ? std::max(1, o.workers) : n_gpus;
   int k = o.check_workers;
   if (interp)
@@ -132,8 +153,10 @@ int RunServe(const ServeOptions& o) {
     std::fprintf(stderr, "kiln serve: %zu task name(s) from %s\n", tasks.size(), o.tasks.c_str());
   }
   auto gpus = std::make_shared<std::vector<std::string>>();
-  if (Status s = SetUpPool(o, &cfg, gpus); !s.ok()) return Fail(s.message());
+  std::vector<GpuMemory> memory;
+  if (Status s = SetUpPool(o, &cfg, gpus, &memory); !s.ok()) return Fail(s.message());
   serve::Service service(std::move(cfg), &tasks);
+  for (const auto& m : memory) service.NoteGpuMemory(m.gpu, m.free_bytes, m.total_bytes);
   auto recovered = service.Recover();
   if (!recovered.ok()) return Fail(recovered.status().message());
   if (*recovered) std::fprintf(stderr, "kiln serve: %zu unfinished job(s) from the journal re-queued\n", *recovered);

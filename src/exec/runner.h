@@ -12,6 +12,7 @@
 // mismatch, no recorded answer). Runners are not thread-safe: use one per thread (see pool.h).
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <map>
 #include <memory>
@@ -67,8 +68,11 @@ class WorkerRunner : public Runner {
   Result<EvalResult> Evaluate(const EvalRequest& request) override;
   Result<nlohmann::json> DevicePeaks(const std::vector<std::string>& dtypes) override;
 
-  // Number of worker processes started so far (tests: restart behaviour).
-  int starts() const { return starts_; }
+  // Number of worker processes started so far (tests: restart behaviour). Thread-safe, like up().
+  int starts() const { return starts_.load(); }
+  // Whether a worker process is running now (started, and neither exited nor killed); a dead one is
+  // replaced on the next request. Safe to call while another thread uses the runner (metrics).
+  bool up() const;
   pid_t pid() const { return proc_ ? proc_->pid() : -1; }
   void Shutdown();
 
@@ -90,7 +94,8 @@ class WorkerRunner : public Runner {
   std::unique_ptr<Process> proc_;
   TempDir tmp_;  // the worker's $TMPDIR (its candidate modules), removed with the process
   std::optional<HelloInfo> hello_;
-  int starts_ = 0;
+  std::atomic<int> starts_{0};
+  std::atomic<pid_t> live_pid_{-1};  // proc_'s pid while kiln holds it, for up()
   uint64_t seq_ = 0;
   uint64_t nonce_;
   std::string garbage_;  // stray stdout lines seen while waiting

@@ -96,6 +96,28 @@ TEST_F(WorkerRunnerTest, HangIsTimeoutAndWorkerRestarts) {
   EXPECT_EQ(w.starts(), 2);
 }
 
+TEST_F(WorkerRunnerTest, UpWhileTheWorkerRunsNotAfterItDiesOrShutsDown) {
+  WorkerRunner w(opts_);
+  EXPECT_FALSE(w.up());  // not started yet
+  ASSERT_TRUE(w.Hello().ok());
+  EXPECT_TRUE(w.up());
+  const pid_t pid = w.pid();
+  ASSERT_GT(pid, 0);
+  ::kill(pid, SIGKILL);  // killed from outside: a zombie until the runner notices
+  bool down = false;
+  for (int i = 0; i < 200 && !down; ++i) {
+    down = !w.up();
+    if (!down) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_TRUE(down) << "a killed worker still counts as up";
+  auto ok = w.Evaluate(Req("ok"));  // replaced on the next request
+  ASSERT_TRUE(ok.ok());
+  EXPECT_TRUE(w.up());
+  EXPECT_EQ(w.starts(), 2);
+  w.Shutdown();
+  EXPECT_FALSE(w.up());
+}
+
 class KillTest : public WorkerRunnerTest, public ::testing::WithParamInterface<const char*> {};
 
 TEST_P(KillTest, TimeoutKillsEveryDescendant) {

@@ -2,6 +2,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <random>
 
@@ -85,7 +86,25 @@ std::string WorkerRunner::NextId() {
   return fmt::format("{}-{:016x}", n, nonce_ ^ (n * 0x9E3779B97F4A7C15ull));
 }
 
+bool WorkerRunner::up() const {
+  const pid_t pid = live_pid_.load();
+  if (pid <= 0) return false;
+  // /proc/<pid>/stat: "pid (comm) STATE ..."; a zombie (Z) or dead (X) process is not up.
+  std::string stat;
+  if (std::FILE* f = std::fopen(fmt::format("/proc/{}/stat", pid).c_str(), "r")) {
+    char buf[512];
+    const size_t n = std::fread(buf, 1, sizeof buf, f);
+    std::fclose(f);
+    stat.assign(buf, n);
+  }
+  const size_t paren = stat.rfind(')');
+  if (paren == std::string::npos || paren + 2 >= stat.size()) return false;
+  const char state = stat[paren + 2];
+  return state != 'Z' && state != 'X';
+}
+
 void WorkerRunner::Kill() {
+  live_pid_ = -1;
   if (!proc_) return;
   if (proc_->running()) KillTree(proc_->pid());
   proc_->Kill(SIGKILL);
@@ -95,6 +114,7 @@ void WorkerRunner::Kill() {
 }
 
 void WorkerRunner::Shutdown() {
+  live_pid_ = -1;
   if (!proc_) return;
   if (proc_->running()) {
     (void)proc_->Write(json{{"id", NextId()}, {"op", "shutdown"}}.dump() + "\n");
@@ -111,6 +131,7 @@ void WorkerRunner::Shutdown() {
 
 Status WorkerRunner::EnsureStarted() {
   if (proc_ && proc_->running()) return Status::Ok();
+  live_pid_ = -1;
   proc_.reset();
   tmp_.Remove();
   SpawnOptions so;
@@ -150,6 +171,7 @@ Status WorkerRunner::EnsureStarted() {
   }
   proc_ = std::move(*p);
   ++starts_;
+  live_pid_ = proc_->pid();
   garbage_.clear();
   Exchange ex = Send(json{{"id", NextId()}, {"op", "hello"}}, opts_.startup_s);
   if (ex.kind != Exchange::Kind::kOk) {

@@ -51,6 +51,12 @@ void Metrics::Finished(const std::string& verdict, double latency_s) {
   latency_sum_ += latency_s;
 }
 
+void Metrics::GpuMemory(const std::string& gpu, double free_bytes, double total_bytes) {
+  if (gpu.empty() || !(total_bytes > 0) || free_bytes < 0 || free_bytes > total_bytes) return;
+  std::lock_guard<std::mutex> l(mu_);
+  gpus_[gpu] = {free_bytes, total_bytes, Clock::now()};
+}
+
 double Metrics::EvaluationsPerMinute() const {
   std::lock_guard<std::mutex> l(mu_);
   auto d = recent_;
@@ -58,7 +64,63 @@ double Metrics::EvaluationsPerMinute() const {
   return static_cast<double>(d.size());
 }
 
-std::string Metrics::Render(size_t queue_depth, size_t in_flight, size_t jobs_open) const {
+namespace {
+
+// Label values in the Prometheus text format: backslash, quote and newline escaped.
+std::string Label(const std::string& v) {
+  std::string o;
+  for (char c : v) {
+    if (c == '\\' || c == '"') o += '\\';
+    o += c == '\n' ? std::string("\\n") : std::string(1, c);
+  }
+  return o;
+}
+
+void RenderWorkers(const WorkerCounts& w, std::string* o) {
+  *o += fmt::format(
+      "# HELP kiln_serve_workers Worker slots by role (measure: one per GPU, or the interpreter's; check: "
+      "correctness workers sharing the GPUs)\n# TYPE kiln_serve_workers gauge\n"
+      "kiln_serve_workers{{role=\"measure\"}} {}\nkiln_serve_workers{{role=\"check\"}} {}\n",
+      w.measure, w.check);
+  *o += fmt::format(
+      "# HELP kiln_serve_workers_up Worker processes running now, by role (a dead one is replaced on its next "
+      "item)\n# TYPE kiln_serve_workers_up gauge\n"
+      "kiln_serve_workers_up{{role=\"measure\"}} {}\nkiln_serve_workers_up{{role=\"check\"}} {}\n",
+      w.measure_up, w.check_up);
+  *o += fmt::format(
+      "# HELP kiln_serve_worker_starts_total Worker processes started, replacements included\n"
+      "# TYPE kiln_serve_worker_starts_total counter\nkiln_serve_worker_starts_total {}\n",
+      w.starts);
+}
+
+}  // namespace
+
+void Metrics::RenderGpus(std::string* o) const {
+  if (gpus_.empty()) return;
+  const auto now = Clock::now();
+  std::string used, total, age;
+  for (const auto& [gpu, m] : gpus_) {
+    const std::string l = Label(gpu);
+    used += fmt::format("kiln_serve_gpu_memory_used_bytes{{gpu=\"{}\"}} {:.0f}\n", l, m.total - m.free);
+    total += fmt::format("kiln_serve_gpu_memory_total_bytes{{gpu=\"{}\"}} {:.0f}\n", l, m.total);
+    age += fmt::format("kiln_serve_gpu_memory_age_seconds{{gpu=\"{}\"}} {:.3f}\n", l,
+                       std::chrono::duration<double>(now - m.at).count());
+  }
+  *o +=
+      "# HELP kiln_serve_gpu_memory_used_bytes GPU memory in use on the device (all processes), as a worker "
+      "last saw it (cudaMemGetInfo)\n# TYPE kiln_serve_gpu_memory_used_bytes gauge\n" +
+      used;
+  *o +=
+      "# HELP kiln_serve_gpu_memory_total_bytes GPU memory of the device\n"
+      "# TYPE kiln_serve_gpu_memory_total_bytes gauge\n" +
+      total;
+  *o +=
+      "# HELP kiln_serve_gpu_memory_age_seconds Seconds since a worker last reported the GPU's memory\n"
+      "# TYPE kiln_serve_gpu_memory_age_seconds gauge\n" +
+      age;
+}
+
+std::string Metrics::Render(size_t queue_depth, size_t in_flight, size_t jobs_open, const WorkerCounts& workers) const {
   const double per_minute = EvaluationsPerMinute();
   std::lock_guard<std::mutex> l(mu_);
   std::string o;
@@ -86,6 +148,8 @@ std::string Metrics::Render(size_t queue_depth, size_t in_flight, size_t jobs_op
   }
   o += fmt::format("kiln_serve_item_latency_seconds_sum {}\nkiln_serve_item_latency_seconds_count {}\n", latency_sum_,
                    finished_);
+  RenderWorkers(workers, &o);
+  RenderGpus(&o);
   return o;
 }
 

@@ -442,6 +442,7 @@ void Service::RunBatch(std::vector<Queued> batch) {
   exec::EvalPool(PoolCfg()).Run(std::move(items), [&](const exec::PoolItem& p, const Result<exec::EvalResult>& r, int) {
     Queued& q = batch[p.index];
     Item& it = q.job->items[q.index];
+    if (r.ok()) NoteGpuMemory(*r);
     const bool died = !r.ok() || WorkerDied(*r);
     if (died && it.attempts < cfg_.max_attempts) {
       metrics_.Retry();
@@ -521,7 +522,46 @@ std::string Service::MetricsText() const {
     flight = in_flight_;
     for (const auto& [id, j] : jobs_) open += j->response ? 0 : 1;
   }
-  return metrics_.Render(depth, flight, open);
+  return metrics_.Render(depth, flight, open, Workers());
+}
+
+WorkerCounts Service::Workers() const {
+  WorkerCounts w;
+  std::lock_guard<std::mutex> l(runners_mu_);
+  w.measure = measure_.size();
+  w.check = check_.size();
+  auto count = [&w](const std::vector<std::unique_ptr<exec::Runner>>& v, size_t* up) {
+    for (const auto& r : v) {
+      const auto* worker = dynamic_cast<const exec::WorkerRunner*>(r.get());
+      if (!worker) {  // another runner (a transcript): up once made
+        *up += r ? 1 : 0;
+        continue;
+      }
+      *up += worker->up() ? 1 : 0;
+      w.starts += static_cast<size_t>(worker->starts());
+    }
+  };
+  count(measure_, &w.measure_up);
+  count(check_, &w.check_up);
+  return w;
+}
+
+void Service::NoteGpuMemory(const std::string& gpu, double free_bytes, double total_bytes) {
+  metrics_.GpuMemory(gpu, free_bytes, total_bytes);
+}
+
+// The worker's `gpu_memory` after a fresh evaluation (a cached result's is old news).
+void Service::NoteGpuMemory(const exec::EvalResult& r) {
+  if (r.from_cache || !r.raw.contains("gpu_memory") || !r.raw["gpu_memory"].is_object()) return;
+  const json& m = r.raw["gpu_memory"];
+  if (!m.contains("free_bytes") || !m["free_bytes"].is_number() || !m.contains("total_bytes") ||
+      !m["total_bytes"].is_number())
+    return;
+  std::string gpu;
+  if (m.contains("uuid") && m["uuid"].is_string()) gpu = m["uuid"].get<std::string>();
+  if (gpu.empty() && r.device.contains("index") && r.device["index"].is_number_integer())
+    gpu = std::to_string(r.device["index"].get<int>());
+  metrics_.GpuMemory(gpu, m["free_bytes"].get<double>(), m["total_bytes"].get<double>());
 }
 
 }  // namespace kiln::serve

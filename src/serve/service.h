@@ -73,6 +73,9 @@ class Service {
   nlohmann::json Health() const;
   nlohmann::json Tasks() const { return tasks_->List(); }
   std::string MetricsText() const;
+  // A GPU's memory (device-wide, bytes) seen outside an evaluation (the workers' hello at start);
+  // evaluations report theirs as they finish.
+  void NoteGpuMemory(const std::string& gpu, double free_bytes, double total_bytes);
 
  private:
   using Clock = std::chrono::steady_clock;
@@ -114,6 +117,8 @@ class Service {
   void RunBatch(std::vector<Queued> batch);
   exec::PoolConfig PoolCfg();
   exec::Runner* Persistent(bool check, int slot);
+  WorkerCounts Workers() const;
+  void NoteGpuMemory(const exec::EvalResult& r);
   std::string NewId();
 
   ServiceConfig cfg_;
@@ -127,7 +132,7 @@ class Service {
   std::map<std::string, JobPtr> jobs_;
   std::map<std::string, std::string> by_key_;
   std::deque<std::string> finished_order_;
-  std::mutex runners_mu_;
+  mutable std::mutex runners_mu_;
   std::vector<std::unique_ptr<exec::Runner>> measure_, check_;
   std::thread loop_;
   uint64_t seq_ = 0;

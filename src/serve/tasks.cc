@@ -73,6 +73,12 @@ Status TaskSet::Load(const std::string& path, std::vector<std::string>* warnings
       lo.entry = t.value("entry", "");
       fs::path p = t["path"].get<std::string>();
       if (p.is_relative()) p = dir / p;
+      if (t.contains("sizes")) {  // KernelBench module constants to override (batch_size, dim, ...)
+        if (!t["sizes"].is_object())
+          return InvalidArgument(
+              fmt::format("{}:1:1: error: tasks[{}].sizes: expected an object {{\"NAME\": number}}", path, i));
+        lo.sizes = t["sizes"];
+      }
       if (t.contains("bench") && t["bench"].is_string()) {
         fs::path b = t["bench"].get<std::string>();
         lo.bench = (b.is_relative() ? dir / b : b).string();

@@ -5,8 +5,9 @@
 //   DIR        every *.py below it (recursively) that loads as a task (format detected); a file that
 //              does not is skipped with a warning. Names: the path below DIR without ".py"
 //              ("level1/19_ReLU"), and the task's own name when it differs.
-//   MANIFEST   a .json file {"tasks": [{"name", "path", "format"?, "entry"?, "bench"?}, ...]}, paths
-//              relative to the manifest; any entry that does not load is an error.
+//   MANIFEST   a .json file {"tasks": [{"name", "path", "format"?, "entry"?, "bench"?, "sizes"?}, ...]},
+//              paths relative to the manifest; "sizes" overrides a KernelBench module's constants (as
+//              `kiln eval --size`); any entry that does not load is an error.
 //   FILE       one task file.
 #pragma once
 

@@ -128,6 +128,13 @@ def errors(srv):
     status, text, _ = call(srv.url, "GET", "/v1/metrics")
     check(status == 200 and "kiln_serve_queue_depth" in text and 'verdict="ok"' in text
           and 'quantile="0.9"' in text, "metrics: Prometheus text")
+    metric = {l.split(" ")[0]: float(l.split(" ")[1]) for l in text.splitlines() if l and not l.startswith("#")}
+    up = metric.get('kiln_serve_workers_up{role="measure"}', -1)
+    check(metric.get('kiln_serve_workers{role="measure"}') == 2 and metric.get('kiln_serve_workers{role="check"}') == 0
+          and 1 <= up <= 2  # a worker whose candidate crashed is replaced on its next item
+          and metric.get("kiln_serve_worker_starts_total", 0) > up,
+          f"metrics: worker counts ({ {k: v for k, v in metric.items() if 'worker' in k} })")
+    check("kiln_serve_gpu_memory" not in text, "metrics: no GPU memory figures on the interpreter")
     status, resp, _ = jcall(srv.url, "GET", "/v1/tasks")
     check(status == 200 and any(t["name"] == "relu" for t in resp["tasks"]), "tasks listed")
     status, resp, _ = jcall(srv.url, "GET", "/v1/health")

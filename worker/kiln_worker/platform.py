@@ -678,6 +678,20 @@ def versions() -> dict:
     return v
 
 
+def gpu_memory(index: int | None = None):
+    """Device-wide memory of GPU `index` (default: the worker's) now: {"free_bytes", "total_bytes"} from
+    cudaMemGetInfo (every process's allocations count), for `kiln serve`'s metrics; None on the interpreter or
+    when CUDA cannot say."""
+    if INTERPRET:
+        return None
+    try:
+        import torch
+        free, total = torch.cuda.mem_get_info(DEVICE_INDEX if index is None else index)
+        return {"free_bytes": int(free), "total_bytes": int(total)}
+    except Exception:
+        return None
+
+
 def device_info() -> list:
     """Touches CUDA: in fork isolation only a child calls it."""
     if INTERPRET:
@@ -692,6 +706,9 @@ def device_info() -> list:
              "regs_per_sm": getattr(p, "regs_per_multiprocessor", None),
              "total_mem_bytes": p.total_memory, "cc": [p.major, p.minor],
              "sm_clock_mhz": None, "mem_clock_mhz": None}
+        mem = gpu_memory(i)
+        if mem:
+            d["free_mem_bytes"] = mem["free_bytes"]
         if d["uuid"] and not d["uuid"].startswith("GPU-"):
             d["uuid"] = "GPU-" + d["uuid"]
         try:

@@ -197,6 +197,9 @@ def eval_in_process(req, worker) -> dict:
                                   "uuid": ("GPU-" + str(p.uuid)) if getattr(p, "uuid", None) else None}
             except Exception:
                 resp["device"] = None
+            mem = plat.gpu_memory()
+            if mem:  # the device's memory after this evaluation (kiln serve's /v1/metrics)
+                resp["gpu_memory"] = dict(mem, uuid=(resp.get("device") or {}).get("uuid"))
         else:
             resp["device"] = {"index": 0, "name": "triton-interpreter (cpu)", "uuid": None}
         resp["mode"] = req.get("mode", "check")
