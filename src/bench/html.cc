@@ -138,7 +138,8 @@ std::string Html(const Report& r) {
   tables += MarkdownTableToHtml(md.substr(0, second));
   tables += MarkdownTableToHtml(md.substr(second));
   std::string notes;
-  for (auto line : SplitLines(md.substr(second)))
+  const std::string rest = md.substr(second);  // SplitLines views into it
+  for (auto line : SplitLines(rest))
     if (!StartsWith(line, "|") && !IsBlankLine(line)) notes += std::string(line) + "\n";
   return fmt::format(
       "<!DOCTYPE html>\n<html><head><meta charset='utf-8'><title>kiln bench: {0}</title>"

@@ -72,7 +72,8 @@ struct ChannelMetrics {
   int tasks_with_speedup = 0;
   std::map<Outcome, int> outcomes;          // over samples
   std::map<std::string, int> verdicts;      // over samples
-  std::map<std::string, int> hacked_reasons, failed_reasons, wrong_reasons;  // reason code -> samples
+  // reason code -> samples, per outcome (a sample without reasons counts under its verdict)
+  std::map<std::string, int> hacked_reasons, failed_reasons, wrong_reasons, error_reasons;
 };
 ChannelMetrics Summarize(const std::vector<TaskMetrics>& tasks, const std::vector<SampleOutcome>& samples,
                          const std::vector<int>& ks, const std::vector<double>& ps);

@@ -81,7 +81,7 @@ json SummaryJson(const Report& r) {
             {"pass_at_k", pass},
             {"outcomes", Counts(m.outcomes)},
             {"verdicts", m.verdicts},
-            {"reasons", {{"hacked", m.hacked_reasons}, {"failed", m.failed_reasons}, {"wrong", m.wrong_reasons}}}};
+            {"reasons", {{"hacked", m.hacked_reasons}, {"failed", m.failed_reasons}, {"wrong", m.wrong_reasons}, {"error", m.error_reasons}}}};
   return j;
 }
 
@@ -120,6 +120,7 @@ std::string SummaryMarkdown(const Report& r) {
   reasons("hacked (rejected) reasons", m.hacked_reasons);
   reasons("failed reasons", m.failed_reasons);
   reasons("wrong reasons", m.wrong_reasons);
+  reasons("errors (kiln could not evaluate: task error or machinery failure)", m.error_reasons);
   out += "\nTritonBench's legacy stdout exec accuracy: unavailable (docs/bench.md).\n";
   return out;
 }
