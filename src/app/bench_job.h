@@ -26,6 +26,7 @@ struct BenchOptions {
   std::vector<int> ks = {1, 5, 10};
   std::string label;    // the model's row in the table (default: the samples' file name, or "gold")
   bool json = false;    // print summary.json instead of the table
+  bool report_only = false;  // no evaluation: report what out/results.jsonl holds (missing: outcome error)
   // The evaluation: mode (default time), protocol, timeout, sizes, worker, records, workers, GPUs, quiet,
   // no_cache; batch/out/resume are set by the bench.
   EvalOptions eval;

@@ -101,6 +101,13 @@ def main():
     rc, _, err = run(kiln, CHANNELS["kb1"][0] + ["--out", out], ["--db", db, "--trials", "1"])
     check("resume: nothing re-evaluated", rc == 0 and "resuming: 4 pair(s) already have results" in err
           and open(os.path.join(out, "results.jsonl")).read().count("\n") == lines, err)
+    # --report-only: nothing evaluated; a sample without a result line is an error (exit 1)
+    kept = open(os.path.join(out, "results.jsonl")).read().splitlines(keepends=True)
+    open(os.path.join(out, "results.jsonl"), "w").write("".join(kept[1:]))
+    rc, _, err = run(kiln, CHANNELS["kb1"][0] + ["--out", out, "--report-only"], ["--db", db])
+    s = json.load(open(os.path.join(out, "summary.json")))
+    check("report-only: a missing result is an error", rc == 1 and s["outcomes"]["error"] == 1
+          and s["reasons"]["error"] == {"no_result": 1}, f"rc {rc} {s['outcomes']}")
     # records database: without results.jsonl the deterministic verdicts come from the cache
     os.remove(os.path.join(out, "results.jsonl"))
     rc, _, err = run(kiln, CHANNELS["kb1"][0] + ["--out", out], common)

@@ -32,6 +32,8 @@ Command RegisterBench(CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--label", o->label, "The model's name in the table (default: the samples' file name)");
   sub->add_flag("--json", o->json, "Print summary.json instead of the table");
+  sub->add_flag("--report-only", o->report_only,
+                "Evaluate nothing: report the results already in --out (samples without one count as errors)");
   app::EvalOptions& e = o->eval;
   sub->add_option("--mode", e.mode, "check (correctness) or time (correctness, then timing)")
       ->check(CLI::IsMember({"check", "time"}))
