@@ -1,9 +1,9 @@
-#include "serve/extract.h"
+#include "response/extract.h"
 
 #include <regex>
 #include <vector>
 
-namespace kiln::serve {
+namespace kiln::response {
 
 namespace {
 
@@ -121,4 +121,4 @@ Gate TritonGate(std::string_view code) {
   return {false, "no @triton.jit function is launched (name[grid](...))"};
 }
 
-}  // namespace kiln::serve
+}  // namespace kiln::response

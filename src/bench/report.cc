@@ -1,0 +1,183 @@
+#include "bench/report.h"
+
+#include <filesystem>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "common/file.h"
+
+namespace kiln::bench {
+
+using nlohmann::json;
+
+std::string NumberKey(double p) { return fmt::format("{}", p); }
+
+void Compute(Report* r) {
+  std::set<std::string> names;
+  for (const auto& s : r->samples) names.insert(s.task);
+  r->tasks.clear();
+  for (const auto& n : names) r->tasks.push_back(TaskOf(n, r->samples));
+  r->metrics = Summarize(r->tasks, r->samples, r->ks, r->ps);
+}
+
+namespace {
+
+json Opt(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
+
+json Counts(const std::map<Outcome, int>& m) {
+  json j = json::object();
+  for (Outcome o : {Outcome::kCorrect, Outcome::kWrong, Outcome::kHacked, Outcome::kFailed, Outcome::kNoCode,
+                    Outcome::kError}) {
+    auto it = m.find(o);
+    j[OutcomeName(o)] = it == m.end() ? 0 : it->second;
+  }
+  return j;
+}
+
+std::string Pct(double v) { return fmt::format("{:.1f}", 100 * v); }
+std::string Pct(const std::optional<double>& v) { return v ? Pct(*v) : "n/a"; }
+std::string X(const std::optional<double>& v) { return v ? fmt::format("{:.2f}x", *v) : "n/a"; }
+
+std::string SpeedupDefinition(const Channel& c) {
+  if (c.benchmark == Benchmark::kTritonBenchG)
+    return "sum of gold Triton ms / sum of candidate ms over the perf harness's input sizes";
+  if (c.benchmark == Benchmark::kTritonBenchT)
+    return "sum of torch reference ms / sum of candidate ms over the perf harness's input sizes";
+  return "torch eager reference ms / candidate ms";
+}
+
+}  // namespace
+
+json SummaryJson(const Report& r) {
+  const ChannelMetrics& m = r.metrics;
+  json fast = json::object(), pass = json::object(), curve = json::array();
+  for (double p : r.ps) fast[NumberKey(p)] = m.fast_p.count(p) ? json(m.fast_p.at(p)) : json(nullptr);
+  for (int k : r.ks)
+    pass[std::to_string(k)] = {{"value", Opt(m.pass_at_k.at(k))}, {"tasks", m.pass_at_k_tasks.at(k)}};
+  if (m.timed)
+    for (auto [p, v] : FastCurve(r.tasks, 3.0, 60)) curve.push_back({p, v});
+  json j = {{"schema_version", kSummarySchemaVersion},
+            {"channel", r.channel.Name()},
+            {"label", r.label},
+            {"gold", r.gold},
+            {"mode", r.mode},
+            {"protocol", r.protocol},
+            {"device", r.device},
+            {"wall_s", r.wall_s},
+            {"tasks", m.tasks},
+            {"samples", m.samples},
+            {"call_acc", m.call_acc},
+            {"exec_acc", m.exec_acc},
+            {"legacy_exec_acc", nullptr},
+            {"legacy_exec_acc_note",
+             "TritonBench's stdout comparison is not produced by kiln's worker (docs/bench.md): unavailable"},
+            {"timed", m.timed},
+            {"speedup_definition", SpeedupDefinition(r.channel)},
+            {"geomean_speedup", Opt(m.geomean_speedup)},
+            {"tasks_with_speedup", m.tasks_with_speedup},
+            {"fast_p", fast},
+            {"fast_curve", curve},
+            {"pass_at_k", pass},
+            {"outcomes", Counts(m.outcomes)},
+            {"verdicts", m.verdicts},
+            {"reasons", {{"hacked", m.hacked_reasons}, {"failed", m.failed_reasons}, {"wrong", m.wrong_reasons}, {"error", m.error_reasons}}}};
+  return j;
+}
+
+std::string SummaryMarkdown(const Report& r) {
+  const ChannelMetrics& m = r.metrics;
+  std::string head = "| Model | Call | Exec | Speedup |", rule = "|---|---:|---:|---:|";
+  std::string row = fmt::format("| {} | {} | {} | {} |", r.label, Pct(m.call_acc), Pct(m.exec_acc), X(m.geomean_speedup));
+  for (double p : r.ps) {
+    head += fmt::format(" fast_{} |", NumberKey(p));
+    rule += "---:|";
+    row += fmt::format(" {} |", m.fast_p.count(p) ? Pct(m.fast_p.at(p)) : "n/a");
+  }
+  for (int k : r.ks) {
+    head += fmt::format(" pass@{} |", k);
+    rule += "---:|";
+    const int covered = m.pass_at_k_tasks.at(k);  // tasks with n >= k
+    row += covered == m.tasks ? fmt::format(" {} |", Pct(m.pass_at_k.at(k)))
+                              : fmt::format(" {} ({}/{} tasks) |", Pct(m.pass_at_k.at(k)), covered, m.tasks);
+  }
+  std::string out = fmt::format("## {}{}\n\n", r.channel.Name(), r.gold ? " (gold: the reference as the samples)" : "");
+  out += fmt::format("{} tasks, {} samples, mode {}, protocol {}, device {}, wall {:.1f} s. Accuracies, fast_p and "
+                     "pass@k in %; speedup: geometric mean over the {} tasks with a correct timed sample ({}).\n\n",
+                     m.tasks, m.samples, r.mode, r.protocol, r.device, r.wall_s, m.tasks_with_speedup,
+                     SpeedupDefinition(r.channel));
+  out += head + "\n" + rule + "\n" + row + "\n\n";
+  json c = Counts(m.outcomes);
+  out += "| correct | wrong | hacked | failed | no code | error |\n|---:|---:|---:|---:|---:|---:|\n";
+  out += fmt::format("| {} | {} | {} | {} | {} | {} |\n", c["correct"].get<int>(), c["wrong"].get<int>(),
+                     c["hacked"].get<int>(), c["failed"].get<int>(), c["no_code"].get<int>(), c["error"].get<int>());
+  auto reasons = [&](const char* what, const std::map<std::string, int>& by) {
+    if (by.empty()) return;
+    out += fmt::format("\n{}:", what);
+    for (const auto& [code, n] : by) out += fmt::format(" {} {};", code, n);
+    out.back() = '\n';
+  };
+  reasons("hacked (rejected) reasons", m.hacked_reasons);
+  reasons("failed reasons", m.failed_reasons);
+  reasons("wrong reasons", m.wrong_reasons);
+  reasons("errors (kiln could not evaluate: task error or machinery failure)", m.error_reasons);
+  out += "\nTritonBench's legacy stdout exec accuracy: unavailable (docs/bench.md).\n";
+  return out;
+}
+
+std::string TerminalSummary(const Report& r) { return SummaryMarkdown(r); }
+
+namespace {
+
+json TaskJson(const Report& r, const TaskMetrics& t) {
+  json pass = json::object();
+  for (int k : r.ks) pass[std::to_string(k)] = Opt(PassAtK(t.n, t.correct, k));
+  json verdicts = json::object();
+  for (const auto& s : r.samples)
+    if (s.task == t.task) verdicts[s.sample] = s.verdict;
+  return {{"task", t.task},       {"samples", t.n},           {"called", t.called},
+          {"correct", t.correct}, {"outcomes", Counts(t.outcomes)}, {"call_rate", t.call_rate},
+          {"exec_rate", t.exec_rate}, {"speedup", Opt(t.speedup)}, {"sample_speedups", t.sample_speedups},
+          {"pass_at_k", pass},    {"verdicts", verdicts}};
+}
+
+std::string CsvField(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string o = "\"";
+  for (char c : s) o += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return o + "\"";
+}
+
+}  // namespace
+
+std::string TasksJsonl(const Report& r) {
+  std::string out;
+  for (const auto& t : r.tasks) out += TaskJson(r, t).dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+  return out;
+}
+
+std::string TasksCsv(const Report& r) {
+  std::string out = "task,samples,called,correct,wrong,hacked,failed,no_code,error,call_rate,exec_rate,speedup\n";
+  for (const auto& t : r.tasks) {
+    json c = Counts(t.outcomes);
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{:.4f},{:.4f},{}\n", CsvField(t.task), t.n, t.called, t.correct,
+                       c["wrong"].get<int>(), c["hacked"].get<int>(), c["failed"].get<int>(),
+                       c["no_code"].get<int>(), c["error"].get<int>(), t.call_rate, t.exec_rate,
+                       t.speedup ? fmt::format("{:.4f}", *t.speedup) : "");
+  }
+  return out;
+}
+
+Status WriteReports(const Report& r, const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return IoError(fmt::format("{}: cannot create the report folder: {}", dir, ec.message()));
+  const auto p = [&](const char* name) { return (std::filesystem::path(dir) / name).string(); };
+  KILN_RETURN_IF_ERROR(WriteFile(p("summary.json"), SummaryJson(r).dump(2) + "\n"));
+  KILN_RETURN_IF_ERROR(WriteFile(p("summary.md"), SummaryMarkdown(r)));
+  KILN_RETURN_IF_ERROR(WriteFile(p("tasks.jsonl"), TasksJsonl(r)));
+  KILN_RETURN_IF_ERROR(WriteFile(p("tasks.csv"), TasksCsv(r)));
+  return WriteFile(p("report.html"), Html(r));
+}
+
+}  // namespace kiln::bench
