@@ -195,9 +195,11 @@ void Client::Account(const ChatResult* r, const std::string& key, const std::str
     } else {
       ++usage_.calls;
       usage_.cached += r->cached ? 1 : 0;
-      usage_.prompt_tokens += r->prompt_tokens;
-      usage_.completion_tokens += r->completion_tokens;
-      usage_.cost_usd += r->cost_usd;
+      if (!r->cached) {  // a cached answer spends no tokens
+        usage_.prompt_tokens += r->prompt_tokens;
+        usage_.completion_tokens += r->completion_tokens;
+        usage_.cost_usd += r->cost_usd;
+      }
     }
   }
   if (!store_) return;
@@ -210,8 +212,8 @@ void Client::Account(const ChatResult* r, const std::string& key, const std::str
   if (r) {
     c.attempts = r->attempts;
     c.cached = r->cached;
-    c.prompt_tokens = r->prompt_tokens;
-    c.completion_tokens = r->completion_tokens;
+    c.prompt_tokens = r->cached ? 0 : r->prompt_tokens;
+    c.completion_tokens = r->cached ? 0 : r->completion_tokens;
     c.cost_usd = r->cost_usd;
     c.latency_s = r->latency_s;
   }

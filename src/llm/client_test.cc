@@ -160,6 +160,7 @@ TEST(LlmClient, CachesByEndpointModelMessagesAndSampling) {
   EXPECT_TRUE(again->cached);
   EXPECT_EQ(again->content, "first");
   EXPECT_EQ(again->cost_usd, 0);
+  EXPECT_EQ(f.client->usage().prompt_tokens, 100);  // a cached answer spends no tokens
   s.seed = 2;  // another sample: another key
   EXPECT_EQ(f.client->Chat(kMsgs, s)->content, "second");
   EXPECT_EQ(f.t->bodies.size(), 2u);
@@ -167,6 +168,7 @@ TEST(LlmClient, CachesByEndpointModelMessagesAndSampling) {
   ASSERT_TRUE(u.ok());
   EXPECT_EQ(u->calls, 3);
   EXPECT_EQ(u->cached, 1);
+  EXPECT_EQ(u->prompt_tokens, 200);
   EXPECT_NE(CacheKey("a", "m", kMsgs, {}), CacheKey("b", "m", kMsgs, {}));
   EXPECT_NE(CacheKey("a", "m", kMsgs, {}), CacheKey("a", "m2", kMsgs, {}));
 }
