@@ -5,6 +5,7 @@
 #include <string>
 
 #include "app/runner_factory.h"
+#include "llm/client.h"
 #include "task/task.h"
 
 namespace kiln::app {
@@ -41,6 +42,18 @@ struct RecordsOptions {
   std::string db;
   bool no_db = false;
   std::string Path() const;  // --db, else store::DefaultDbPath()
+};
+
+// --llm-url, --llm-model, ...: the model endpoint and its limits (docs/generate.md); the sampling.
+struct LlmFlags {
+  llm::Config config;  // url, model, api_key, timeouts, retries, concurrency, prices, max cost, cache
+  llm::Sampling sampling;
+  // The config with KILN_LLM_* filling what the flags left empty.
+  llm::Config Resolved() const {
+    llm::Config c = config;
+    c.FromEnvironment();
+    return c;
+  }
 };
 
 }  // namespace kiln::app

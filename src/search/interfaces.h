@@ -13,6 +13,9 @@
 //              with suggested moves. Optional: without it the loop is measure-only and says so.
 //   Recorder   keeps every step of a run (the store's optimize_runs / optimize_steps).
 //   Progress   the live display on stderr.
+//   Proposer   whole rewritten modules from outside the parametric space (kiln optimize --llm: a language
+//              model, issue 20). Optional; its proposals are measured, checked under policy strict and
+//              verified like any candidate (origin: its name).
 #pragma once
 
 #include <cstdint>
@@ -102,6 +105,37 @@ class Recorder {
   virtual int64_t BeginRun(const nlohmann::json& info) = 0;
   virtual void Step(int64_t run, const std::string& kind, const nlohmann::json& detail) = 0;
   virtual void EndRun(int64_t run, const std::string& status, const nlohmann::json& result) = 0;
+};
+
+// What a proposer is told: the module, the diagnosis, the original's times, and how its earlier
+// proposals fared (round > 0).
+struct ProposalOutcome {
+  std::string source;            // "" : the proposal had no code
+  std::string verdict;           // exec verdict, or "no_code"
+  exec::EvalResult result;       // its short timing with its check (when measured)
+  double score_ms = -1;          // geomean of its case medians (< 0: none)
+  double original_score_ms = -1;
+};
+struct ProposalContext {
+  std::string source;                        // the original module
+  std::string kernel;                        // the tuned kernel
+  std::optional<ProfileSummary> profile;     // the original's profile and diagnosis, when one was taken
+  std::vector<std::pair<std::string, double>> original_case_ms;  // case -> median (short timing)
+  int round = 0;
+  std::vector<ProposalOutcome> previous;     // the last round's proposals, in their order
+};
+struct Proposal {
+  std::string source;  // the whole module ("" : the answer had no code)
+  std::string note;    // e.g. the chain and turn it came from
+};
+
+class Proposer {
+ public:
+  virtual ~Proposer() = default;
+  virtual std::string name() const = 0;  // the origin of its candidates ("llm")
+  virtual int rounds() const = 0;        // how many times to ask
+  // The round's proposals. An error (the model cannot be reached) ends the proposals, not the run.
+  virtual Result<std::vector<Proposal>> Propose(const ProposalContext& ctx) = 0;
 };
 
 struct ProgressState {

@@ -85,6 +85,7 @@ Result<OptimizeResult> OptimizeRun::Run() {
     KILN_RETURN_IF_ERROR(ChooseStrategy());
     KILN_RETURN_IF_ERROR(MeasureAutotunedStart());
     if (finished_) return Status::Ok();
+    KILN_RETURN_IF_ERROR(ProposeRewrites());
     if (o_.dry_run) return DryRun();
     KILN_RETURN_IF_ERROR(Search());
     std::vector<size_t> order = PickFinalists();
@@ -165,7 +166,7 @@ exec::EvalRequest OptimizeRun::MakeRequest(const std::optional<std::string>& sou
   r.candidate_source = source;
   if (source) r.candidate_name = "kiln_cand_" + HashHex(*source).substr(0, 8) + ".py";
   r.mode = mode;
-  r.policy = o_.policy;
+  r.policy = source && strict_sources_.count(HashHex(*source)) ? exec::Policy::kStrict : o_.policy;
   r.seed = seed;
   r.trials = trials;
   r.cases = cases;

@@ -108,6 +108,7 @@ struct Deps {
   Profiler* profiler = nullptr;  // optional
   Recorder* recorder = nullptr;  // optional
   Progress* progress = nullptr;  // optional
+  Proposer* proposer = nullptr;  // optional: rewrites from outside the space (kiln optimize --llm)
 };
 
 struct CaseTiming {
@@ -158,6 +159,8 @@ struct OptimizeResult {
   std::string best_source;      // the module to write (the original when !improved)
   std::string autotune_source;  // with --emit-autotune
   double geomean_speedup = 1.0;
+  std::string best_origin;  // the winner's origin: a strategy's name, "per-shape autotune", or a proposer's ("llm")
+  bool best_is_proposal = false;  // the winner is a proposer's whole module (Deps::proposer)
   std::vector<CaseComparison> cases;
   std::optional<ProfileSummary> profile_before, profile_after;
   double roofline_before = -1, roofline_after = -1;

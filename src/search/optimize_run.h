@@ -50,6 +50,7 @@ class OptimizeRun {
   void AddBlockSizeMoves();
   Status ChooseStrategy();
   Status MeasureAutotunedStart();
+  Status ProposeRewrites();
   Status DryRun();
   Status Search();
   std::vector<size_t> PickFinalists();
@@ -135,6 +136,7 @@ class OptimizeRun {
   // Verification state.
   Status halving_error_;                   // a machinery failure while re-timing for the halving
   std::map<size_t, std::string> sources_;  // candidate index -> rendered source ("" when it failed)
+  std::set<std::string> strict_sources_;   // hashes of a proposer's modules: evaluated under policy strict
   std::optional<bool> original_own_ok_;
   std::vector<size_t> lost_some_;  // finalists that won some cases and lost others
 };

@@ -56,7 +56,11 @@ std::string FormatReportText(const OptimizeResult& r, int max_rows) {
   if (r.improved) {
     s += fmt::format("result: {:.3f}x faster (geometric mean over {} cases), verified on fresh inputs\n",
                      r.geomean_speedup, r.cases.size());
-    s += fmt::format("  from {}\n  to   {}\n", ConfigKey(r.baseline_config), ConfigKey(r.best_config));
+    if (r.best_is_proposal)
+      s += fmt::format("  the winner is a rewrite proposed by {} (a whole module, not a config of the original)\n",
+                       r.best_origin);
+    else
+      s += fmt::format("  from {}\n  to   {}\n", ConfigKey(r.baseline_config), ConfigKey(r.best_config));
   } else {
     s += "result: original kept: " + r.kept_reason + "\n";
   }

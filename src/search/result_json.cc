@@ -167,6 +167,8 @@ nlohmann::json OptimizeResult::ToJson() const {
                       {"improved", improved},
                       {"kept_reason", kept_reason},
                       {"geomean_speedup", geomean_speedup},
+                      {"best_origin", best_origin},
+                      {"best_is_proposal", best_is_proposal},
                       {"cases", cs},
                       {"candidates", cands},
                       {"measured", measured},

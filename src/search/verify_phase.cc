@@ -169,7 +169,8 @@ Status OptimizeRun::VerifyFinalists(const std::vector<size_t>& order) {
         won |= x.passed && x.speedup > 1.0 + o_.case_slack;
         lost |= x.speedup < 1.0 - o_.case_slack;
       }
-      if (won && lost) lost_some_.push_back(ci);
+      // (a proposer's module has no config of its own to combine with the original's)
+      if (won && lost && !strict_sources_.count(HashHex(src))) lost_some_.push_back(ci);
     }
     if (!why1.empty()) {
       cr.final_outcome = "rejected: " + why1;
@@ -186,6 +187,8 @@ Status OptimizeRun::VerifyFinalists(const std::vector<size_t>& order) {
     }
     cr.final_outcome = "won";
     DeclareWinner(cr.config, src, cmp1, cmp2);
+    res_.best_origin = cr.origin;
+    res_.best_is_proposal = strict_sources_.count(HashHex(src)) > 0;
     Step("verify", {{"id", cr.id}, {"outcome", "won"}, {"geomean_speedup", res_.geomean_speedup}});
     break;
   }
@@ -225,6 +228,7 @@ Status OptimizeRun::TryPerShapeAutotune() {
   if (why.empty()) {
     cr.final_outcome = "won";
     DeclareWinner(config, *at, cmp1, cmp2);
+    res_.best_origin = cr.origin;
     res_.best_is_autotune = true;
     res_.notes.push_back("the winner is @triton.autotune over " + ConfigKey(config) +
                          " and the original's config(s): each input shape runs the fastest");
@@ -280,6 +284,11 @@ void OptimizeRun::ProfileWinner() {
 // --emit-autotune: the winner first, then the best config of each case (a per-shape winner), then the
 // runners-up; every config the autotuner may pick is checked on fresh inputs, and so is the module.
 Status OptimizeRun::EmitAutotune(const std::vector<size_t>& order) {
+  if (res_.best_is_proposal) {
+    res_.notes.push_back("--emit-autotune: the winner is a rewritten module (" + res_.best_origin +
+                         "), not a config of the original; written as it is");
+    return Status::Ok();
+  }
   std::vector<Config> cfgs{res_.best_config};
   auto add = [&](const Config& cfg) -> Status {
     if (static_cast<int>(cfgs.size()) >= o_.autotune_configs) return Status::Ok();

@@ -106,6 +106,23 @@ CREATE TABLE IF NOT EXISTS serve_items(
   result_json TEXT NOT NULL,
   PRIMARY KEY(job_id, idx));
 )",
+    // 4 -> 5: the LLM client's response cache and its calls' tokens and cost (llm_records.cc).
+    R"(
+CREATE TABLE IF NOT EXISTS llm_cache(
+  key TEXT PRIMARY KEY,
+  endpoint TEXT NOT NULL, model TEXT NOT NULL,
+  request_json TEXT NOT NULL, response_json TEXT NOT NULL,
+  prompt_tokens INTEGER NOT NULL DEFAULT 0, completion_tokens INTEGER NOT NULL DEFAULT 0,
+  created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now')));
+CREATE TABLE IF NOT EXISTS llm_calls(
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now')),
+  endpoint TEXT NOT NULL, model TEXT NOT NULL, cache_key TEXT NOT NULL,
+  purpose TEXT, status TEXT NOT NULL, attempts INTEGER NOT NULL DEFAULT 1, cached INTEGER NOT NULL DEFAULT 0,
+  prompt_tokens INTEGER NOT NULL DEFAULT 0, completion_tokens INTEGER NOT NULL DEFAULT 0,
+  cost_usd REAL NOT NULL DEFAULT 0, latency_s REAL);
+CREATE INDEX IF NOT EXISTS llm_calls_by_purpose ON llm_calls(purpose);
+)",
 };
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion, "one migration per version");
 

@@ -32,7 +32,7 @@ struct sqlite3;
 
 namespace kiln::store {
 
-inline constexpr int kSchemaVersion = 4;
+inline constexpr int kSchemaVersion = 5;
 
 // $XDG_CACHE_HOME/kiln/kiln.db, else ~/.cache/kiln/kiln.db (env KILN_DB overrides both).
 std::string DefaultDbPath();
@@ -58,6 +58,22 @@ struct EvaluationRecord {
   double elapsed_s = 0;
   nlohmann::json response = nlohmann::json::object();  // the full result JSON
   std::string created_at;                              // UTC, ISO 8601 (set by the store)
+};
+
+// One call of the LLM client (llm_calls): what it cost, whether the cache answered it.
+struct LlmCallRecord {
+  std::string endpoint, model, cache_key, purpose;
+  std::string status;  // "ok", or the failure ("http 500", "timeout", ...)
+  int attempts = 1;
+  bool cached = false;
+  int64_t prompt_tokens = 0, completion_tokens = 0;
+  double cost_usd = 0;
+  double latency_s = 0;
+};
+
+struct LlmUsage {
+  int64_t calls = 0, cached = 0, prompt_tokens = 0, completion_tokens = 0;
+  double cost_usd = 0;
 };
 
 struct ServeJobRecord {
@@ -112,6 +128,16 @@ class Store {
   Result<std::map<int64_t, nlohmann::json>> ServeItems(const std::string& job);
   Status FinishServeJob(const std::string& id, const nlohmann::json& response);
   Result<std::vector<ServeJobRecord>> UnfinishedServeJobs();
+
+  // The LLM client's response cache and accounting (llm_records.cc). A cached response is the whole
+  // response JSON of a successful call under its key (llm::CacheKey: endpoint, model, messages, sampling).
+  Result<std::optional<nlohmann::json>> LlmCached(const std::string& key);
+  Status PutLlmCache(const std::string& key, const std::string& endpoint, const std::string& model,
+                     const nlohmann::json& request, const nlohmann::json& response, int64_t prompt_tokens,
+                     int64_t completion_tokens);
+  Status AddLlmCall(const LlmCallRecord& call);
+  // Totals over the calls whose purpose starts with `purpose_prefix` ("" : all).
+  Result<LlmUsage> LlmUsageTotals(const std::string& purpose_prefix = "");
 
  private:
   Store() = default;

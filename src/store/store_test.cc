@@ -337,5 +337,51 @@ TEST_F(StoreTest, ServeJournal) {
   EXPECT_FALSE((*(*s)->ServeJob("nope")).has_value());
 }
 
+// The LLM cache answers by key after a reopen; the calls add up per purpose prefix, failed calls
+// and other purposes apart.
+TEST_F(StoreTest, LlmCacheAndUsage) {
+  {
+    auto s = Store::Open(path_);
+    ASSERT_TRUE(s.ok()) << s.status().message();
+    EXPECT_FALSE((*(*s)->LlmCached("k1")).has_value());
+    ASSERT_TRUE((*s)->PutLlmCache("k1", "http://h/v1", "m", {{"messages", 1}}, {{"id", "r1"}}, 10, 5).ok());
+    ASSERT_TRUE((*s)->PutLlmCache("k1", "http://h/v1", "m", {{"messages", 1}}, {{"id", "r2"}}, 10, 5).ok());
+    LlmCallRecord c;
+    c.endpoint = "http://h/v1";
+    c.model = "m";
+    c.cache_key = "k1";
+    c.purpose = "generate:relu";
+    c.status = "ok";
+    c.prompt_tokens = 10;
+    c.completion_tokens = 5;
+    c.cost_usd = 0.25;
+    ASSERT_TRUE((*s)->AddLlmCall(c).ok());
+    c.cached = true;
+    c.cost_usd = 0;
+    ASSERT_TRUE((*s)->AddLlmCall(c).ok());
+    c.status = "http 500";
+    ASSERT_TRUE((*s)->AddLlmCall(c).ok());
+    c.status = "ok";
+    c.purpose = "optimize:k";
+    c.cost_usd = 1;
+    ASSERT_TRUE((*s)->AddLlmCall(c).ok());
+  }
+  auto s = Store::Open(path_);
+  ASSERT_TRUE(s.ok());
+  auto hit = (*s)->LlmCached("k1");
+  ASSERT_TRUE(hit.ok() && hit->has_value());
+  EXPECT_EQ((**hit)["id"], "r2");
+  auto gen = (*s)->LlmUsageTotals("generate:");
+  ASSERT_TRUE(gen.ok());
+  EXPECT_EQ(gen->calls, 2);
+  EXPECT_EQ(gen->cached, 1);
+  EXPECT_EQ(gen->prompt_tokens, 20);
+  EXPECT_DOUBLE_EQ(gen->cost_usd, 0.25);
+  auto all = (*s)->LlmUsageTotals();
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ(all->calls, 3);
+  EXPECT_DOUBLE_EQ(all->cost_usd, 1.25);
+}
+
 }  // namespace
 }  // namespace kiln::store

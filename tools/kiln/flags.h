@@ -15,6 +15,9 @@ void AddWorkerFlags(CLI::App* sub, app::WorkerFlags* f, int which = kAllWorkerFl
 // --format (checked against the known formats when `check_format`), and --entry/--bench when `files`.
 void AddTaskFlags(CLI::App* sub, app::TaskOptions* f, bool files = true, bool check_format = false);
 void AddRecordsFlags(CLI::App* sub, app::RecordsOptions* f);
+// --llm-url, --llm-model, --llm-api-key, timeouts, retries, concurrency, prices, --max-cost, --no-llm-cache and
+// the sampling (--temperature, --top-p, --max-tokens).
+void AddLlmFlags(CLI::App* sub, app::LlmFlags* f);
 
 // Validation in one place (issue 15): a usage error exits 2 with a message naming the flag.
 inline constexpr int kUsageExit = 2;

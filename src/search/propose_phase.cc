@@ -1,0 +1,76 @@
+// kiln/search: the proposer's phase (kiln optimize --llm): whole rewritten modules from outside the
+// parametric space, after the original's profile and before the search. Each proposal is measured like a
+// search candidate (a short timing with its one-trial check; under --dry-run a correctness check alone),
+// under policy strict (the code is not the user's), and recorded with the proposer's name as its origin;
+// a proposal faster than the original joins the finalists and is verified like any other. See
+// optimize_run.h.
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "common/hash.h"
+#include "search/optimize_run.h"
+
+namespace kiln::search::internal {
+
+Status OptimizeRun::ProposeRewrites() {
+  if (!d_.proposer) return Status::Ok();
+  Show("propose");
+  ProposalContext ctx;
+  ctx.source = in_.original_source;
+  ctx.kernel = in_.kernel;
+  ctx.profile = res_.profile_before;
+  for (const auto& c : base_.cases) ctx.original_case_ms.push_back({c.name, c.median_ms});
+  const std::string origin = d_.proposer->name();
+  for (ctx.round = 0; ctx.round < d_.proposer->rounds(); ++ctx.round) {
+    if (!o_.dry_run && Elapsed() >= o_.budget_seconds * (1.0 - o_.reserve_fraction)) {
+      res_.notes.push_back(fmt::format("{}: the budget ended before round {}", origin, ctx.round + 1));
+      break;
+    }
+    auto props = d_.proposer->Propose(ctx);
+    if (!props.ok()) {
+      res_.notes.push_back(fmt::format("{}: no proposals: {}", origin, props.status().message()));
+      break;
+    }
+    std::vector<ProposalOutcome> outcomes;
+    for (const auto& p : *props) {
+      ProposalOutcome out;
+      out.source = p.source;
+      out.original_score_ms = base_.score_ms;
+      CandidateRecord rec;
+      rec.id = next_id_++;
+      rec.config = in_.baseline;  // a whole module: the original's config stands for it in the records
+      rec.origin = origin;
+      rec.at_s = Elapsed();
+      rec.message = p.note;
+      if (p.source.empty()) {
+        rec.verdict = out.verdict = "no_code";
+        rec.message = p.note.empty() ? "the answer had no code" : p.note;
+      } else {
+        rec.source_hash = HashHex(p.source);
+        strict_sources_.insert(rec.source_hash);
+        if (o_.dry_run) {
+          KILN_ASSIGN_OR_RETURN(out.result, Measure(MakeRequest(p.source, exec::Mode::kCheck, NextSeed(),
+                                                                o_.verify_trials, {}, run_cases_)));
+          rec.verdict = exec::VerdictName(out.result.verdict);
+          rec.message = out.result.message;
+        } else {
+          KILN_ASSIGN_OR_RETURN(out.result, TimeShort(p.source, &rec));
+          out.score_ms = std::isfinite(rec.score_ms) ? rec.score_ms : -1;
+        }
+        out.verdict = rec.verdict;
+        sources_[res_.candidates.size()] = p.source;
+      }
+      if (rec.verdict != "ok") ++res_.failed, ++ps_.failed;
+      Step("candidate", CandJson(rec));
+      Say(fmt::format("kiln: {} proposal {}: {}{}", origin, rec.id, rec.verdict,
+                      out.score_ms > 0 ? fmt::format(" ({:.2f}x)", base_.score_ms / out.score_ms) : ""));
+      res_.candidates.push_back(std::move(rec));
+      outcomes.push_back(std::move(out));
+    }
+    ctx.previous = std::move(outcomes);
+  }
+  return Status::Ok();
+}
+
+}  // namespace kiln::search::internal

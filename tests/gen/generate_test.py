@@ -1,0 +1,222 @@
+#!/usr/bin/env python3
+"""End-to-end test of `kiln generate` against the scripted stand-in server (standin_server.py), with the
+real worker under Triton's interpreter ($KILN_PYTHON; exit 77 without torch/triton).
+
+usage: generate_test.py KILN
+
+  scenarios   one run, six chains (--samples 6) of tests/candidates/tasks/relu.py, each answered by its
+              script: a compile error then a fix; a wrong result then a right one; a hack (rejected, fed
+              back) then an honest kernel; garbage without code then code; a 429 (Retry-After) then
+              success; a hang past --llm-timeout then success. Every chain ends verified at the expected
+              turn; the feedback sent to the model is compared with tests/gen/golden_e2e/*.txt
+              (KILN_UPDATE_GOLDEN=1 rewrites them); the API key goes out as a bearer token and nowhere else.
+  cache       the same run again into a new folder with the same records database: every answer comes from
+              the cache (the server gets no request), same outcome.
+  resume      the corpus' KernelBench example (kernelbench/examples/model_ex_add.py): a wrong answer, then the
+              endpoint fails (500, no retries): exit 1, no module; --resume with a server that answers right
+              continues the chain at turn 2 with the whole conversation: exit 0.
+  exhausted   wrong answers for every turn: exit 1, status failed, no module written.
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+CORPUS = os.path.join(os.path.dirname(ROOT), "shared", "corpus", "kernelbench", "examples")
+if not os.path.isdir(CORPUS):
+    CORPUS = "/work/shared/corpus/kernelbench/examples"
+SECRET = "sk-standin-secret-0123"
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what)
+
+
+class Standin:
+    def __init__(self, workdir, steps, name, port=None):
+        self.dir = os.path.join(workdir, name)
+        os.makedirs(self.dir, exist_ok=True)
+        self.log = os.path.join(self.dir, "requests.jsonl")
+        script = os.path.join(self.dir, "script.json")
+        with open(script, "w") as f:
+            json.dump({"steps": steps, "idle_exit_s": 60, "max_lifetime_s": 300}, f)
+        port_file = os.path.join(self.dir, "port")
+        cmd = [sys.executable, os.path.join(HERE, "standin_server.py"), script, port_file, self.log]
+        self.proc = subprocess.Popen(cmd + ([str(port)] if port else []))
+        for _ in range(100):
+            if os.path.exists(port_file):
+                break
+            time.sleep(0.05)
+        self.port = int(open(port_file).read())
+        self.url = f"http://127.0.0.1:{self.port}/v1"
+
+    def requests(self):
+        if not os.path.exists(self.log):
+            return []
+        return [json.loads(l) for l in open(self.log)]
+
+    def stop(self):
+        self.proc.terminate()
+        self.proc.wait(10)
+
+
+def generate(kiln, out, url, db, *args):
+    cmd = [kiln, "generate", "--interpret", "--out", out, "--db", db, "--llm-url", url, "--llm-model", "standin",
+           "--llm-timeout", "2"] + list(args)
+    env = dict(os.environ, KILN_LLM_API_KEY=SECRET)
+    t0 = time.time()
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=ROOT)
+    print(f"$ kiln generate ... {' '.join(args)}  -> {p.returncode} in {time.time() - t0:.1f} s")
+    return p
+
+
+def transcript(out):
+    return [json.loads(l) for l in open(os.path.join(out, "transcript.jsonl"))]
+
+
+def ans(name):
+    return {"file": os.path.join(HERE, "answers", name)}
+
+
+def golden(name, text):
+    path = os.path.join(HERE, "golden_e2e", name + ".txt")
+    if os.environ.get("KILN_UPDATE_GOLDEN"):
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            f.write(text + "\n")
+    want = open(path).read() if os.path.exists(path) else None
+    check(want == text + "\n", f"feedback for {name} differs from {path}:\n{text}")
+
+
+def scenarios(kiln, work):
+    ok = ans("relu_ok.py")
+    steps = [ans("relu_compile_error.py"), ok,
+             ans("relu_wrong.py"), ok,
+             ans("relu_hack.py"), ok,
+             {"content": "I would write a kernel here, but I am not sure how."}, ok,
+             {"status": 429, "headers": {"Retry-After": "1"}, "body": "{\"error\": {\"message\": \"rate limited\"}}"}, ok,
+             dict(ok, delay_s=6), ok]
+    srv = Standin(work, steps, "scenarios")
+    out, db = os.path.join(work, "out"), os.path.join(work, "kiln.db")
+    task = os.path.join(ROOT, "tests", "candidates", "tasks", "relu.py")
+    p = generate(kiln, out, srv.url, db, "--task", task, "--samples", "6", "--turns", "3", "--llm-retries", "2")
+    srv.stop()
+    check(p.returncode == 0, f"scenarios: exit {p.returncode}\n{p.stdout}\n{p.stderr}")
+    summary = json.load(open(os.path.join(out, "summary.json")))
+    chains = summary["tasks"][0]["chains"]
+    check([c["status"] for c in chains] == ["verified"] * 6, f"scenarios: statuses {chains}")
+    check([c["best_turn"] for c in chains] == [2, 2, 2, 2, 1, 1], f"scenarios: best turns {chains}")
+    lines = transcript(out)
+    outcomes = {}
+    for l in lines:
+        if "outcome" in l:
+            outcomes.setdefault(l["sample"], []).append(l["outcome"])
+    want = {0: ["compile_error", "ok"], 1: ["mismatch", "ok"], 2: ["rejected", "ok"], 3: ["no_code", "ok"], 4: ["ok"], 5: ["ok"]}
+    check(outcomes == want, f"scenarios: outcomes {outcomes}")
+    attempts = {l["sample"]: l["llm"]["attempts"] for l in lines if "outcome" in l and l["sample"] in (4, 5)}
+    check(attempts == {4: 2, 5: 2}, f"scenarios: the 429 and the hang each took one retry: {attempts}")
+    check(os.path.exists(os.path.join(out, "tasks_relu.py")), "scenarios: the verified module is written")
+    reqs = srv.requests()
+    check(len(reqs) == 12, f"scenarios: {len(reqs)} requests, expected 12")
+    for r in reqs:
+        check(r["auth"] == f"Bearer {SECRET}", "scenarios: the key goes out as a bearer token")
+        check(r["path"] == "/v1/chat/completions", f"scenarios: path {r['path']}")
+    # The second turn of chains 0-3 carries the feedback on the first answer (golden).
+    names = {0: "compile_error", 1: "mismatch", 2: "rejected", 3: "no_code"}
+    for r in reqs:
+        msgs, sample = r["request"]["messages"], r["request"]["seed"] - 1234
+        if sample in names and len(msgs) == 4:
+            check(msgs[0]["role"] == "system" and msgs[2]["role"] == "assistant", "scenarios: conversation roles")
+            golden(names.pop(sample), msgs[3]["content"])
+    check(not names, f"scenarios: no second turn seen for {names}")
+    for root, _, files in os.walk(out):
+        for f in files:
+            check(SECRET not in open(os.path.join(root, f), errors="replace").read(), f"the key leaked into {f}")
+    check(SECRET not in p.stdout + p.stderr, "the key leaked into kiln's output")
+    return task, db, srv.port
+
+
+def cache(kiln, work, task, db, port):
+    srv = Standin(work, [], "cache", port)  # the same endpoint: the cache key holds it
+    out = os.path.join(work, "out_cached")
+    p = generate(kiln, out, srv.url, db, "--task", task, "--samples", "6", "--turns", "3", "--llm-retries", "0")
+    srv.stop()
+    check(p.returncode == 0, f"cache: exit {p.returncode}\n{p.stderr}")
+    check(srv.requests() == [], f"cache: the server got {len(srv.requests())} requests")
+    llm = json.load(open(os.path.join(out, "summary.json")))["llm"]
+    check(llm["calls"] == 10 and llm["cached"] == 10 and llm["prompt_tokens"] == 0, f"cache: {llm}")
+
+
+def resume(kiln, work):
+    task = os.path.join(CORPUS, "model_ex_add.py")
+    right = os.path.join(CORPUS, "model_new_ex_add_triton.py")
+    wrong = os.path.join(work, "add_wrong.py")
+    with open(wrong, "w") as f:
+        f.write(open(right).read().replace("out = x + y", "out = x - y"))
+    db, out = os.path.join(work, "resume.db"), os.path.join(work, "out_resume")
+    srv = Standin(work, [{"file": wrong}, {"status": 500, "body": "upstream down"}], "resume1")
+    p = generate(kiln, out, srv.url, db, "--task", task, "--turns", "3", "--llm-retries", "0")
+    srv.stop()
+    check(p.returncode == 1, f"resume: the first run exits 1 ({p.returncode})\n{p.stderr}")
+    check("--resume" in p.stderr, "resume: the first run says how to continue")
+    check(not os.path.exists(os.path.join(out, "examples_model_ex_add.py")), "resume: no module after a failure")
+    p = generate(kiln, out, srv.url, db, "--task", task)
+    check(p.returncode == 2 and "--resume" in p.stderr, f"resume: an existing transcript needs --resume ({p.returncode})")
+    srv = Standin(work, [{"file": right}], "resume2")
+    p = generate(kiln, out, srv.url, db, "--task", task, "--turns", "3", "--resume")
+    srv.stop()
+    check(p.returncode == 0, f"resume: the resumed run exits 0 ({p.returncode})\n{p.stdout}\n{p.stderr}")
+    reqs = srv.requests()
+    check(len(reqs) == 1 and len(reqs[0]["request"]["messages"]) == 4, "resume: one call with the whole conversation")
+    if reqs:
+        check("(mismatch)" in reqs[0]["request"]["messages"][3]["content"], "resume: the feedback on turn 1 is resent")
+    turns = [l["turn"] for l in transcript(out) if "outcome" in l]
+    check(turns == [1, 2], f"resume: transcript turns {turns}")
+    check(os.path.exists(os.path.join(out, "examples_model_ex_add.py")), "resume: the module is written")
+
+
+def exhausted(kiln, work, task):
+    wrong = ans("relu_wrong.py")
+    srv = Standin(work, [wrong, dict(wrong, plan="Another try.")], "exhausted")
+    out = os.path.join(work, "out_exhausted")
+    p = generate(kiln, out, srv.url, os.path.join(work, "kiln.db"), "--task", task, "--turns", "2", "--llm-retries", "0")
+    srv.stop()
+    check(p.returncode == 1, f"exhausted: exit {p.returncode}")
+    check(json.load(open(os.path.join(out, "summary.json")))["tasks"][0]["status"] == "failed", "exhausted: status")
+    check(not os.path.exists(os.path.join(out, "tasks_relu.py")), "exhausted: no module")
+
+
+def main():
+    kiln = os.path.abspath(sys.argv[1])
+    py = os.environ.get("KILN_PYTHON", "python3")
+    if subprocess.run([py, "-c", "import torch, triton"], capture_output=True).returncode != 0:
+        print("SKIP: no torch/triton for the worker ($KILN_PYTHON)")
+        return 77
+    work = tempfile.mkdtemp(prefix="kiln_generate_test_")
+    try:
+        task, db, port = scenarios(kiln, work)
+        cache(kiln, work, task, db, port)
+        exhausted(kiln, work, task)
+        if os.path.isdir(CORPUS):
+            resume(kiln, work)
+        else:
+            print("note: no corpus at", CORPUS, "- the resume scenario is skipped")
+    finally:
+        if not failures:
+            shutil.rmtree(work, ignore_errors=True)
+        else:
+            print("kept", work)
+    print("ok" if not failures else f"{len(failures)} failure(s)")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
