@@ -273,6 +273,12 @@ Status OptimizeRun::MeasureOriginal() {
                                          "inputs; the kernel may still run on a GPU)"
                                        : "")));
   }
+  for (const auto& n : AdoptRecordedValues(in_.runtime_valued, in_.kernel, br.kernels, &in_.space, &in_.baseline))
+    res_.notes.push_back(n);
+  if (!in_.runtime_valued.empty()) {
+    res_.space = in_.space;
+    res_.baseline_config = res_.best_config = base_.config = in_.baseline;
+  }
   for (const auto& k : br.kernels)
     if (k.n_spills) prune_.baseline_spills = std::max(prune_.baseline_spills, *k.n_spills);
   if (auto b = InferDtypeBytes(in_.space, in_.baseline, br.kernels)) prune_.dtype_bytes = *b;

@@ -98,7 +98,7 @@ class OptimizeRun {
   Result<OptimizeResult> Finish(const std::string& status);
   Status Fail(const std::string& stop_reason, Status error);
 
-  const OptimizeInput& in_;
+  OptimizeInput in_;  // a copy: values known only at run time are filled in after the original runs
   const OptimizeOptions& o_;
   const Deps& d_;
   OptimizeResult res_;
