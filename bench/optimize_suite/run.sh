@@ -11,7 +11,7 @@
 #   bench/optimize_suite/run.sh autotune [NAME...]     kiln vs exhaustive search of the same grid
 #   bench/optimize_suite/run.sh summary                print the tables (also printed after each run)
 #
-# Env: KILN_BIN (default: build/h6/kiln, else build/release/kiln), KILN_PYTHON (python3 with torch +
+# Env: KERNELS (the list, default kernels.txt), KILN_BIN (default: build/h6/kiln, else build/release/kiln), KILN_PYTHON (python3 with torch +
 # triton), BUDGET (per-kernel seconds, default 60), OUT (results folder; default $KILN_SUITE_DIR/out),
 # CASES (kiln optimize --cases; default @largest:3, the three largest sizes of the perf harness),
 # AT_BUDGET (autotune: kiln's budget, default 120 s: the comparison caps kiln by measurements, 25% of
@@ -35,7 +35,8 @@ mkdir -p "$state/results" "$state/logs" "$OUT"
 db=$state/kiln.db
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm --format=csv,noheader > "$state/gpu.txt" 2>/dev/null || true
 
-mapfile -t rows < <(grep -v '^#' "$here/kernels.txt" | awk 'NF>=2')
+# KERNELS: another list in kernels.txt's format (generalization.sh writes one per part of the split).
+mapfile -t rows < <(grep -v '^#' "${KERNELS:-$here/kernels.txt}" | awk 'NF>=2')
 
 optimize_one() {  # name category
   local name=$1 cat=$2 res=$state/results/$1.json log=$state/logs/$1.log

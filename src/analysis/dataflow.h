@@ -33,6 +33,11 @@ pyast::Node KernelDef(const pyast::Tree& tree, const Kernel& k);  // the functio
 std::set<std::string> PidVars(const pyast::Tree& tree, const Kernel& k);
 // Constexprs multiplied with a program-id-derived value (tile sizes the grid must follow).
 std::set<std::string> TileConstexprs(const pyast::Tree& tree, const Kernel& k);
+// Constexprs that step over an extent: multiplied by the program id, a loop step, an increment or
+// advance inside a loop, multiplied by a loop variable. One that does not covers its extent in one
+// block (`cols = tl.arange(0, BLOCK); mask = cols < N` over a whole row): only values >= the extent
+// keep such a kernel right.
+std::set<std::string> SteppingConstexprs(const pyast::Tree& tree, const Kernel& k);
 // Constexprs that must be powers of two (tl.arange bounds, tl.zeros/full shapes, block_shape).
 std::set<std::string> PowerOfTwoConstexprs(const pyast::Tree& tree, const Kernel& k);
 // The one pointer parameter an address expression derives from ("" when none or several).

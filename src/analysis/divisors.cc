@@ -99,6 +99,14 @@ std::set<std::string> SteppingConstexprs(const Tree& tree, const Kernel& k, cons
 
 }  // namespace
 
+std::set<std::string> SteppingConstexprs(const Tree& tree, const Kernel& k) {
+  std::set<std::string> cx;
+  for (const auto& p : k.params)
+    if (p.kind == analysis::ParamKind::kConstexpr) cx.insert(p.name);
+  if (cx.empty() || KernelDef(tree, k).is_null()) return {};
+  return SteppingConstexprs(tree, k, cx, TileConstexprs(tree, k));
+}
+
 std::map<std::string, DivisorUse> DivisorConstexprs(const Tree& tree, const ModuleModel& m, const Kernel& k) {
   (void)m;
   std::map<std::string, DivisorUse> out;

@@ -13,6 +13,21 @@ namespace kiln::analysis {
 
 using namespace pyast;  // NOLINT: the syntax helpers
 
+const char* TunableSiteName(TunableSite s) {
+  switch (s) {
+    case TunableSite::kLaunchLiteral: return "launch_literal";
+    case TunableSite::kVariable: return "variable";
+    case TunableSite::kKernelDefault: return "kernel_default";
+    case TunableSite::kAutotune: return "autotune";
+    case TunableSite::kOptionDefault: return "option_default";
+    case TunableSite::kLaunchOverride: return "launch_override";
+    case TunableSite::kAssignOverride: return "assign_override";
+    case TunableSite::kParamRebind: return "param_rebind";
+    case TunableSite::kNotEditable: return "not_editable";
+  }
+  return "?";
+}
+
 bool IsLaunchOption(std::string_view n) {
   for (const char* o : kLaunchOptionNames)
     if (n == o) return true;
@@ -51,11 +66,17 @@ std::string OtherReader(const pyast::Tree& tree, const ModuleModel& model, const
     if (!p.is_null() &&
         (p.type() == "parameters" || p.type() == "global_statement" || p.type() == "nonlocal_statement"))
       continue;
+    if (!p.is_null() && (p.type() == "default_parameter" || p.type() == "typed_default_parameter" ||
+                         p.type() == "typed_parameter") &&
+        p.named_child(0) == id)
+      continue;  // the wrapper's own parameter list
     bool ok = false;
     for (int li : launches) {
       const Launch& l = model.launches[li];
       const Binding* b = l.FindBinding(name);
       if (b && b->origin.at_launch.present() && inside(id, b->origin.at_launch.span)) ok = true;
+      for (const auto& ob : l.bindings)  // a launch option computed from it (`num_warps=nw`): never changes results
+        if (ob.launch_option && ob.origin.at_launch.present() && inside(id, ob.origin.at_launch.span)) ok = true;
       if (l.grid.expr.present() && inside(id, l.grid.expr.span)) ok = true;
     }
     if (ok) continue;
@@ -106,7 +127,7 @@ std::set<std::string> FlagNames(const Tree& tree, const Kernel& k) {
 
 // The kernel-wide facts ExtractTunables judges each name by.
 struct KernelFacts {
-  std::set<std::string> tiles, pow2, flags;
+  std::set<std::string> tiles, pow2, flags, stepping;
   std::map<std::string, std::string> values, block_index;
   std::map<std::string, DivisorUse> divisors;
 };
@@ -118,8 +139,65 @@ struct LaunchSite {
   std::string why, value_text;
 };
 
-LaunchSite SiteAt(const Tree& tree, const ModuleModel& model, const Kernel& k, const Tunables& t, const Launch& l,
-                  const std::string& name, bool option) {
+// A value the wrapper computes or takes from its caller (origin kComputed / kFunctionParam), made tunable
+// when it only changes performance. Launch options never change results: the launch argument becomes the
+// literal. A constexpr must be a block size that steps over its extent (a block covering a row in one
+// piece, BLOCK = next_power_of_2(N), is right only from N up) and must reach nothing else on the host
+// (a buffer sized by it, another kernel's launch): then the launch argument, the variable's computed
+// right-hand side, or the wrapper's parameter (rebound as the wrapper's first statement) takes the
+// value. The data constraints (ApplyDataConstraints) still apply.
+void HiddenSite(const Tree& tree, const ModuleModel& model, const KernelFacts& f, const Tunables& t,
+                const Launch& l, const Binding& b, bool option, LaunchSite& s) {
+  const std::string& name = b.name;
+  const bool param = b.origin.kind == OriginKind::kFunctionParam;
+  const std::string what = param ? "passed in by the caller (parameter '" + b.origin.function_param + "' of " +
+                                       l.enclosing_function + ")"
+                                 : "computed at run time (" + b.origin.expression.text + ")";
+  s.why = what;
+  if (!b.origin.at_launch.present()) return;
+  if (option) {
+    s.site = TunableSite::kLaunchOverride;
+    return;
+  }
+  const bool group = name == "GROUP_M" || name == "GROUP_SIZE_M";  // a program order: performance only
+  if (!f.pow2.count(name) && !group) return;  // not a block size: a flag, a size the data has
+  if (!f.stepping.count(name) && !group) {
+    s.why = what + "; it covers its extent in one block (not stepped by the program id or a loop), so a "
+                   "smaller value would drop elements: it stays fixed";
+    return;
+  }
+  std::string var = param ? b.origin.function_param : b.origin.variable;
+  if (var.empty()) {  // an expression written at the launch: only the launch reads it
+    s.site = TunableSite::kLaunchOverride;
+    return;
+  }
+  if (!param && (!b.origin.assignment || b.origin.multiple_assignments)) {
+    s.why = what + "; variable '" + var + "' is assigned more than once";
+    return;
+  }
+  Assignment scope;
+  scope.name = var;
+  scope.span = param ? l.span : b.origin.assignment->span;
+  if (std::string r = OtherReader(tree, model, t.launches, name, var, scope); !r.empty()) {
+    s.why = what + "; '" + var + "' is also read by other host code (" + r +
+            "): the caller relies on it, so it stays fixed";
+    return;
+  }
+  if (param) {
+    bool assigned = false;
+    Node fn = EnclosingFunction(tree, l.span.begin.byte);
+    if (!fn.is_null())
+      for (const auto& a : AssignmentsIn(fn.field("body"))) assigned = assigned || a.name == var;
+    if (assigned || fn.is_null()) {
+      s.why = what + "; the wrapper assigns '" + var + "' too";
+      return;
+    }
+  }
+  s.site = param ? TunableSite::kParamRebind : TunableSite::kAssignOverride;
+}
+
+LaunchSite SiteAt(const Tree& tree, const ModuleModel& model, const Kernel& k, const KernelFacts& f, const Tunables& t,
+                  const Launch& l, const std::string& name, bool option) {
   LaunchSite s;
   const Binding* b = l.FindBinding(name);
   s.origin = b ? b->origin.kind : OriginKind::kMissing;
@@ -166,22 +244,20 @@ LaunchSite SiteAt(const Tree& tree, const ModuleModel& model, const Kernel& k, c
       }
       break;
     case OriginKind::kComputed:
-      s.why = "computed at run time (" + (b->origin.expression.present() ? b->origin.expression.text : "?") + ")";
-      s.value_text = b->origin.expression.text;
-      break;
     case OriginKind::kFunctionParam:
-      s.why = "passed in by the caller (parameter '" + b->origin.function_param + "' of " + l.enclosing_function + ")";
+      HiddenSite(tree, model, f, t, l, *b, option, s);
       break;
     case OriginKind::kHeuristics: s.why = "set by @triton.heuristics"; break;
     case OriginKind::kMissing: s.why = "not bound at the launch"; break;
   }
-  if (s.site != TunableSite::kNotEditable && s.site != TunableSite::kAutotune && !s.value_text.empty() &&
+  if (s.site != TunableSite::kNotEditable && s.site != TunableSite::kAutotune && !IsHiddenSite(s.site) &&
+      !s.value_text.empty() &&
       s.value_text != "None" && !ParseIntLiteral(s.value_text)) {
     s.why = "value '" + s.value_text + "' is not an integer";
     s.site = TunableSite::kNotEditable;
   }
   if (l.kernel_candidates.size() > 1 && (s.site == TunableSite::kLaunchLiteral || s.site == TunableSite::kVariable ||
-                                         s.site == TunableSite::kOptionDefault)) {
+                                         s.site == TunableSite::kOptionDefault || IsHiddenSite(s.site))) {
     s.site = TunableSite::kNotEditable;
     s.why = fmt::format(
         "the launch at line {} calls a kernel chosen at run time (one of {}): the edit would "
@@ -198,8 +274,11 @@ void CheckGrid(const Tree& tree, const Launch& l, const std::string& name, const
   if (g.depends) {
     u.in_grid = true;
     const Binding* b = l.FindBinding(name);
-    bool follows = g.via_meta || (s.site == TunableSite::kVariable && DependsOn(tree, NodeAt(tree, l.grid.expr.span),
-                                                                                b->origin.variable, l.span.begin.byte));
+    const std::string& var = s.site == TunableSite::kParamRebind ? b->origin.function_param : b->origin.variable;
+    const bool edits_var = s.site == TunableSite::kVariable || s.site == TunableSite::kAssignOverride ||
+                           s.site == TunableSite::kParamRebind;
+    bool follows =
+        g.via_meta || (edits_var && DependsOn(tree, NodeAt(tree, l.grid.expr.span), var, l.span.begin.byte));
     if (follows)
       u.grid_follows = true;
     else if (s.site != TunableSite::kAutotune) {
@@ -300,14 +379,16 @@ Tunable MakeTunable(const Tree& tree, const ModuleModel& model, const Kernel& k,
     u.max_value = 255;
   }
   bool first = true, consistent = true, editable = true;
-  std::string reason;
+  std::string reason, hidden;
   for (int li : t.launches) {
     const Launch& l = model.launches[li];
-    LaunchSite s = SiteAt(tree, model, k, t, l, name, option);
+    LaunchSite s = SiteAt(tree, model, k, f, t, l, name, option);
     if (!option && s.site != TunableSite::kNotEditable) CheckGrid(tree, l, name, f, u, s, t);
     if (s.site == TunableSite::kNotEditable) {
       editable = false;
       if (reason.empty()) reason = s.why;
+    } else if (IsHiddenSite(s.site) && hidden.empty()) {
+      hidden = s.why;  // where the value comes from, for a data constraint's refusal
     }
     if (first) {
       u.origin = s.origin;
@@ -330,7 +411,11 @@ Tunable MakeTunable(const Tree& tree, const ModuleModel& model, const Kernel& k,
     u.boolean = (Trim(u.value_text) == "True" || Trim(u.value_text) == "False");
   }
   if (u.boolean && !option) u.role = TunableRole::kFlag;
-  if (!option) ApplyDataConstraints(f, u, editable, reason);
+  if (!option) {
+    const bool was = editable;
+    ApplyDataConstraints(f, u, editable, reason);
+    if (was && !editable && !hidden.empty()) reason = hidden + "; " + reason;
+  }
   u.editable = editable;
   u.reason = editable ? "" : reason;
   return u;
@@ -358,6 +443,7 @@ Result<Tunables> ExtractTunables(const pyast::Tree& tree, const ModuleModel& mod
   f.divisors = DivisorConstexprs(tree, model, *k);
   f.block_index = BlockIndexConstexprs(tree, model, *k);
   f.flags = FlagNames(tree, *k);
+  f.stepping = SteppingConstexprs(tree, *k);
   for (const auto& p : k->params)
     if (p.kind == ParamKind::kConstexpr) t.items.push_back(MakeTunable(tree, model, *k, f, p.name, false, t));
   for (const char* o : kLaunchOptionNames) t.items.push_back(MakeTunable(tree, model, *k, f, o, true, t));

@@ -34,8 +34,21 @@ enum class TunableSite {
   kKernelDefault,  // the kernel parameter's default (not passed at the launch): edit the default
   kAutotune,       // set by @triton.autotune configs: rewrite the configs
   kOptionDefault,  // a launch option not given anywhere (Triton's default): add a keyword
-  kNotEditable,    // computed, a function parameter, heuristics, **kwargs, ...: see `reason`
+  // Hidden knobs: values a wrapper computes or takes from its caller (the current value is known only at
+  // run time, from the original's compile facts). Editable when they only change performance.
+  kLaunchOverride,  // computed or caller-passed at the launch: the launch argument becomes the literal
+  kAssignOverride,  // a variable assigned a computed value once, read only by the launch and grid: its
+                    // right-hand side becomes the literal
+  kParamRebind,     // the wrapper's parameter, read only by the launch and grid: the wrapper rebinds it to
+                    // the literal as its first statement (its signature stays)
+  kNotEditable,     // heuristics, **kwargs, other host readers, ...: see `reason`
 };
+// "launch_literal", "variable", ..., "param_rebind", "not_editable".
+const char* TunableSiteName(TunableSite s);
+// The value is set where the original computes it or takes it from its caller (the three hidden sites).
+inline bool IsHiddenSite(TunableSite s) {
+  return s == TunableSite::kLaunchOverride || s == TunableSite::kAssignOverride || s == TunableSite::kParamRebind;
+}
 
 // What a tunable is for, as far as the kernel body shows (the search tunes kBlock and
 // kLaunchOption; kFlag values select behaviour and are left alone unless asked).

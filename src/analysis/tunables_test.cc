@@ -87,5 +87,46 @@ TEST(Tunables, LaunchOptionNames) {
   EXPECT_FALSE(IsLaunchOption("BLOCK"));
 }
 
+// Hidden knobs (issue 21): a wrapper's parameter rebound, a computed launch option overridden; a caller's
+// value that also sizes an output, and a computed block covering a row in one piece, stay fixed.
+TEST(Tunables, HiddenCallerParam) {
+  auto p = Parse("cases/hidden_param.py");
+  auto t = ExtractTunables(*p.tree, p.model, Target{"scale_kernel", {}});
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  const Tunable* b = t->Find("BLOCK");
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(b->site, TunableSite::kParamRebind);
+  EXPECT_TRUE(b->editable) << b->reason;
+  EXPECT_FALSE(b->value.has_value());  // known only at run time
+  EXPECT_TRUE(b->grid_follows);
+  const Tunable* w = t->Find("num_warps");
+  ASSERT_NE(w, nullptr);
+  EXPECT_EQ(w->site, TunableSite::kLaunchOverride);
+  EXPECT_TRUE(w->editable);
+  auto q = ExtractTunables(*p.tree, p.model, Target{"partial_kernel", {}});
+  ASSERT_TRUE(q.ok());
+  const Tunable* pb = q->Find("BLOCK");
+  ASSERT_NE(pb, nullptr);
+  EXPECT_FALSE(pb->editable);
+  EXPECT_NE(pb->reason.find("the caller relies on it"), std::string::npos) << pb->reason;
+}
+
+TEST(Tunables, HiddenComputed) {
+  auto p = Parse("cases/hidden_computed.py");
+  auto t = ExtractTunables(*p.tree, p.model, Target{"rowsum_kernel", {}});
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  const Tunable* b = t->Find("BLOCK");
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(b->site, TunableSite::kAssignOverride);
+  EXPECT_TRUE(b->editable) << b->reason;
+  EXPECT_EQ(t->Find("num_stages")->site, TunableSite::kLaunchOverride);
+  auto m = ExtractTunables(*p.tree, p.model, Target{"rowmax_kernel", {}});
+  ASSERT_TRUE(m.ok());
+  const Tunable* mb = m->Find("BLOCK");
+  ASSERT_NE(mb, nullptr);
+  EXPECT_FALSE(mb->editable);
+  EXPECT_NE(mb->reason.find("covers its extent in one block"), std::string::npos) << mb->reason;
+}
+
 }  // namespace
 }  // namespace kiln::analysis

@@ -52,6 +52,7 @@ Result<search::OptimizeInput> PrepareInput(const task::TaskSpec& spec, const std
       in.space = b.space;
       in.baseline = b.baseline;
       in.autotuned = t->autotuned;
+      in.runtime_valued = b.runtime_valued;
       in.notes.erase(std::remove_if(in.notes.begin(), in.notes.end(),
                                     [](const std::string& s) { return s.rfind("skipped ", 0) == 0; }),
                      in.notes.end());

@@ -430,11 +430,36 @@ bool CollapsibleAutotune(const Ctx& c, const SetParams& r) {
 }
 }  // namespace
 
+// The wrapper of launch `l` rebinds its parameter `var` to `text` as its first statement (after a
+// docstring): the grid and the launch then read the tuned value, the signature stays.
+Status RebindParam(const Ctx& c, const Launch& l, const std::string& var, const std::string& text,
+                   std::set<uint32_t>& rebound, Plan& plan) {
+  Node fn = EnclosingFunction(c.tree, l.span.begin.byte);
+  if (fn.is_null()) return Refuse("the launch of " + var + " is not inside a function");
+  Node body = fn.field("body");
+  if (body.is_null() || body.named_child_count() == 0) return Refuse("the wrapper has no body");
+  Node first = body.named_child(0);
+  if (first.type() == "comment") return Refuse("the wrapper's body starts with a comment");
+  Node at = first;
+  if (first.type() == "expression_statement" && first.named_child_count() == 1 &&
+      first.named_child(0).type() == "string" && body.named_child_count() > 1)
+    at = body.named_child(1);  // after the docstring
+  uint32_t pos = LineStart(c.text(), at.span().begin.byte);
+  if (!rebound.insert(pos).second) return Status::Ok();
+  KILN_RETURN_IF_ERROR(plan.edits.Insert(
+      pos, fmt::format("{}{} = {}  # kiln: tuned (the caller's value only set performance)\n",
+                       IndentOf(c.text(), at.span().begin.byte), var, text)));
+  plan.notes.push_back(fmt::format("{} at line {}: parameter {} rebound to {}", l.enclosing_function,
+                                   at.span().begin.line, var, text));
+  return Status::Ok();
+}
+
 Result<Plan> PlanSetParams(const Ctx& c, const SetParams& r) {
   if (r.values.empty()) return Refuse("no values to set");
   KILN_ASSIGN_OR_RETURN(Tunables tun, ExtractTunables(c.tree, c.model, Target{c.kernel.name, c.launches}));
   Plan plan;
   std::set<std::pair<uint32_t, uint32_t>> done;
+  std::set<uint32_t> rebound;
   auto replace = [&](const Span& s, const std::string& text) -> Status {
     if (!done.insert({s.begin.byte, s.end.byte}).second) return Status::Ok();
     return plan.edits.Replace(s, text);
@@ -511,6 +536,19 @@ Result<Plan> PlanSetParams(const Ctx& c, const SetParams& r) {
         case TunableSite::kOptionDefault:
           KILN_RETURN_IF_ERROR(AppendArg(plan.edits, c.text(), l.args_span, name + "=" + text));
           plan.notes.push_back(fmt::format("launch at line {}: added {}={}", l.span.begin.line, name, text));
+          break;
+        case TunableSite::kLaunchOverride:
+          KILN_RETURN_IF_ERROR(replace(b->origin.at_launch.span, text));
+          plan.notes.push_back(fmt::format("launch at line {}: {} {} -> {} (the wrapper's value only set performance)",
+                                           l.span.begin.line, name, b->origin.at_launch.text, text));
+          break;
+        case TunableSite::kAssignOverride:
+          KILN_RETURN_IF_ERROR(replace(b->origin.assignment->value.span, text));
+          plan.notes.push_back(fmt::format("assignment at line {}: {} = {} -> {}", b->origin.assignment->span.begin.line,
+                                           b->origin.variable, b->origin.assignment->value.text, text));
+          break;
+        case TunableSite::kParamRebind:
+          KILN_RETURN_IF_ERROR(RebindParam(c, l, b->origin.function_param, text, rebound, plan));
           break;
         default: return Refuse("cannot set " + name);
       }

@@ -80,6 +80,7 @@ Result<OptimizeResult> OptimizeRun::Run() {
   // From here on the run is recorded: a failure ends it as "failed".
   auto phases = [&]() -> Status {
     KILN_RETURN_IF_ERROR(MeasureOriginal());
+    if (finished_) return Status::Ok();
     ProfileOriginal();
     AddBlockSizeMoves();
     KILN_RETURN_IF_ERROR(ChooseStrategy());
@@ -104,6 +105,7 @@ Result<OptimizeResult> OptimizeRun::Run() {
     return Status::Ok();
   };
   Status s = phases();
+  if (!s.ok() && original_passed_ && !o_.dry_run) return KeepAfterFailure(s);
   if (!s.ok()) {
     if (!finished_) {
       if (res_.stop_reason.empty()) res_.stop_reason = "the machinery failed";
@@ -149,8 +151,42 @@ Result<OptimizeResult> OptimizeRun::Finish(const std::string& status) {
 // Ends the run as failed with `error` (the run is recorded with its stop reason).
 Status OptimizeRun::Fail(const std::string& stop_reason, Status error) {
   res_.stop_reason = stop_reason;
-  (void)Finish("failed");
+  if (!original_passed_ || o_.dry_run) (void)Finish("failed");  // else Run keeps the original
   return error;
+}
+
+// The original passed and something later failed (a worker that died for good, a rewrite or protocol error,
+// a strategy that cannot start): nothing verified beats the original, so it is kept and the run says why.
+Result<OptimizeResult> OptimizeRun::KeepAfterFailure(const Status& error) {
+  const std::string why = error.message();
+  res_.improved = false;
+  res_.best_is_autotune = false;
+  res_.best_source = in_.original_source;
+  res_.autotune_source.clear();
+  res_.best_config = in_.baseline;
+  res_.geomean_speedup = 1.0;
+  res_.cases.clear();
+  KeepOriginal();
+  res_.kept_reason = "original kept, because the loop failed: " + why;
+  res_.stop_reason = "failure in the loop: " + (res_.stop_reason.empty() ? why : res_.stop_reason);
+  res_.notes.push_back(res_.kept_reason);
+  Say("kiln: " + res_.kept_reason);
+  return Finish("kept");
+}
+
+Status OptimizeRun::CheckOriginalOnItsOwn(const std::string& failure) {
+  auto own = Measure(MakeRequest(in_.original_source, exec::Mode::kCheck, NextSeed(), o_.verify_trials, {}, {}));
+  if (!own.ok() || own->verdict != exec::Verdict::kOk) return InvalidArgument(failure);
+  original_ = std::move(*own);
+  res_.kept_reason = "original kept, because " + failure.substr(failure.find(' ') + 1) +
+                     "; it passes its own check (the task's default cases, as kiln eval runs it), so nothing "
+                     "could be timed against it";
+  res_.stop_reason = "original not measurable";
+  res_.notes.push_back(res_.kept_reason);
+  Say("kiln: " + res_.kept_reason);
+  finish_status_ = "kept";
+  finished_ = true;
+  return Status::Ok();
 }
 
 uint64_t OptimizeRun::NextSeed() {
@@ -266,6 +302,13 @@ Status OptimizeRun::MeasureOriginal() {
     // after another on numpy arrays, so an out-of-bounds access that a GPU tolerates crashes it, and
     // large inputs take minutes.
     const bool interp = o_.dry_run && (br.verdict == exec::Verdict::kCrash || br.verdict == exec::Verdict::kTimeout);
+    if (!o_.dry_run) {
+      // Timed at sizes its own check does not use (the perf harness's largest): out of memory, in-place
+      // effects, a draw inside graph capture. Kept when its own check passes.
+      const std::string failure = fmt::format("the original failed its timed run ({}): {}", base_.verdict, br.message);
+      Status st = CheckOriginalOnItsOwn(failure);
+      if (st.ok()) return st;
+    }
     return Fail("the original failed",
                 InvalidArgument(
                     fmt::format("the original kernel does not pass its own check ({}): {}{}", base_.verdict, br.message,
@@ -273,6 +316,12 @@ Status OptimizeRun::MeasureOriginal() {
                                          "out-of-bounds accesses that a GPU tolerates and is slow on large "
                                          "inputs; the kernel may still run on a GPU)"
                                        : "")));
+  }
+  for (const auto& n : AdoptRecordedValues(in_.runtime_valued, in_.kernel, br.kernels, &in_.space, &in_.baseline))
+    res_.notes.push_back(n);
+  if (!in_.runtime_valued.empty()) {
+    res_.space = in_.space;
+    res_.baseline_config = res_.best_config = base_.config = in_.baseline;
   }
   for (const auto& k : br.kernels)
     if (k.n_spills) prune_.baseline_spills = std::max(prune_.baseline_spills, *k.n_spills);
@@ -291,6 +340,7 @@ Status OptimizeRun::MeasureOriginal() {
   }
   base_.score_ms = o_.dry_run ? 0 : Score(br, search_cases_);
   res_.candidates.push_back(base_);
+  original_passed_ = true;
   if (!o_.dry_run && !std::isfinite(base_.score_ms))
     return Fail("the original has no timings",
                 Internal("the original kernel passed but returned no timings (is this a GPU worker?)"));

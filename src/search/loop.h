@@ -100,6 +100,9 @@ struct OptimizeInput {
   // process, so `baseline` (its first config) is measured on its own before the search starts from it.
   bool autotuned = false;
   std::vector<std::string> notes;  // e.g. skipped tunables
+  // Parameters whose original value is known only at run time (SpaceBuild::runtime_valued): taken from
+  // the original's compile facts once it has run.
+  std::vector<std::string> runtime_valued;
 };
 
 struct Deps {

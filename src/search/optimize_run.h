@@ -57,6 +57,11 @@ class OptimizeRun {
   Status VerifyFinalists(const std::vector<size_t>& order);
   Status TryPerShapeAutotune();
   void KeepOriginal();
+  // After the original passed: a failure later in the loop keeps the original, with the reason.
+  Result<OptimizeResult> KeepAfterFailure(const Status& error);
+  // The original failed its timed baseline: whether it passes its own check (kiln eval's default cases);
+  // then it is kept with the reason, else the run fails as before.
+  Status CheckOriginalOnItsOwn(const std::string& failure);
   void ProfileWinner();
   Status EmitAutotune(const std::vector<size_t>& order);
 
@@ -99,7 +104,7 @@ class OptimizeRun {
   Result<OptimizeResult> Finish(const std::string& status);
   Status Fail(const std::string& stop_reason, Status error);
 
-  const OptimizeInput& in_;
+  OptimizeInput in_;  // a copy: values known only at run time are filled in after the original runs
   const OptimizeOptions& o_;
   const Deps& d_;
   OptimizeResult res_;
@@ -108,6 +113,7 @@ class OptimizeRun {
   uint64_t seed_ = 0;
   int next_id_ = 0;
   bool finished_ = false;      // a phase ended the run with a result
+  bool original_passed_ = false;  // the original passed its baseline: a later failure keeps it (exit 0)
   std::string finish_status_;  // its status ("kept", "dry-run", ...)
 
   // What the original's measurement established.

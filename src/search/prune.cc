@@ -1,5 +1,6 @@
 #include "search/prune.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -93,6 +94,40 @@ std::optional<int> InferDtypeBytes(const Space& s, const Config& c, const std::v
     }
   }
   return best;
+}
+
+std::vector<std::string> AdoptRecordedValues(const std::vector<std::string>& names, const std::string& kernel,
+                                             const std::vector<exec::KernelFacts>& kernels, Space* s,
+                                             Config* baseline) {
+  std::vector<std::string> notes;
+  if (names.empty()) return notes;
+  const exec::KernelFacts* k = nullptr;
+  for (const auto& f : kernels)
+    if (f.name == kernel) k = &f;
+  std::vector<Param> ps = s->params();
+  for (const auto& n : names) {
+    std::optional<int64_t> v;
+    if (k && n == "num_warps") v = k->num_warps;
+    if (k && n == "num_stages") v = k->num_stages;
+    if (k && !v)
+      if (auto it = k->constexprs.find(n); it != k->constexprs.end() && it->is_number_integer())
+        v = it->get<int64_t>();
+    auto p = std::find_if(ps.begin(), ps.end(), [&](const Param& x) { return x.name == n; });
+    if (p == ps.end()) continue;
+    if (!v || *v <= 0) {
+      notes.push_back(n + ": the original's value was not recorded; the search starts from " +
+                      std::to_string((*baseline)[n]));
+      continue;
+    }
+    if (std::find(p->values.begin(), p->values.end(), *v) == p->values.end()) {
+      p->values.push_back(*v);
+      std::sort(p->values.begin(), p->values.end());
+    }
+    (*baseline)[n] = *v;
+    notes.push_back(fmt::format("{}: the original ran with {} (computed by its wrapper or passed by its caller)", n, *v));
+  }
+  *s = Space(std::move(ps));
+  return notes;
 }
 
 }  // namespace kiln::search

@@ -43,4 +43,12 @@ std::optional<std::string> PruneAfterCompile(const std::vector<exec::KernelFacts
 // the facts lack shared memory.
 std::optional<int> InferDtypeBytes(const Space& s, const Config& c, const std::vector<exec::KernelFacts>& kernels);
 
+// The values the original ran with for the parameters known only at run time (`names`: a wrapper computes
+// them or takes them from its caller): from the compile facts of `kernel` (its recorded constexprs, warps
+// and stages; the last launch reported). Each found value joins its parameter's values and becomes the
+// baseline's; a note says which. A name without a recorded value keeps its placeholder (note).
+std::vector<std::string> AdoptRecordedValues(const std::vector<std::string>& names, const std::string& kernel,
+                                             const std::vector<exec::KernelFacts>& kernels, Space* s,
+                                             Config* baseline);
+
 }  // namespace kiln::search

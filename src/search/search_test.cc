@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "analysis/tunables.h"
 #include "search/gp.h"
 #include "search/halving.h"
 #include "search/optimize_run.h"
@@ -201,6 +202,45 @@ TEST(Prune, InferDtypeBytes) {
   k.constexprs = {{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"BLOCK_K", 32}};
   k.num_stages = 4;
   EXPECT_EQ(InferDtypeBytes(s, c, {k}), 2);
+}
+
+// A block size and warps known only at run time (a wrapper's, issue 21): the original's recorded values
+// join the space and become the baseline; a name without a recorded value keeps its placeholder.
+TEST(Prune, AdoptRecordedValues) {
+  analysis::Tunables t;
+  analysis::Tunable b;
+  b.name = "BLOCK";
+  b.role = analysis::TunableRole::kBlock;
+  b.power_of_two = true;
+  b.editable = true;
+  b.site = analysis::TunableSite::kParamRebind;
+  analysis::Tunable w;
+  w.name = "num_warps";
+  w.launch_option = true;
+  w.editable = true;
+  w.site = analysis::TunableSite::kLaunchOverride;
+  analysis::Tunable st = w;
+  st.name = "num_stages";
+  t.items = {b, w, st};
+  SpaceBuild sb = SpaceFromTunables(t, SpaceOptions{});
+  ASSERT_EQ(sb.runtime_valued, (std::vector<std::string>{"BLOCK", "num_warps", "num_stages"}));
+  exec::KernelFacts k;
+  k.name = "scale_kernel";
+  k.constexprs = {{"BLOCK", 96}};  // not a power of two in the space: added
+  k.num_warps = 8;
+  Config base = sb.baseline;
+  auto notes = AdoptRecordedValues(sb.runtime_valued, "scale_kernel", {k}, &sb.space, &base);
+  EXPECT_EQ(base["BLOCK"], 96);
+  EXPECT_EQ(base["num_warps"], 8);
+  const Param* pb = sb.space.Find("BLOCK");
+  ASSERT_NE(pb, nullptr);
+  EXPECT_NE(std::find(pb->values.begin(), pb->values.end(), 96), pb->values.end());
+  ASSERT_EQ(notes.size(), 3u);
+  EXPECT_NE(notes[2].find("not recorded"), std::string::npos) << notes[2];
+  // Another kernel's facts say nothing about this one.
+  Config base2 = sb.baseline;
+  AdoptRecordedValues(sb.runtime_valued, "other_kernel", {k}, &sb.space, &base2);
+  EXPECT_EQ(base2["num_warps"], sb.baseline["num_warps"]);
 }
 
 TEST(Gp, Matern52Values) {

@@ -307,6 +307,7 @@ SpaceBuild SpaceFromTunables(const analysis::Tunables& t, const SpaceOptions& op
       b.baseline[p.name] = *cur;
     else
       b.baseline[p.name] = p.values[p.values.size() / 2];
+    if (!tu.value && analysis::IsHiddenSite(tu.site)) b.runtime_valued.push_back(p.name);
     params.push_back(std::move(p));
   }
   b.space = Space(std::move(params));

@@ -118,6 +118,10 @@ struct SpaceBuild {
   Space space;
   Config baseline;
   std::vector<std::string> skipped;
+  // Parameters whose original value is known only at run time (a wrapper computes it or takes it from its
+  // caller: analysis::IsHiddenSite); their baseline value is a placeholder until the original has run
+  // (AdoptRecordedValues, search/prune.h).
+  std::vector<std::string> runtime_valued;
 };
 SpaceBuild SpaceFromTunables(const analysis::Tunables& t, const SpaceOptions& o);
 

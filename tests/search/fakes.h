@@ -73,6 +73,9 @@ class FakeMeasurer : public Measurer {
   std::function<bool(const Config&)> wrong_in_own_check = [](const Config&) { return false; };
   // Whether the worker dies on the config (a crash verdict).
   std::function<bool(const Config&)> crashes = [](const Config&) { return false; };
+  // A timed request's failure on the config that the check mode does not meet (the issue-21 failures at the
+  // perf harness's sizes: out of memory, in-place effects, a draw inside graph capture): its message, "" for none.
+  std::function<std::string(const Config&)> fails_timed = [](const Config&) { return std::string(); };
   // Per-case times (instead of time_ms x the case's scale) when set; an autotuned source runs each
   // case with the fastest of its configs.
   std::function<double(const Config&, const std::string&)> case_ms;
@@ -135,6 +138,9 @@ class FakeMeasurer : public Measurer {
     } else if (r.mode != exec::Mode::kCompile && crashes(cfg)) {
       res.verdict = exec::Verdict::kCrash;
       res.message = "the worker died without answering: killed by signal 11 (Segmentation fault)";
+    } else if (r.mode == exec::Mode::kTime && !fails_timed(cfg).empty()) {
+      res.verdict = exec::Verdict::kRuntimeError;
+      res.message = fails_timed(cfg);
     } else if (r.mode == exec::Mode::kCheck && r.cases.empty() && wrong_in_own_check(cfg)) {
       res.verdict = exec::Verdict::kMismatch;
       res.message = "fake mismatch in the task's own test";
