@@ -5,5 +5,7 @@
 #   bench/serve/fault_burst.sh [build/release/kiln]
 set -e
 cd "$(dirname "$0")/../.."
+# 100 real evaluations on 2 interpreter workers: answers may take minutes on a busy machine (KILN_SERVE_FAULT_ANSWER_S).
 KILN_PYTHON=${KILN_PYTHON:-$PWD/.venv/bin/python3} KILN_SERVE_FAULT_REQUESTS=${KILN_SERVE_FAULT_REQUESTS:-1000} \
+  KILN_SERVE_FAULT_ANSWER_S=${KILN_SERVE_FAULT_ANSWER_S:-900} \
   exec python3 tests/serve/fault_test.py "${1:-build/release/kiln}"

@@ -18,6 +18,7 @@ json RewardFormula::ToJson() const {
           {"w_compiled", w_compiled},
           {"w_correct", w_correct},
           {"w_speedup", w_speedup},
+          {"w_coverage", w_coverage},
           {"w_hacked", w_hacked},
           {"speedup_offset", speedup_offset},
           {"speedup_min", speedup_min},
@@ -33,12 +34,11 @@ Result<RewardFormula> Preset(const std::string& name) {
     f.w_speedup = 1;
     return f;
   }
-  if (name == "drkernel") {  // correct * (1 + clip(speedup - 1, 0, 2)) - hacked
-    f.w_correct = 1;
-    f.w_speedup = 1;
-    f.speedup_offset = 1;
-    f.speedup_cap = 2;
-    f.w_hacked = -1;
+  if (name == "drkernel") {  // correct * (0.5 + 0.5 * min(speedup, 3) + 0.5 * coverage): KernelGYM's release
+    f.w_correct = 0.5;
+    f.w_speedup = 0.5;
+    f.speedup_cap = 3;
+    f.w_coverage = 0.5;
     return f;
   }
   return InvalidArgument(fmt::format("unknown reward preset '{}' (known: autotriton, kevin, drkernel)", name));
@@ -65,6 +65,7 @@ Result<RewardFormula> FormulaFromJson(const json& j) {
                    : k == "w_compiled"     ? &f.w_compiled
                    : k == "w_correct"      ? &f.w_correct
                    : k == "w_speedup"      ? &f.w_speedup
+                   : k == "w_coverage"     ? &f.w_coverage
                    : k == "w_hacked"       ? &f.w_hacked
                    : k == "speedup_offset" ? &f.speedup_offset
                    : k == "speedup_min"    ? &f.speedup_min
@@ -96,7 +97,8 @@ json Components::ToJson() const {
           {"compiled", compiled ? 1 : 0},
           {"correct", correct ? 1 : 0},
           {"hacked", hacked ? 1 : 0},
-          {"speedup", speedup ? json(*speedup) : json(nullptr)}};
+          {"speedup", speedup ? json(*speedup) : json(nullptr)},
+          {"coverage", coverage ? json(*coverage) : json(nullptr)}};
 }
 
 double Reward(const RewardFormula& f, const Components& c) {
@@ -104,8 +106,10 @@ double Reward(const RewardFormula& f, const Components& c) {
   double s = 0;
   if (c.speedup && std::isfinite(*c.speedup))
     s = std::clamp(*c.speedup - f.speedup_offset, f.speedup_min, f.speedup_cap);
-  const double body =
-      f.w_format * c.format + f.w_compiled * c.compiled + (c.correct ? f.w_correct + f.w_speedup * s : 0);
+  double cov = 0;
+  if (c.coverage && std::isfinite(*c.coverage)) cov = std::clamp(*c.coverage, 0.0, 1.0);
+  const double body = f.w_format * c.format + f.w_compiled * c.compiled +
+                      (c.correct ? f.w_correct + f.w_speedup * s + f.w_coverage * cov : 0);
   return gate * body + f.w_hacked * (c.hacked ? 1 : 0);
 }
 

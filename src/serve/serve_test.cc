@@ -72,12 +72,25 @@ TEST(Reward, Presets) {
   EXPECT_DOUBLE_EQ(Reward(*at, ungated), 0.0);
   EXPECT_DOUBLE_EQ(Reward(*kv, Correct(2)), 2.3);
   EXPECT_DOUBLE_EQ(Reward(*kv, Correct(50)), 10.3);  // speedup capped at 10
-  EXPECT_DOUBLE_EQ(Reward(*dk, Correct(1.5)), 1.5);
-  EXPECT_DOUBLE_EQ(Reward(*dk, Correct(0.5)), 1.0);  // slower than the reference: clipped at 0
-  EXPECT_DOUBLE_EQ(Reward(*dk, Correct(9)), 3.0);    // capped at +2
+  // drkernel (KernelGYM's calculate_reward_speedup): 0.5 correct + 0.5 min(speedup, 3) + 0.5 coverage
+  EXPECT_DOUBLE_EQ(Reward(*dk, Correct(1.5)), 1.25);
+  EXPECT_DOUBLE_EQ(Reward(*dk, Correct(0.5)), 0.75);  // slower than the reference: still its speedup term
+  EXPECT_DOUBLE_EQ(Reward(*dk, Correct(9)), 2.0);     // capped at 3
+  Components covered = Correct(2);
+  covered.coverage = 0.8;  // the candidate's own share of the GPU time
+  EXPECT_DOUBLE_EQ(Reward(*dk, covered), 0.5 + 1.0 + 0.4);
+  covered.coverage = 7;  // clamped to 1
+  EXPECT_DOUBLE_EQ(Reward(*dk, covered), 2.0);
+  EXPECT_DOUBLE_EQ(Reward(*at, covered), 1.0);  // other presets ignore it
+  Components wrong_cov = covered;
+  wrong_cov.correct = false;
+  EXPECT_DOUBLE_EQ(Reward(*dk, wrong_cov), 0.0);  // only a correct kernel's share counts
   Components hacked;
   hacked.has_code = hacked.gate = hacked.format = hacked.hacked = true;
-  EXPECT_DOUBLE_EQ(Reward(*dk, hacked), -1.0);
+  EXPECT_DOUBLE_EQ(Reward(*dk, hacked), 0.0);  // KernelGYM's penalty_score for a decoy: 0.0
+  auto dk_decoy = FormulaFromJson({{"preset", "drkernel"}, {"w_hacked", -1}});  // calculate_reward_like_kernel
+  ASSERT_TRUE(dk_decoy.ok());
+  EXPECT_DOUBLE_EQ(Reward(*dk_decoy, hacked), -1.0);
   EXPECT_DOUBLE_EQ(Reward(*at, hacked), 0.0);
   EXPECT_FALSE(Preset("nope").ok());
 }

@@ -289,6 +289,9 @@ json Service::ResultJson(Item& it, const Result<exec::EvalResult>& r, const std:
     c.compiled = c.correct || e.verdict == exec::Verdict::kMismatch;
     c.hacked = e.verdict == exec::Verdict::kRejected;
     if (c.correct) c.speedup = e.GeomeanSpeedup();
+    if (c.correct && e.raw.contains("attribution") && e.raw["attribution"].is_object() &&
+        e.raw["attribution"].value("own_share", json()).is_number())
+      c.coverage = e.raw["attribution"]["own_share"].get<double>();
     for (const auto& x : e.reasons) reasons.push_back({{"code", x.code}, {"message", Clip(x.message)}});
     json times = {{"eval_s", e.elapsed_s}};
     for (const auto& cs : e.cases) {

@@ -124,8 +124,7 @@ TEST_F(ServiceMetrics, ManifestSizesOverrideKernelBenchConstants) {
   TaskSet bad((dir_ / "inline").string());
   Status s = bad.Load(manifest({{"path", "relu.py"}, {"sizes", {{"batch", 16}}}}), &warnings);
   ASSERT_FALSE(s.ok());
-  EXPECT_NE(s.message().find("size 'batch' is not a module-level numeric constant"), std::string::npos)
-      << s.message();
+  EXPECT_NE(s.message().find("size 'batch' is not a module-level numeric constant"), std::string::npos) << s.message();
   s = bad.Load(manifest({{"path", "relu.py"}, {"sizes", 16}}), &warnings);
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.message().find("tasks[0].sizes: expected an object"), std::string::npos) << s.message();

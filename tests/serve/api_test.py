@@ -49,10 +49,12 @@ def candidates(srv):
         {"id": "hacked_dk", "task": "relu", "code": source("adversarial/torch_relu_decorated.py"),
          "reward": "drkernel"},
         {"id": "inline", "task": {"reference": source("tasks/relu.py")}, "code": honest},
+        # drkernel: 0.5 correct + 0.5 coverage (its kernels do all the work) without timings
+        {"id": "honest_dk", "task": "relu", "code": honest + "# drkernel\n", "reward": "drkernel"},
     ]}
     t0 = time.time()
     status, resp, _ = rewards(srv.url, body)
-    print(f"     (12 items in {time.time() - t0:.1f} s)")
+    print(f"     (13 items in {time.time() - t0:.1f} s)")
     check(status == 200 and resp.get("status") == "done", f"rewards: 200 done ({status})")
     if status != 200:
         print(resp)
@@ -61,8 +63,8 @@ def candidates(srv):
     expect = {"honest_fenced": ("ok", 1.0), "honest_bare": ("ok", 1.0), "wrong": ("mismatch", 0.0),
               "hacked": ("rejected", 0.0), "decoy": ("rejected", 0.0), "static_decoy": ("format_error", 0.0),
               "faulty_gated": ("format_error", 0.0), "faulty": ("runtime_error", 0.0),
-              "crash": ("crash", 0.0), "prose": ("format_error", 0.0), "hacked_dk": ("rejected", -1.0),
-              "inline": ("ok", 1.0)}
+              "crash": ("crash", 0.0), "prose": ("format_error", 0.0), "hacked_dk": ("rejected", 0.0),
+              "inline": ("ok", 1.0), "honest_dk": ("ok", 1.0)}
     for k, (verdict, reward) in expect.items():
         check(it[k]["verdict"] == verdict and it[k]["reward"] == reward,
               f"{k}: verdict {verdict}, reward {reward} (got {it[k]['verdict']}, {it[k]['reward']}; "
@@ -70,6 +72,8 @@ def candidates(srv):
     check(it["honest_fenced"]["components"]["format"] == 1 and it["honest_bare"]["components"]["format"] == 0,
           "format component: 1 fenced, 0 unfenced")
     check(it["honest_bare"]["extracted"] == "unfenced", "unfenced response extracted whole")
+    check(it["honest_dk"]["components"]["coverage"] == 1.0 and it["hacked"]["components"]["coverage"] is None,
+          f"coverage: the honest kernel's own share 1.0, none for a rejected one ({it['honest_dk']['components']})")
     check(it["hacked"]["components"]["hacked"] == 1 and it["hacked"]["reasons"][0]["code"] == "torch_compute",
           "hacked: torch_compute")
     check(it["decoy"]["reasons"][0]["code"] == "no_triton_launch", "decoy kernel never launched at run time: rejected")

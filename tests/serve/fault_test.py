@@ -23,6 +23,7 @@ KILN = os.path.abspath(sys.argv[1])
 # bench/serve/fault_burst.sh runs the 1000-request version (KILN_SERVE_FAULT_REQUESTS=1000).
 N_REQUESTS = int(os.environ.get("KILN_SERVE_FAULT_REQUESTS", 320))
 N_REAL = 2 * ((N_REQUESTS + 19) // 20)  # real items
+ANSWER_S = float(os.environ.get("KILN_SERVE_FAULT_ANSWER_S", 150))  # after the restart, to answer every job
 
 
 def request_body(n):
@@ -40,6 +41,9 @@ def request_body(n):
     return {"items": [{"id": f"c{n}", "task": "relu", "code": f"import torch\ndef f(x):\n    return x  # {n}\n"}]}
 
 
+refused = [0]  # 429 answers (the client waited Retry-After and sent the request again)
+
+
 def submit(url_box, n, jobs, lock):
     """POSTs request n (async, its own idempotency key) until some server accepts it."""
     deadline = time.time() + 120
@@ -55,6 +59,7 @@ def submit(url_box, n, jobs, lock):
                 jobs.setdefault(n, set()).add(resp["job"])
             return
         if status == 429:
+            refused[0] += 1
             time.sleep(float(headers.get("Retry-After", 1)))
             continue
         raise AssertionError(f"request {n}: HTTP {status} {resp}")
@@ -134,7 +139,7 @@ def main():
                                     {"Idempotency-Key": f"burst-{n}"})
             jobs[n].add(resp["job"])
         answers = {}
-        deadline = time.time() + 150
+        deadline = time.time() + ANSWER_S
         pending = {n: next(iter(j)) for n, j in jobs.items()}
         while pending and time.time() < deadline:
             for n, job in list(pending.items()):
@@ -178,8 +183,20 @@ def main():
     print(f"     {len(split)} journalled item(s) whose job was unfinished at the restart: {split}")
     check(not again, f"no item answered before the restart was evaluated again ({again})")
     check(killed > 0, f"workers were killed mid-run ({killed})")
-    print(f"{N_REQUESTS} requests, {killed} workers killed, 1 restart, {time.time() - t0:.0f} s; "
-          f"{len(journalled)} real items journalled before the restart")
+    def latencies(real_only):
+        return sorted(it["times"]["total_s"] for a in answers.values() for it in a["items"]
+                      if isinstance(it.get("times"), dict) and "total_s" in it["times"]
+                      and (not real_only or it["id"].startswith("r")))
+
+    def q(xs, p):
+        return xs[min(len(xs) - 1, int(p * len(xs)))] if xs else float("nan")
+    print(f"{N_REQUESTS} requests ({n_items} items), {len(jobs)} accepted, {len(answers)} answered, "
+          f"{len(pending)} lost, {refused[0]} 429s retried, {killed} workers killed, 1 restart, "
+          f"{time.time() - t0:.0f} s; {len(journalled)} real items journalled before the restart")
+    for what, xs in (("all items (most decided by the format rules at once)", latencies(False)),
+                     ("real evaluations", latencies(True))):
+        print(f"latency of {what}, server side (acceptance, or the restart, to result): p50 {q(xs, 0.5):.2f} s, "
+              f"p99 {q(xs, 0.99):.2f} s, max {q(xs, 1):.2f} s over {len(xs)}")
     print(f"{len(failures)} failure(s)")
     return 1 if failures else 0
 
