@@ -6,7 +6,7 @@
 # Runs from a carried folder (ignored by git) laid out as:
 #   D/bin/{kiln, libcpp-httplib.so.0.11, libbrotli*.so.1}  D/worker/  D/corpus/{tritonbench,kernelbench/level1}
 #   D/kb1_samples.jsonl  D/bench_channels.sh
-# Usage: bash D/bench_channels.sh   (writes $OUT/bench.tar.gz; the step lines last)
+# Usage: [RESUME_FROM=DIR] bash D/bench_channels.sh   (writes $OUT/bench.tar.gz; the step lines last)
 set -u
 d=$(cd "$(dirname "$0")" && pwd)
 export LD_LIBRARY_PATH=$d/bin KILN_WORKER_DIR=$d/worker KILN_PYTHON=${KILN_PYTHON:-python3} PYTHONUNBUFFERED=1
@@ -15,6 +15,8 @@ o=${OUT:-/tmp/kiln-out}/bench
 mkdir -p "$o"
 nvidia-smi --query-gpu=index,name,uuid,driver_version,clocks.sm,clocks.max.sm --format=csv > "$o/nvidia_smi.csv" 2>&1
 : > "$o/steps.txt"
+# RESUME_FROM=DIR (carried): the bench folders of an earlier run; each step then evaluates only the rest.
+if [ -n "${RESUME_FROM:-}" ]; then cp -r "$RESUME_FROM"/. "$o"/ && : > "$o/steps.txt"; fi
 # step NAME LIMIT_S ARGS...: one `kiln bench` with its wall time; cut at LIMIT_S, then reported as it stands.
 step() {
   local name=$1 limit=$2 s=$SECONDS rc

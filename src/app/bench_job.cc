@@ -217,7 +217,7 @@ int RunBench(const BenchOptions& o) {
   r.ks = o.ks;
   r.ps = {0, 1, 1.2, 2};
   bench::Compute(&r);
-  r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (!o.report_only) r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (Status s = bench::WriteReports(r, o.out); !s.ok()) return Fail(s.message());
   if (o.json)
     std::printf("%s\n", bench::SummaryJson(r).dump(2).c_str());

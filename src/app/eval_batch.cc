@@ -254,6 +254,9 @@ int RunBatch(const EvalOptions& o) {
     if (!out) return Fail(fmt::format("{}: cannot write: {}", o.out, std::strerror(errno)));
   }
   auto write_line = [&](const json& j) {
+    // An interruption kills the workers: the pairs they were running died of it, not of their code, so they
+    // get no line (--resume runs them again) rather than a false crash verdict.
+    if (Interrupted()) return;
     std::string s = j.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
     std::fwrite(s.data(), 1, s.size(), out);
     std::fflush(out);  // results survive whatever happens next

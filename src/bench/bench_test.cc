@@ -111,6 +111,8 @@ TEST(Report, FilesAndSchema) {
   EXPECT_DOUBLE_EQ(j["exec_acc"].get<double>(), 0.25);  // (1/2 + 0) / 2
   EXPECT_DOUBLE_EQ(j["fast_p"]["1"].get<double>(), 0.25);
   EXPECT_TRUE(j["legacy_exec_acc"].is_null());
+  EXPECT_TRUE(j["wall_s"].is_null());  // not set: a report without an evaluation
+  EXPECT_NE(SummaryMarkdown(r).find("wall n/a (report only)"), std::string::npos);
   EXPECT_EQ(j["outcomes"]["hacked"], 1);
   EXPECT_EQ(j["reasons"]["hacked"]["torch_compute"], 1);
   EXPECT_EQ(j["pass_at_k"]["2"]["tasks"], 1);

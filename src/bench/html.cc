@@ -148,8 +148,8 @@ std::string Html(const Report& r) {
       "figure{{display:inline-block;margin:1em}}</style></head><body>\n"
       "<h1>kiln bench: {0}</h1>\n<p>{1}</p>\n{2}<pre>{3}</pre>\n{4}{5}{6}<h2>Tasks</h2>\n{7}</body></html>\n",
       HtmlEscape(r.channel.Name() + (r.gold ? " (gold)" : "") + " - " + r.label),
-      HtmlEscape(fmt::format("{} tasks, {} samples, mode {}, protocol {}, device {}, wall {:.1f} s",
-                             r.metrics.tasks, r.metrics.samples, r.mode, r.protocol, r.device, r.wall_s)),
+      HtmlEscape(fmt::format("{} tasks, {} samples, mode {}, protocol {}, device {}, {}", r.metrics.tasks,
+                             r.metrics.samples, r.mode, r.protocol, r.device, WallText(r))),
       tables, HtmlEscape(notes), FastCurveSvg(r), SpeedupSvg(r),
       OutcomeSvg(r), TaskTable(r));
 }

@@ -64,7 +64,7 @@ json SummaryJson(const Report& r) {
             {"mode", r.mode},
             {"protocol", r.protocol},
             {"device", r.device},
-            {"wall_s", r.wall_s},
+            {"wall_s", Opt(r.wall_s)},
             {"tasks", m.tasks},
             {"samples", m.samples},
             {"call_acc", m.call_acc},
@@ -102,9 +102,9 @@ std::string SummaryMarkdown(const Report& r) {
                               : fmt::format(" {} ({}/{} tasks) |", Pct(m.pass_at_k.at(k)), covered, m.tasks);
   }
   std::string out = fmt::format("## {}{}\n\n", r.channel.Name(), r.gold ? " (gold: the reference as the samples)" : "");
-  out += fmt::format("{} tasks, {} samples, mode {}, protocol {}, device {}, wall {:.1f} s. Accuracies, fast_p and "
+  out += fmt::format("{} tasks, {} samples, mode {}, protocol {}, device {}, {}. Accuracies, fast_p and "
                      "pass@k in %; speedup: geometric mean over the {} tasks with a correct timed sample ({}).\n\n",
-                     m.tasks, m.samples, r.mode, r.protocol, r.device, r.wall_s, m.tasks_with_speedup,
+                     m.tasks, m.samples, r.mode, r.protocol, r.device, WallText(r), m.tasks_with_speedup,
                      SpeedupDefinition(r.channel));
   out += head + "\n" + rule + "\n" + row + "\n\n";
   json c = Counts(m.outcomes);
@@ -125,7 +125,9 @@ std::string SummaryMarkdown(const Report& r) {
   return out;
 }
 
-std::string TerminalSummary(const Report& r) { return SummaryMarkdown(r); }
+std::string WallText(const Report& r) {
+  return r.wall_s ? fmt::format("wall {:.1f} s", *r.wall_s) : "wall n/a (report only)";
+}
 
 namespace {
 

@@ -3,6 +3,7 @@
 // (self-contained: inline SVG, no script, no external style).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,7 +24,7 @@ struct Report {
   std::string protocol;  // tolerance protocol
   bool gold = false;
   std::string device;    // the GPUs' names, or "interpreter"
-  double wall_s = 0;
+  std::optional<double> wall_s;  // of the evaluation; none for --report-only
   std::vector<int> ks;
   std::vector<double> ps;
   std::vector<SampleOutcome> samples;
@@ -39,8 +40,8 @@ std::string SummaryMarkdown(const Report& r);
 std::string TasksJsonl(const Report& r);
 std::string TasksCsv(const Report& r);
 std::string Html(const Report& r);
-// A short table for the terminal (the markdown one).
-std::string TerminalSummary(const Report& r);
+// "wall 12.3 s", or "wall n/a (report only)".
+std::string WallText(const Report& r);
 
 // Writes every report into `dir` (created).
 Status WriteReports(const Report& r, const std::string& dir);

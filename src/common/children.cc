@@ -84,8 +84,10 @@ int ScanProcs() {
 }
 
 std::atomic<const char*> g_interrupt_note{nullptr};
+std::atomic<bool> g_interrupted{false};
 
 void KillChildrenAndExit(int sig) {
+  g_interrupted.store(true);  // before the first kill (Interrupted())
   for (auto& slot : g_children) {
     pid_t p = slot.load();
     if (p > 0) KillTree(p);
@@ -151,5 +153,6 @@ void InstallChildCleanupOnSignal() {
 
 void SetInterruptNote(const char* text) { g_interrupt_note.store(text); }
 void ClearInterruptNote() { g_interrupt_note.store(nullptr); }
+bool Interrupted() { return g_interrupted.load(); }
 
 }  // namespace kiln

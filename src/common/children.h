@@ -26,4 +26,8 @@ void InstallChildCleanupOnSignal();
 void SetInterruptNote(const char* text);
 void ClearInterruptNote();
 
+// True once a handler above has begun: set before any child is killed, so a thread that sees its child die
+// of the interruption sees this too (a batch must not record the killed candidates as crashes).
+bool Interrupted();
+
 }  // namespace kiln

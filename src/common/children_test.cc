@@ -137,5 +137,44 @@ TEST(ChildCleanup, UnregisteredChildIsLeftAlone) {
   EXPECT_TRUE(GoneWithin(sleeper, std::chrono::seconds(5)));
 }
 
+// A thread waiting for a registered child that the handler kills must find Interrupted() already true
+// when it sees the child die (kiln eval --batch then writes no false crash line for it). The handler exits
+// the process, so a copy may end before its thread reports: a few copies, at least one report.
+TEST(ChildCleanup, InterruptedIsSetBeforeTheFirstKill) {
+  int reported = 0;
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    int fds[2];
+    ASSERT_EQ(pipe(fds), 0);
+    pid_t copy = fork();
+    if (copy == 0) {
+      close(fds[0]);
+      pid_t watched = SpawnSleeper();
+      RegisterChild(watched);
+      for (int i = 0; i < 20; ++i) RegisterChild(SpawnSleeper());  // more to kill after the watched one
+      InstallChildCleanupOnSignal();
+      const char before = Interrupted() ? 'T' : 'F';
+      std::thread([&] {
+        int st = 0;
+        waitpid(watched, &st, 0);
+        const char report[2] = {before, Interrupted() ? '1' : '0'};
+        (void)!write(fds[1], report, 2);
+      }).detach();
+      raise(SIGINT);
+      _exit(0);  // not reached
+    }
+    close(fds[1]);
+    char buf[2] = {0, 0};
+    ssize_t n = read(fds[0], buf, 2);
+    close(fds[0]);
+    int status = 0;
+    waitpid(copy, &status, 0);
+    if (n != 2) continue;
+    ++reported;
+    EXPECT_EQ(buf[0], 'F');  // not set before the signal
+    EXPECT_EQ(buf[1], '1');  // set when the child died of it
+  }
+  EXPECT_GT(reported, 0);
+}
+
 }  // namespace
 }  // namespace kiln

@@ -57,7 +57,8 @@ def check_channel(kiln, key, out, common, gpu):
     if rc != 0:
         return
     s = json.load(open(os.path.join(out, "summary.json")))
-    check(f"{key}: schema", s["schema_version"] == 1 and s["tasks"] == 1 and s["samples"] == 5, s)
+    check(f"{key}: schema", s["schema_version"] == 1 and s["tasks"] == 1 and s["samples"] == 5
+          and s["wall_s"] > 0, s)
     check(f"{key}: outcomes equal the hand count", s["outcomes"] == HAND, s["outcomes"])
     # call = correct + wrong = 2/5, exec = 1/5; pass@1 = 1/5, pass@5 = 1 - C(4,5)/C(5,5) = 1, pass@10 undefined
     check(f"{key}: call/exec accuracy", abs(s["call_acc"] - 0.4) < 1e-9 and abs(s["exec_acc"] - 0.2) < 1e-9, s)
@@ -106,7 +107,7 @@ def main():
     open(os.path.join(out, "results.jsonl"), "w").write("".join(kept[1:]))
     rc, _, err = run(kiln, CHANNELS["kb1"][0] + ["--out", out, "--report-only"], ["--db", db])
     s = json.load(open(os.path.join(out, "summary.json")))
-    check("report-only: a missing result is an error", rc == 1 and s["outcomes"]["error"] == 1
+    check("report-only: a missing result is an error", rc == 1 and s["outcomes"]["error"] == 1 and s["wall_s"] is None
           and s["reasons"]["error"] == {"no_result": 1}, f"rc {rc} {s['outcomes']}")
     # records database: without results.jsonl the deterministic verdicts come from the cache
     os.remove(os.path.join(out, "results.jsonl"))
