@@ -194,6 +194,25 @@ def exhausted(kiln, work, task):
     check(not os.path.exists(os.path.join(out, "tasks_relu.py")), "exhausted: no module")
 
 
+def usage_errors(kiln, work):
+    task = os.path.join(ROOT, "tests", "candidates", "tasks", "relu.py")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KILN_LLM_")}
+    run = lambda *a: subprocess.run([kiln, "generate", "--out", os.path.join(work, "usage")] + list(a),
+                                    capture_output=True, text=True, env=env, cwd=ROOT)
+    p = run("--task", task)
+    check(p.returncode == 2 and "no model endpoint: give --llm-url or set KILN_LLM_URL" in p.stderr, f"no endpoint: {p.stderr}")
+    tmpl = os.path.join(work, "bad_template.txt")
+    with open(tmpl, "w") as f:
+        f.write("=== user ===\nWrite {{task_name}}\nfrom {{referense}}\n")
+    p = run("--task", task, "--llm-url", "http://127.0.0.1:9/v1", "--llm-model", "m", "--prompt-template", tmpl)
+    check(p.returncode == 2 and f"{tmpl}:3:6: error: unknown placeholder '{{{{referense}}}}'" in p.stderr,
+          f"bad template: {p.stderr}")
+    p = run("--task", os.path.join(work, "missing.py"), "--llm-url", "http://127.0.0.1:9/v1", "--llm-model", "m")
+    check(p.returncode == 2 and "missing.py" in p.stderr, f"missing task: {p.stderr}")
+    p = run("--task", task, "--llm-url", "ftp://x/v1", "--llm-model", "m")
+    check(p.returncode == 2 and "scheme must be http or https" in p.stderr, f"bad url: {p.stderr}")
+
+
 def main():
     kiln = os.path.abspath(sys.argv[1])
     py = os.environ.get("KILN_PYTHON", "python3")
@@ -202,6 +221,7 @@ def main():
         return 77
     work = tempfile.mkdtemp(prefix="kiln_generate_test_")
     try:
+        usage_errors(kiln, work)
         task, db, port = scenarios(kiln, work)
         cache(kiln, work, task, db, port)
         exhausted(kiln, work, task)
