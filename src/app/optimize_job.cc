@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "app/candidate_runner.h"
+#include "app/llm_proposer.h"
 #include "app/ncu_profiler.h"
 #include "app/prepare_input.h"
 #include "app/progress.h"
@@ -140,6 +141,27 @@ Status StartMachinery(const OptimizeJobOptions& o, const search::OptimizeInput& 
   return Status::Ok();
 }
 
+// --llm: the model's client (records and cache in the store, when there is one) and the proposer.
+Result<std::unique_ptr<LlmProposer>> MakeProposer(const OptimizeJobOptions& o, const search::OptimizeInput& in,
+                                                  store::Store* store, std::unique_ptr<llm::Client>* client) {
+  llm::Config cfg = o.llm_flags.Resolved();
+  KILN_RETURN_IF_ERROR(cfg.Validate());
+  if (!store) cfg.use_cache = false;
+  gen::PromptTemplate tmpl = gen::DefaultOptimizeTemplate();
+  if (!o.prompt_template.empty()) {
+    KILN_ASSIGN_OR_RETURN(tmpl, gen::LoadTemplate(o.prompt_template));
+  }
+  KILN_ASSIGN_OR_RETURN(auto fields, gen::TaskFields(in.task));
+  *client = std::make_unique<llm::Client>(cfg, store);
+  LlmProposerOptions po;
+  po.samples = o.llm_samples;
+  po.rounds = o.llm_rounds;
+  po.sampling = o.llm_flags.sampling;
+  po.seed = o.seed;
+  po.purpose = "optimize:" + in.task.name;
+  return std::make_unique<LlmProposer>(client->get(), std::move(tmpl), std::move(fields), po);
+}
+
 // --out, --json, --html. -> an exit code when writing --out failed.
 std::optional<Exit> WriteOutputs(const OptimizeJobOptions& o, const search::OptimizeResult& res) {
   // --json -: stdout carries the JSON alone; the text report and notes go to stderr
@@ -195,6 +217,14 @@ int RunOptimize(const OptimizeJobOptions& o) {
   search::Deps deps{m.runner.get(), nullptr, m.profiler.get(), m.recorder.get(), o.quiet ? nullptr : &progress};
   RewriteRenderer renderer(in->original_source, in->task.path, in->kernel);
   deps.renderer = &renderer;
+  std::unique_ptr<llm::Client> llm_client;
+  std::unique_ptr<LlmProposer> proposer;
+  if (o.llm) {
+    auto p = MakeProposer(o, *in, m.store.get(), &llm_client);
+    if (!p.ok()) return Print({2, "kiln optimize: " + p.status().message()});
+    proposer = std::move(*p);
+    deps.proposer = proposer.get();
+  }
   startup["before_search_loop_s"] = search::SteadySeconds() - started_at;
   lo.started_at = started_at;
   lo.startup = startup;

@@ -33,6 +33,11 @@ struct OptimizeJobOptions {
   uint64_t seed = 1234;
   bool emit_autotune = false, dry_run = false, no_profile = false, quiet = false;
   bool profile_winner = false, no_per_shape = false;
+  // --llm: a model proposes rewritten modules after the profile (app/llm_proposer.h, docs/generate.md).
+  bool llm = false;
+  LlmFlags llm_flags;
+  int llm_samples = 2, llm_rounds = 2;
+  std::string prompt_template;  // "" : prompts/optimize.txt (built in)
 };
 
 int RunOptimize(const OptimizeJobOptions& o);

@@ -124,7 +124,8 @@ struct CaseTiming {
 struct CandidateRecord {
   int id = 0;
   Config config;
-  std::string origin;  // "baseline", strategy name, "finalist", ...
+  std::string origin;  // "baseline", strategy name, "finalist", a proposer's name ("llm"), ...
+  bool proposal = false;  // a proposer's whole module (its config is the original's, for the records)
   std::string source_hash;
   std::string verdict;  // exec verdicts plus "pruned", "render_error", "skipped"
   std::string message;

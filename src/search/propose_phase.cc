@@ -41,6 +41,7 @@ Status OptimizeRun::ProposeRewrites() {
       rec.id = next_id_++;
       rec.config = in_.baseline;  // a whole module: the original's config stands for it in the records
       rec.origin = origin;
+      rec.proposal = true;
       rec.at_s = Elapsed();
       rec.message = p.note;
       if (p.source.empty()) {

@@ -80,7 +80,8 @@ std::string FormatReportText(const OptimizeResult& r, int max_rows) {
   int n = 0;
   for (auto* c : v) {
     if (n++ >= max_rows) break;
-    s += fmt::format("  #{:<3} {:<14} {:>12}  {}{}{}\n", c->id, c->verdict, Ms(c->score_ms), ConfigKey(c->config),
+    const std::string what = c->proposal ? "[" + c->origin + " proposal: a whole module]" : ConfigKey(c->config);
+    s += fmt::format("  #{:<3} {:<14} {:>12}  {}{}{}\n", c->id, c->verdict, Ms(c->score_ms), what,
                      c->final_outcome.empty() ? "" : "  [" + c->final_outcome + "]",
                      (c->verdict != "ok" && !c->message.empty()) ? "  (" + c->message.substr(0, 80) + ")" : "");
   }

@@ -67,6 +67,7 @@ nlohmann::json CandJson(const CandidateRecord& c) {
   }
   nlohmann::json j = {{"id", c.id},
                       {"config", ConfigToJson(c.config)},
+                      {"proposal", c.proposal},
                       {"origin", c.origin},
                       {"source_hash", c.source_hash},
                       {"verdict", c.verdict},

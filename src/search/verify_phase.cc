@@ -318,7 +318,8 @@ Status OptimizeRun::EmitAutotune(const std::vector<size_t>& order) {
     }
     if (bestc) KILN_RETURN_IF_ERROR(add(bestc->config));
   }
-  for (size_t ci : order) KILN_RETURN_IF_ERROR(add(res_.candidates[ci].config));
+  for (size_t ci : order)
+    if (!res_.candidates[ci].proposal) KILN_RETURN_IF_ERROR(add(res_.candidates[ci].config));
   auto at = d_.renderer->RenderAutotune(cfgs);
   if (!at.ok()) {
     res_.notes.push_back("--emit-autotune: " + at.status().message());

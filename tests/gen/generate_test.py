@@ -12,6 +12,7 @@ usage: generate_test.py KILN
               (KILN_UPDATE_GOLDEN=1 rewrites them); the API key goes out as a bearer token and nowhere else.
   cache       the same run again into a new folder with the same records database: every answer comes from
               the cache (the server gets no request), same outcome.
+  https       over TLS: an untrusted certificate fails the call, a trusted one (SSL_CERT_FILE) works.
   resume      the corpus' KernelBench example (kernelbench/examples/model_ex_add.py): a wrong answer, then the
               endpoint fails (500, no retries): exit 1, no module; --resume with a server that answers right
               continues the chain at turn 2 with the whole conversation: exit 0.
@@ -41,7 +42,7 @@ def check(cond, what):
 
 
 class Standin:
-    def __init__(self, workdir, steps, name, port=None):
+    def __init__(self, workdir, steps, name, port=None, cert=None):
         self.dir = os.path.join(workdir, name)
         os.makedirs(self.dir, exist_ok=True)
         self.log = os.path.join(self.dir, "requests.jsonl")
@@ -50,13 +51,13 @@ class Standin:
             json.dump({"steps": steps, "idle_exit_s": 60, "max_lifetime_s": 300}, f)
         port_file = os.path.join(self.dir, "port")
         cmd = [sys.executable, os.path.join(HERE, "standin_server.py"), script, port_file, self.log]
-        self.proc = subprocess.Popen(cmd + ([str(port)] if port else []))
-        for _ in range(100):
+        self.proc = subprocess.Popen(cmd + [str(port or 0)] + ([cert] if cert else []))
+        for _ in range(600):
             if os.path.exists(port_file):
                 break
             time.sleep(0.05)
         self.port = int(open(port_file).read())
-        self.url = f"http://127.0.0.1:{self.port}/v1"
+        self.url = f"{'https' if cert else 'http'}://127.0.0.1:{self.port}/v1"
 
     def requests(self):
         if not os.path.exists(self.log):
@@ -194,6 +195,51 @@ def exhausted(kiln, work, task):
     check(not os.path.exists(os.path.join(out, "tasks_relu.py")), "exhausted: no module")
 
 
+def usage_errors(kiln, work):
+    task = os.path.join(ROOT, "tests", "candidates", "tasks", "relu.py")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KILN_LLM_")}
+    run = lambda *a: subprocess.run([kiln, "generate", "--out", os.path.join(work, "usage")] + list(a),
+                                    capture_output=True, text=True, env=env, cwd=ROOT)
+    p = run("--task", task)
+    check(p.returncode == 2 and "no model endpoint: give --llm-url or set KILN_LLM_URL" in p.stderr, f"no endpoint: {p.stderr}")
+    tmpl = os.path.join(work, "bad_template.txt")
+    with open(tmpl, "w") as f:
+        f.write("=== user ===\nWrite {{task_name}}\nfrom {{referense}}\n")
+    p = run("--task", task, "--llm-url", "http://127.0.0.1:9/v1", "--llm-model", "m", "--prompt-template", tmpl)
+    check(p.returncode == 2 and f"{tmpl}:3:6: error: unknown placeholder '{{{{referense}}}}'" in p.stderr,
+          f"bad template: {p.stderr}")
+    p = run("--task", os.path.join(work, "missing.py"), "--llm-url", "http://127.0.0.1:9/v1", "--llm-model", "m")
+    check(p.returncode == 2 and "missing.py" in p.stderr, f"missing task: {p.stderr}")
+    p = run("--task", task, "--llm-url", "ftp://x/v1", "--llm-model", "m")
+    check(p.returncode == 2 and "scheme must be http or https" in p.stderr, f"bad url: {p.stderr}")
+
+
+def https(kiln, work):
+    """TLS: an untrusted certificate fails the call (no retry); trusted (SSL_CERT_FILE), the answer arrives."""
+    if not shutil.which("openssl"):
+        print("note: no openssl - the https scenario is skipped")
+        return
+    key, cert, both = (os.path.join(work, n) for n in ("key.pem", "cert.pem", "both.pem"))
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert, "-days", "1",
+                    "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"], check=True, capture_output=True)
+    with open(both, "w") as f:
+        f.write(open(cert).read() + open(key).read())
+    srv = Standin(work, [{"content": "no code, over TLS"}], "https", cert=both)
+    task = os.path.join(ROOT, "tests", "candidates", "tasks", "relu.py")
+    p = generate(kiln, os.path.join(work, "out_tls1"), srv.url, os.path.join(work, "tls.db"), "--task", task, "--turns", "1")
+    check(p.returncode == 1 and "SSLServerVerification" in open(os.path.join(work, "out_tls1", "transcript.jsonl")).read(),
+          f"https: an untrusted certificate fails ({p.returncode})")
+    os.environ["SSL_CERT_FILE"] = cert
+    try:
+        p = generate(kiln, os.path.join(work, "out_tls2"), srv.url, os.path.join(work, "tls.db"), "--task", task, "--turns", "1")
+    finally:
+        del os.environ["SSL_CERT_FILE"]
+    srv.stop()
+    lines = transcript(os.path.join(work, "out_tls2"))
+    check(p.returncode == 1 and lines[0].get("outcome") == "no_code", f"https: the answer arrives over TLS: {lines}")
+    check(len(srv.requests()) == 1, "https: one request reached the server")
+
+
 def main():
     kiln = os.path.abspath(sys.argv[1])
     py = os.environ.get("KILN_PYTHON", "python3")
@@ -202,6 +248,8 @@ def main():
         return 77
     work = tempfile.mkdtemp(prefix="kiln_generate_test_")
     try:
+        usage_errors(kiln, work)
+        https(kiln, work)
         task, db, port = scenarios(kiln, work)
         cache(kiln, work, task, db, port)
         exhausted(kiln, work, task)

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """A scripted stand-in for an OpenAI-compatible chat server (tests of kiln generate and optimize --llm).
 
-usage: standin_server.py SCRIPT.json PORT_FILE LOG.jsonl [PORT]
+usage: standin_server.py SCRIPT.json PORT_FILE LOG.jsonl [PORT [CERT.pem]]
 
-Listens on 127.0.0.1 (PORT, else a free port; written to PORT_FILE once listening) and answers each
+Listens on 127.0.0.1 (PORT, else a free port (0); written to PORT_FILE once listening; with CERT.pem, a
+certificate and its key, over TLS) and answers each
 POST .../chat/completions with the next step of the script:
 
   {"steps": [{"content": "text"}                      a completion with this text
@@ -88,6 +89,11 @@ def main():
     ThreadingHTTPServer.allow_reuse_address = True
     server = ThreadingHTTPServer(("127.0.0.1", int(sys.argv[4]) if len(sys.argv) > 4 else 0), Handler)
     server.daemon_threads = True
+    if len(sys.argv) > 5:
+        import ssl
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(sys.argv[5])
+        server.socket = ctx.wrap_socket(server.socket, server_side=True)
     with open(port_file + ".tmp", "w") as f:
         f.write(str(server.server_address[1]))
     os.replace(port_file + ".tmp", port_file)

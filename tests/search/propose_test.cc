@@ -122,8 +122,9 @@ TEST(Propose, FailuresGoBackToTheProposerAndTheSearchGoesOn) {
   EXPECT_FALSE(r->best_is_proposal);
   EXPECT_EQ(r->best_config.at("BLOCK_SIZE"), 256);
   int llm = 0;
-  for (const auto& c : r->candidates) llm += c.origin == "llm";
+  for (const auto& c : r->candidates) llm += c.origin == "llm" && c.proposal;
   EXPECT_EQ(llm, 2);
+  EXPECT_NE(FormatReportText(*r).find("[llm proposal: a whole module]"), std::string::npos);
 }
 
 TEST(Propose, ADryRunChecksTheProposalsForCorrectness) {

@@ -57,6 +57,17 @@ Command RegisterOptimize(CLI::App& app) {
   AddSearchFlags(sub, o.get());
   sub->add_option("--json", o->json_out, "Write the JSON report here ('-' for stdout)");
   sub->add_option("--html", o->html_out, "Write the HTML report here");
+  sub->add_flag("--llm", o->llm,
+                "After the profile, a model behind an OpenAI-compatible API proposes rewritten modules, each "
+                "checked and verified like any candidate (--llm-url, --llm-model; docs/generate.md)");
+  sub->add_option("--llm-samples", o->llm_samples, "--llm: proposals per round (independent conversations)")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  sub->add_option("--llm-rounds", o->llm_rounds, "--llm: rounds of proposals; each round is told how the last fared")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  sub->add_option("--prompt-template", o->prompt_template, "--llm: prompt template (default: prompts/optimize.txt, built in)");
+  AddLlmFlags(sub, &o->llm_flags);
   AddRecordsFlags(sub, &o->records);
   AddWorkerFlags(sub, &o->worker);
   sub->add_flag("--quiet,-q", o->quiet, "No progress display");
