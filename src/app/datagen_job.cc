@@ -193,7 +193,12 @@ int RunDatagen(const DatagenOptions& o) {
   std::error_code ec;
   fs::create_directories(o.out, ec);
   auto fail = [](const Status& s) {
-    std::fprintf(stderr, "kiln datagen: error: %s\n", s.message().c_str());
+    // located diagnostics ("file:line:col: error: ...") are printed as they are
+    if (s.message().find(": error: ") != std::string::npos) {
+      std::fprintf(stderr, "%s%s", s.message().c_str(), EndsWith(s.message(), "\n") ? "" : "\n");
+    } else {
+      std::fprintf(stderr, "kiln datagen: error: %s\n", s.message().c_str());
+    }
     return 2;
   };
   auto programs = ProgramsStage(o, &run);
