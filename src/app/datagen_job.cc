@@ -142,10 +142,21 @@ Result<std::map<std::string, nlohmann::json>> ReadCaptures(const std::string& pa
 Result<std::vector<Captured>> CaptureStage(const DatagenOptions& o, const std::vector<datagen::Program>& programs,
                                            DatagenRun* run) {
   std::string captures = o.captures.empty() ? (fs::path(o.out) / "captures.jsonl").string() : o.captures;
-  if (o.captures.empty() && !o.finish) KILN_RETURN_IF_ERROR(RunCaptureWorker(o, programs, captures));
+  // The compiler route runs a Model on its get_inputs(); a TritonBench-T operator has no fixed inputs (its
+  // test function calls it many ways), so it is read for benchmark exclusion and dropped here with a reason.
+  std::vector<datagen::Program> runnable;
+  for (const auto& p : programs) {
+    if (p.origin == "tritonbench_t") {
+      run->Reject(p, "capture", "route_unsupported",
+                  "the compiler route needs a KernelBench-format program (class Model, get_inputs)");
+    } else {
+      runnable.push_back(p);
+    }
+  }
+  if (o.captures.empty() && !o.finish) KILN_RETURN_IF_ERROR(RunCaptureWorker(o, runnable, captures));
   KILN_ASSIGN_OR_RETURN(auto by_id, ReadCaptures(captures));
   std::vector<Captured> out;
-  for (const auto& p : programs) {
+  for (const auto& p : runnable) {
     auto it = by_id.find(p.id);
     if (it == by_id.end()) {
       run->Reject(p, "capture", "not_captured", "no capture recorded for this program");
