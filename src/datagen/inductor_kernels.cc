@@ -38,6 +38,7 @@ const std::map<std::string, std::string>& HelperCallees() {
       {"online_softmax_combine", "softmax_merge_block"},
       {"online_softmax_reduce", "softmax_finish"},
       {"exp", "softmax_exp"},
+      {"select_one", "pick_where"},
   };
   return m;
 }
@@ -257,6 +258,10 @@ const std::map<std::string, std::string>& Helpers() {
        "@triton.jit\ndef welford_rows(mean, m2, count, axis):\n"
        "    \"\"\"Reduces per-lane Welford states along an axis.\"\"\"\n"
        "    return tl.reduce((mean, m2, count), axis, welford_merge)\n"},
+      {"pick_where",
+       "@triton.jit\ndef pick_where(x, mask, dim: tl.constexpr, keep_dims: tl.constexpr = False):\n"
+       "    \"\"\"The one element along `dim` where `mask` holds (the others add zero).\"\"\"\n"
+       "    return tl.sum(tl.where(mask, x, tl.zeros_like(x)), dim, keep_dims=keep_dims)\n"},
       {"softmax_exp",
        "@triton.jit\ndef softmax_exp(x, fast: tl.constexpr):\n"
        "    \"\"\"exp, the fast approximation when asked for.\"\"\"\n"

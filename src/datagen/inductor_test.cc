@@ -80,7 +80,7 @@ void CheckStandalone(const std::string& id, const Conversion& c) {
 
 TEST(InductorConversion, ComposedProgramsRecordedOnTheGpu) {
   auto caps = Captures("captures.jsonl");
-  ASSERT_EQ(caps.size(), 16u);
+  ASSERT_EQ(caps.size(), 17u);
   for (const auto& [id, cap] : caps) {
     std::string program = ProgramText(id);
     ASSERT_FALSE(program.empty()) << id;
@@ -89,6 +89,10 @@ TEST(InductorConversion, ComposedProgramsRecordedOnTheGpu) {
     CheckStandalone(id, c);
     CheckGolden(id, c.source);
   }
+  // a looped reduction with an online softmax and a scan: lowered to kiln's helpers
+  Conversion scan = ConvertCapture(ProgramText("comp_1_00013"), caps.at("comp_1_00013"));
+  for (const char* h : {"def pick_where(", "def softmax_merge_block(", "def softmax_finish(", "tl.associative_scan("})
+    EXPECT_TRUE(Contains(scan.source, h)) << h;
 }
 
 TEST(InductorConversion, CorpusProgramsGemmTemplatesWelfordOnlineSoftmax) {

@@ -46,7 +46,7 @@ def pipeline(tmp):
     check(r.returncode == 0, f"pipeline exits 0 (got {r.returncode}: {r.stderr[-400:]})")
     first_s = time.time() - t0
     msgs = lines(os.path.join(out, "sft_messages.jsonl"))
-    check(len(msgs) == 16, f"16 samples from the 16 recorded programs (got {len(msgs)})")
+    check(len(msgs) == 17, f"17 samples from the 17 recorded programs (got {len(msgs)})")
     for m in msgs:
         roles = [x["role"] for x in m["messages"]]
         code = m["messages"][2]["content"]
@@ -60,19 +60,19 @@ def pipeline(tmp):
         check(True, "every sample: chat format, plain @triton.jit ModelNew, no inductor runtime")
     alpaca = lines(os.path.join(out, "sft_alpaca.jsonl"))
     sharegpt = lines(os.path.join(out, "sft_sharegpt.jsonl"))
-    check(len(alpaca) == 16 and all({"instruction", "input", "output"} <= set(a) for a in alpaca), "alpaca records")
-    check(len(sharegpt) == 16 and all(s["conversations"][0]["from"] == "human" for s in sharegpt), "sharegpt records")
+    check(len(alpaca) == 17 and all({"instruction", "input", "output"} <= set(a) for a in alpaca), "alpaca records")
+    check(len(sharegpt) == 17 and all(s["conversations"][0]["from"] == "human" for s in sharegpt), "sharegpt records")
     verify = lines(os.path.join(out, "verify.jsonl"))
-    check(len(verify) == 16 and all(v["verdict"] == "ok" for v in verify), "every candidate verified ok by kiln eval")
+    check(len(verify) == 17 and all(v["verdict"] == "ok" for v in verify), "every candidate verified ok by kiln eval")
     card = open(os.path.join(out, "card.md")).read()
-    check("## Yield per stage" in card and "| composed | 16 | 16 | 16 | 16 | 16 |" in card, "card: yield and per-source counts")
+    check("## Yield per stage" in card and "| composed | 17 | 17 | 17 | 17 | 17 |" in card, "card: yield and per-source counts")
     check("| normalization |" in card and "generated (kiln datagen)" in card, "card: families and licences")
     # resume: a second run verifies nothing again (the results are kept) and writes the same samples
     t0 = time.time()
     r = kiln(*args)
     again_s = time.time() - t0
-    check(r.returncode == 0 and len(lines(os.path.join(out, "verify.jsonl"))) == 16,
-          "a second run keeps the 16 verification results")
+    check(r.returncode == 0 and len(lines(os.path.join(out, "verify.jsonl"))) == 17,
+          "a second run keeps the 17 verification results")
     check(again_s < first_s / 2, f"a second run resumes ({again_s:.1f} s after {first_s:.1f} s)")
     check(lines(os.path.join(out, "sft_messages.jsonl")) == msgs, "a second run writes the same samples")
 
