@@ -44,8 +44,8 @@ std::string CompilerReasoning(const std::vector<std::string>& families, const st
       "tensors of the same iteration space can be fused into one kernel, so intermediates stay in registers "
       "instead of round-tripping through global memory.\n",
       fam.empty() ? "basic" : fam);
-  out += fmt::format("Step 2: plan the kernels. {} kernel{} are enough:\n", kernels.size(),
-                     kernels.size() == 1 ? "" : "s");
+  out += fmt::format("Step 2: plan the kernels. {} kernel{} enough:\n", kernels.size(),
+                     kernels.size() == 1 ? " is" : "s are");
   for (size_t i = 0; i < kernels.size(); ++i) {
     const KernelNote& k = kernels[i];
     std::string why;

@@ -50,7 +50,10 @@ TEST(Dataset, ReasoningNamesEveryKernelAndWhy) {
   EXPECT_NE(r.find("activation, reduction"), std::string::npos) << r;
   EXPECT_NE(r.find("1. poi_fused_relu_0 (pointwise)"), std::string::npos) << r;
   EXPECT_NE(r.find("2. per_fused_sum_1 (persistent reduction)"), std::string::npos) << r;
-  EXPECT_NE(r.find("2 kernels"), std::string::npos) << r;
+  EXPECT_NE(r.find("2 kernels are enough"), std::string::npos) << r;
+  std::string one = CompilerReasoning({}, {{"poi_fused_add_0", "pointwise", ""}});
+  EXPECT_NE(one.find("1 kernel is enough"), std::string::npos) << one;
+  EXPECT_NE(one.find("combines basic operators"), std::string::npos) << one;
 }
 
 }  // namespace
