@@ -1,0 +1,58 @@
+// kiln/app: what the stages of `kiln datagen` share (datagen_job.cc, datagen_stages.cc).
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "app/datagen_job.h"
+#include "datagen/programs.h"
+
+namespace kiln::app {
+
+// Counts per stage and origin ("programs" x "composed" -> 500), for the dataset card.
+struct StageCounts {
+  std::map<std::string, std::map<std::string, int>> by_stage;
+  void Add(const std::string& stage, const std::string& origin, int n = 1) { by_stage[stage][origin] += n; }
+  int Total(const std::string& stage) const {
+    auto it = by_stage.find(stage);
+    int n = 0;
+    if (it != by_stage.end())
+      for (const auto& [_, v] : it->second) n += v;
+    return n;
+  }
+};
+
+struct DatagenRun {
+  StageCounts counts;
+  std::vector<nlohmann::json> rejects;  // one per dropped program or candidate, with the stage and reason
+  std::vector<std::string> notes;
+  bool quiet = false;
+  void Reject(const datagen::Program& p, const std::string& stage, const std::string& code, const std::string& message,
+              const nlohmann::json& verdict = nullptr);
+  void Note(const std::string& text);
+};
+
+// A program that ran in eager torch and compiled, with the worker's capture record.
+struct Captured {
+  datagen::Program program;
+  nlohmann::json capture;
+};
+
+// A candidate that passed verification, ready for the output files.
+struct Sample {
+  datagen::Program program;
+  std::string candidate;  // the ModelNew module's text
+  std::string route;      // "inductor" (the LLM route: "llm")
+  std::string reasoning;  // the response's reasoning part
+  std::vector<std::string> kernels;  // kernel names, in launch order
+};
+
+// Writes rejects.jsonl and the dataset card for what the run did; returns the exit code (0).
+int FinishRun(const DatagenOptions& o, DatagenRun* run, const std::vector<Sample>& samples);
+// The stages after capture: conversion, verification (kiln eval batch), output.
+int ConvertVerifyOutput(const DatagenOptions& o, const std::vector<Captured>& captured, DatagenRun* run);
+
+}  // namespace kiln::app

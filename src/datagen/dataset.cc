@@ -1,0 +1,100 @@
+// The SFT records: instruction, reasoning template, the three output formats.
+#include "datagen/dataset.h"
+
+#include <fmt/format.h>
+
+namespace kiln::datagen {
+
+namespace {
+
+const char* kSystem =
+    "You are an expert in writing Triton GPU kernels. You rewrite PyTorch programs as fast, correct Triton.";
+
+}  // namespace
+
+std::string Instruction(const std::string& program) {
+  return fmt::format(
+      "You are given a PyTorch program: a class Model, get_inputs() that builds its inputs and get_init_inputs() "
+      "that builds its constructor arguments. Write a Triton implementation as a Python module with a class "
+      "ModelNew: same constructor arguments and the same forward signature as Model, returning the same result, "
+      "with all computation done by your own @triton.jit kernels (no torch operators for the computation, no "
+      "calls into torch.compile, cuBLAS or other libraries).\n\n"
+      "Triton guidance:\n"
+      "- A kernel runs as a grid of programs; tl.program_id(axis) selects the block a program owns, and "
+      "tl.arange builds the block's offsets. Mask every load and store at the edges (offsets < numel).\n"
+      "- Fuse elementwise work into the kernels that load the data; keep reductions (sum, max, softmax, norms) "
+      "within one program when a row fits a block, and accumulate in float32 for float16/bfloat16 inputs.\n"
+      "- Launch with an explicit grid, e.g. kernel[(triton.cdiv(n, BLOCK),)](..., BLOCK=1024), and choose "
+      "num_warps for the block size. Use tl.dot on tiles for matrix products.\n"
+      "- Allocate outputs with torch.empty / torch.empty_strided on the input's device.\n\n"
+      "First explain your reasoning step by step, then give the complete module in one ```python block.\n\n"
+      "PyTorch program:\n```python\n{}```\n",
+      program);
+}
+
+std::string Response(const SampleText& s) {
+  return s.reasoning + "\n\n```python\n" + s.candidate + "```\n";
+}
+
+std::string CompilerReasoning(const std::vector<std::string>& families, const std::vector<KernelNote>& kernels) {
+  std::string fam;
+  for (const auto& f : families) fam += (fam.empty() ? "" : ", ") + f;
+  std::string out = fmt::format(
+      "Step 1: read the program. Its forward combines {} operators. Each chain of operators that reads and writes "
+      "tensors of the same iteration space can be fused into one kernel, so intermediates stay in registers "
+      "instead of round-tripping through global memory.\n",
+      fam.empty() ? "basic" : fam);
+  out += fmt::format("Step 2: plan the kernels. {} kernel{} enough:\n", kernels.size(),
+                     kernels.size() == 1 ? " is" : "s are");
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    const KernelNote& k = kernels[i];
+    std::string why;
+    if (k.kind == "pointwise") {
+      why = "every output element depends only on the input elements at the same (or a broadcast) position, so "
+            "each program handles a contiguous block of XBLOCK elements with masked loads and stores";
+    } else if (k.kind == "persistent reduction") {
+      why = "a whole row fits in one block (R0_BLOCK), so each program loads XBLOCK rows at once, reduces along "
+            "the row with tl.sum/tl.max and reuses the loaded row for the elementwise work around the reduction";
+    } else if (k.kind == "looped reduction") {
+      why = "a row is too long for one block, so each program walks the row in R0_BLOCK chunks, accumulating "
+            "partial results in registers, then finishes the reduction";
+    } else if (k.kind == "template (GEMM)") {
+      why = "the matrix product is tiled: each program computes one BLOCK_M x BLOCK_N tile of the output, "
+            "looping over K in BLOCK_K steps with tl.dot on tiles loaded from A and B, accumulating in float32, "
+            "with the elementwise epilogue applied to the tile before the store";
+    } else {
+      why = "it computes its part of the result block by block";
+    }
+    out += fmt::format("  {}. {} ({}): {}.\n", i + 1, k.name, k.kind, why);
+  }
+  out += "Step 3: launch. The forward allocates each intermediate and output buffer with torch.empty_strided "
+         "(the layout the next kernel expects) and launches the kernels in order with explicit grids, block "
+         "sizes, num_warps and num_stages chosen for these shapes.\n";
+  out += "Step 4: check. The masks cover the tails of every block; reductions accumulate in float32; the result "
+         "has the shape, dtype and layout of the PyTorch program's output.";
+  return out;
+}
+
+nlohmann::json MessagesRecord(const SampleText& s) {
+  return {{"id", s.id},
+          {"messages",
+           nlohmann::json::array({{{"role", "system"}, {"content", kSystem}},
+                                  {{"role", "user"}, {"content", Instruction(s.program)}},
+                                  {{"role", "assistant"}, {"content", Response(s)}}})},
+          {"meta", s.meta}};
+}
+
+nlohmann::json AlpacaRecord(const SampleText& s) {
+  return {{"id", s.id}, {"system", kSystem}, {"instruction", Instruction(s.program)}, {"input", ""},
+          {"output", Response(s)}, {"meta", s.meta}};
+}
+
+nlohmann::json SharegptRecord(const SampleText& s) {
+  return {{"id", s.id},
+          {"system", kSystem},
+          {"conversations", nlohmann::json::array({{{"from", "human"}, {"value", Instruction(s.program)}},
+                                                   {{"from", "gpt"}, {"value", Response(s)}}})},
+          {"meta", s.meta}};
+}
+
+}  // namespace kiln::datagen

@@ -1,0 +1,100 @@
+"""kiln_worker.inductor_capture on the CPU: the eager check, what a capture maps (call arguments to forward
+inputs and weights, call outputs to the forward's result), and the list mode's resume rules. Compiling to Triton
+needs a GPU; that part is exercised by the recorded captures in tests/datagen (bench/gpu/datagen_run.sh)."""
+import json
+import os
+import subprocess
+import sys
+
+import torch
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, os.path.join(REPO, "worker"))
+from kiln_worker import inductor_capture as ic  # noqa: E402
+
+PROGRAM = '''import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 4)
+
+    def forward(self, x, y):
+        return torch.relu(self.lin(x)) + y
+
+def get_inputs():
+    return [torch.randn(2, 8), torch.randn(2, 4)]
+
+def get_init_inputs():
+    return []
+'''
+
+
+def _write(tmp_path, name, text):
+    p = tmp_path / name
+    p.write_text(text)
+    return str(p)
+
+
+def test_eager_only_runs_the_program(tmp_path):
+    rec = ic.capture_one(_write(tmp_path, "p.py", PROGRAM), eager_only=True)
+    assert rec["ok"], rec
+    assert rec["eager"]["output"]["shape"] == [2, 4]
+    assert [i["shape"] for i in rec["eager"]["inputs"]] == [[2, 8], [2, 4]]
+
+
+def test_eager_failures_and_non_finite_outputs_are_rejects(tmp_path):
+    bad = PROGRAM.replace("torch.relu(self.lin(x)) + y", "self.lin(y)")
+    rec = ic.capture_one(_write(tmp_path, "bad.py", bad), eager_only=True)
+    assert not rec["ok"] and rec["stage"] == "eager" and "RuntimeError" in rec["error"]
+    nan = PROGRAM.replace("torch.relu(self.lin(x)) + y", "torch.log(-torch.relu(x) - 1).sum() + y")
+    rec = ic.capture_one(_write(tmp_path, "nan.py", nan), eager_only=True)
+    assert not rec["ok"] and "inf or nan" in rec["error"]
+    rec = ic.capture_one(_write(tmp_path, "nomodel.py", "x = 1\n"), eager_only=True)
+    assert not rec["ok"] and rec["stage"] == "load" and "no Model" in rec["error"]
+
+
+def test_without_a_gpu_compiling_is_a_no_gpu_reject(tmp_path):
+    if torch.cuda.is_available():
+        return
+    rec = ic.capture_one(_write(tmp_path, "p.py", PROGRAM))
+    assert not rec["ok"] and rec["stage"] == "no_gpu"
+
+
+def test_call_arguments_and_outputs_map_by_identity():
+    model = torch.nn.Linear(8, 4)
+    x, y = torch.randn(2, 8), torch.randn(2, 4)
+    seen = [model.bias, x, model.weight, 3, y.view(2, 4)]
+    mapped = ic._map_call_args(seen, [x, y], model)
+    assert mapped == [{"kind": "param", "name": "bias"}, {"kind": "input", "index": 0},
+                      {"kind": "param", "name": "weight"}, {"kind": "scalar", "value": 3},
+                      {"kind": "input", "index": 1}]
+    stranger = ic._map_call_args([torch.zeros(3)], [x], model)
+    assert stranger[0]["kind"] == "unknown_tensor"
+    out = torch.randn(2, 4)
+    other = torch.randn(2, 4)
+    assert [o["call_output"] for o in ic._map_outputs((other, out), out)] == [1]
+    assert [o["call_output"] for o in ic._map_outputs((other,), out)] == [None]
+
+
+def test_list_mode_resumes_but_captures_again_what_a_cpu_or_a_crowded_gpu_could_not(tmp_path):
+    path = _write(tmp_path, "p.py", PROGRAM)
+    listing = tmp_path / "list.jsonl"
+    listing.write_text("".join(json.dumps({"id": i, "path": path}) + "\n" for i in ("a", "b", "c", "d")))
+    out = tmp_path / "out.jsonl"
+    out.write_text(json.dumps({"id": "a", "ok": True, "stage": "map"}) + "\n"
+                   + json.dumps({"id": "b", "ok": False, "stage": "no_gpu"}) + "\n"
+                   + json.dumps({"id": "c", "ok": False, "stage": "eager", "out_of_memory": True}) + "\n")
+    env = dict(os.environ, PYTHONPATH=os.path.join(REPO, "worker"))
+    r = subprocess.run([sys.executable, "-m", "kiln_worker.inductor_capture", "--eager-only", "--list", str(listing),
+                        "--out", str(out), "--jobs", "1"], capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == 0, r.stderr
+    ids = [json.loads(l)["id"] for l in out.read_text().splitlines()]
+    assert ids[:3] == ["a", "b", "c"] and sorted(ids[3:]) == ["b", "c", "d"]
+    # a deadline already passed starts nothing
+    out2 = tmp_path / "out2.jsonl"
+    r = subprocess.run([sys.executable, "-m", "kiln_worker.inductor_capture", "--eager-only", "--list", str(listing),
+                        "--out", str(out2), "--jobs", "1", "--deadline", "0.000001"], capture_output=True, text=True,
+                       env=env, timeout=300)
+    assert r.returncode == 0 and (not out2.exists() or out2.read_text() == "")

@@ -1,0 +1,402 @@
+"""kiln datagen's compiler route, worker side: run a KernelBench-format program in eager torch, compile it with
+torch.compile (TorchInductor) and capture what Inductor generated, so that kiln (C++) can turn it into a
+standalone ModelNew of plain @triton.jit kernels (src/datagen/inductor.cc, docs/datagen.md).
+
+What one capture holds (one JSON object per program):
+  codes        the output modules Inductor wrote (torch._inductor.utils.run_and_get_code's hook,
+               GraphLowering.save_output_code): the `async_compile.triton(...)` kernels and `def call(args)`
+  launches     every kernel launch of the second compiled call, in order: kernel name, the autotuner's
+               chosen config (block sizes, num_warps, num_stages) and the grid it launched
+  call_args    what each argument of `call` is: a forward input (by position), a parameter or buffer of the
+               model (by its dotted name), or an int
+  outputs      which `call` output is each tensor of the forward's result
+  eager        the eager run's facts (output shapes/dtypes); `matches_eager` compares compiled and eager
+
+Modes: `--eager-only` runs the program in eager torch only (any device: the composer's check on CPU);
+otherwise the program is compiled on the GPU. `--list FILE` runs many programs over `--jobs` child processes
+(each serves programs one by one; a child that dies or overruns `--timeout` is a recorded reject and is
+replaced), writing JSON lines to `--out`. Nothing here is imported by the eval path.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import queue
+import subprocess
+import sys
+import threading
+import time
+import traceback
+
+
+def _configure_inductor(max_mm_configs):
+    import torch._inductor.config as cfg
+    cfg.fx_graph_cache = False           # every program goes through codegen, so the hook sees its code
+    cfg.compile_threads = 1              # the parallelism is ours (one process per core)
+    cfg.max_autotune_gemm = True         # GEMMs from Inductor's Triton templates, never extern_kernels
+    cfg.max_autotune_gemm_backends = "TRITON"
+    cfg.autotune_fallback_to_aten = False
+    try:
+        cfg.test_configs.max_mm_configs = max_mm_configs
+    except AttributeError:
+        pass
+
+
+class _Recorder:
+    """Hooks Inductor's output-code callback, the compiled module's `call` and the autotuner's `run`."""
+
+    def __init__(self):
+        self.codes = []
+        self.calls = []          # (args list copy, result) per call of a compiled module
+        self.launches = []
+        self.recording = False
+        self._undo = []
+
+    def __enter__(self):
+        from torch._inductor.graph import GraphLowering
+        from torch._inductor.codecache import PyCodeCache
+        from torch._inductor.runtime.triton_heuristics import CachingAutotuner
+        rec = self
+
+        old_save = GraphLowering.save_output_code
+        GraphLowering.save_output_code = staticmethod(lambda code: rec.codes.append(code))
+        self._undo.append(lambda: setattr(GraphLowering, "save_output_code", old_save))
+
+        old_load = PyCodeCache.load_by_key_path.__func__
+
+        def load_by_key_path(cls, *a, **k):
+            mod = old_load(cls, *a, **k)
+            call = getattr(mod, "call", None)
+            if call is not None and not getattr(call, "_kiln_wrapped", False):
+                def wrapped(args, _call=call):
+                    seen = list(args)
+                    out = _call(args)
+                    if rec.recording:
+                        rec.calls.append((seen, out))
+                    return out
+                wrapped._kiln_wrapped = True
+                mod.call = wrapped
+            return mod
+        PyCodeCache.load_by_key_path = classmethod(load_by_key_path)
+        self._undo.append(lambda: setattr(PyCodeCache, "load_by_key_path", classmethod(old_load)))
+
+        old_run = CachingAutotuner.run
+
+        def run(self_, *args, stream, **kwargs):
+            out = old_run(self_, *args, stream=stream, **kwargs)
+            if rec.recording:
+                rec.launches.append(_launch_record(self_, args))
+            return out
+        CachingAutotuner.run = run
+        self._undo.append(lambda: setattr(CachingAutotuner, "run", old_run))
+        return self
+
+    def __exit__(self, *exc):
+        for undo in reversed(self._undo):
+            undo()
+        return False
+
+
+def _launch_record(autotuner, args):
+    import torch
+    launcher = autotuner.launchers[0]
+    cfg = launcher.config
+    rec = {"kernel": autotuner.fn.__name__, "config": dict(cfg.kwargs), "num_warps": cfg.num_warps,
+           "num_stages": cfg.num_stages, "grid": None,
+           "args": [("tensor" if isinstance(a, torch.Tensor) else repr(a)) for a in args]}
+    try:
+        _, grid = autotuner._interpret_args_grid(args, cfg)
+        rec["grid"] = [int(g) for g in grid]
+    except Exception as e:  # noqa: BLE001 - a grid we cannot evaluate drops the sample later, with this reason
+        rec["grid_error"] = f"{type(e).__name__}: {e}"
+    return rec
+
+
+def _load_program(path):
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(f"kiln_datagen_prog_{abs(hash(path))}", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    for attr in ("Model", "get_inputs", "get_init_inputs"):
+        if not hasattr(mod, attr):
+            raise ValueError(f"{path}: no {attr}")
+    return mod
+
+
+def _describe(x):
+    import torch
+    if isinstance(x, torch.Tensor):
+        return {"shape": list(x.shape), "dtype": str(x.dtype).replace("torch.", ""), "stride": list(x.stride())}
+    if isinstance(x, (list, tuple)):
+        return [_describe(v) for v in x]
+    return repr(x)
+
+
+def _flat_tensors(x):
+    import torch
+    if isinstance(x, torch.Tensor):
+        return [x]
+    if isinstance(x, (list, tuple)):
+        return [t for v in x for t in _flat_tensors(v)]
+    return []
+
+
+def _same_tensor(a, b):
+    return a is b or (a.data_ptr() == b.data_ptr() and a.shape == b.shape and a.stride() == b.stride()
+                      and a.dtype == b.dtype)
+
+
+def _map_call_args(seen, inputs, model):
+    import torch
+    named = [("param", n, p) for n, p in model.named_parameters()] + \
+            [("buffer", n, b) for n, b in model.named_buffers()]
+    out = []
+    for a in seen:
+        if isinstance(a, torch.Tensor):
+            hit = next(({"kind": "input", "index": i} for i, t in enumerate(inputs)
+                        if isinstance(t, torch.Tensor) and _same_tensor(a, t)), None)
+            if hit is None:
+                hit = next(({"kind": k, "name": n} for k, n, t in named if _same_tensor(a, t)), None)
+            out.append(hit or {"kind": "unknown_tensor", **_describe(a)})
+        elif isinstance(a, (int, float, bool)):
+            out.append({"kind": "scalar", "value": a})
+        else:
+            out.append({"kind": "unknown", "repr": repr(a)[:200]})
+    return out
+
+
+def _map_outputs(call_out, result):
+    flat = list(call_out) if isinstance(call_out, (list, tuple)) else [call_out]
+    mapped = []
+    for t in _flat_tensors(result):
+        idx = next((i for i, c in enumerate(flat) if hasattr(c, "data_ptr") and _same_tensor(t, c)), None)
+        mapped.append({"call_output": idx, **_describe(t)})
+    return mapped
+
+
+def _close(a, b):
+    import torch
+    fa, fb = _flat_tensors(a), _flat_tensors(b)
+    if len(fa) != len(fb):
+        return False
+    for x, y in zip(fa, fb):
+        if x.shape != y.shape or x.dtype != y.dtype:
+            return False
+        tol = 1e-2 if x.dtype in (torch.float16, torch.bfloat16) else 1e-3
+        if not torch.allclose(x.float(), y.float(), atol=tol, rtol=tol, equal_nan=True):
+            return False
+    return True
+
+
+def capture_one(path, eager_only=False, seed=1234, max_mm_configs=2):
+    """One program: eager run, then (unless eager_only) compile and capture. Returns the record."""
+    import torch
+    t0 = time.time()
+    rec = {"path": path, "ok": False, "stage": "load"}
+    device = "cuda" if (torch.cuda.is_available() and not eager_only) else "cpu"
+    try:
+        mod = _load_program(path)
+        torch.manual_seed(seed)
+        init = mod.get_init_inputs()
+        torch.manual_seed(12345)
+        model = mod.Model(*init).to(device).eval()
+        torch.manual_seed(seed)
+        inputs = [x.to(device) if isinstance(x, torch.Tensor) else x for x in mod.get_inputs()]
+        rec["stage"] = "eager"
+        with torch.no_grad():
+            ref = model(*inputs)
+        flat = _flat_tensors(ref)
+        if not flat:
+            raise ValueError("the forward returns no tensor")
+        for t in flat:
+            if t.is_floating_point() and not torch.isfinite(t).all():
+                raise ValueError("the eager output holds inf or nan")
+        rec["eager"] = {"device": device, "output": _describe(ref), "inputs": _describe(inputs)}
+        if eager_only:
+            rec["ok"] = True
+            return rec
+        if device != "cuda":
+            rec["stage"] = "no_gpu"
+            raise RuntimeError("no GPU: Inductor emits Triton for CUDA only (record captures on a GPU host)")
+        rec["stage"] = "compile"
+        torch._dynamo.reset()
+        with _Recorder() as r, torch.no_grad():
+            compiled = torch.compile(model)
+            compiled(*inputs)                      # compiles and autotunes
+            rec["stage"] = "run"
+            r.recording = True
+            out = compiled(*inputs)                # the recorded call: chosen configs, grids, arguments
+            r.recording = False
+        rec["codes"] = list(dict.fromkeys(r.codes))
+        rec["launches"] = r.launches
+        rec["matches_eager"] = _close(out, ref)
+        rec["stage"] = "map"
+        if len(r.calls) != 1:
+            raise ValueError(f"{len(r.calls)} compiled graphs ran (graph breaks); one is needed")
+        seen, call_out = r.calls[0]
+        rec["call_args"] = _map_call_args(seen, inputs, model)
+        rec["outputs"] = _map_outputs(call_out, out)
+        rec["ok"] = True
+    except Exception as e:  # noqa: BLE001 - every failure is a recorded reject, never a stopped run
+        rec["error"] = f"{type(e).__name__}: {str(e)[:2000]}"
+        rec["traceback"] = traceback.format_exc()[-3000:]
+        rec["out_of_memory"] = _is_oom(rec["error"])
+    finally:
+        rec["seconds"] = round(time.time() - t0, 3)
+    return rec
+
+
+def _is_oom(error):
+    return any(m in error for m in ("out of memory", "CUBLAS_STATUS_ALLOC_FAILED", "OutOfMemoryError"))
+
+
+def _release():
+    """Between programs: drop compiled graphs and give cached GPU memory back, so that the processes sharing the
+    GPU see it free (a cached program's tensors made its neighbours run out of memory)."""
+    import gc
+    import torch
+    torch._dynamo.reset()
+    gc.collect()
+    if torch.cuda.is_available():
+        torch.cuda.empty_cache()
+
+
+def _serve(args):
+    """Child: one program path per stdin line -> one JSON record per stdout line."""
+    import torch
+    _configure_inductor(args.max_mm_configs)
+    out = os.fdopen(os.dup(1), "w")
+    os.dup2(2, 1)                       # whatever a program prints goes to stderr, not the protocol
+    for line in sys.stdin:
+        req = json.loads(line)
+        rec = capture_one(req["path"], eager_only=args.eager_only, seed=args.seed,
+                          max_mm_configs=args.max_mm_configs)
+        _release()
+        rec["id"] = req["id"]
+        rec["versions"] = {"torch": torch.__version__}
+        out.write(json.dumps(rec) + "\n")
+        out.flush()
+
+
+class _Child:
+    def __init__(self, args):
+        cmd = [sys.executable, "-m", "kiln_worker.inductor_capture", "--serve", "--seed", str(args.seed),
+               "--max-mm-configs", str(args.max_mm_configs)] + (["--eager-only"] if args.eager_only else [])
+        self.p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                  text=True, start_new_session=True)
+        self.lines = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self):
+        for line in self.p.stdout:
+            self.lines.put(line)
+        self.lines.put(None)
+
+    def ask(self, item, timeout):
+        self.p.stdin.write(json.dumps(item) + "\n")
+        self.p.stdin.flush()
+        try:
+            line = self.lines.get(timeout=timeout)
+        except queue.Empty:
+            return None, "timeout"
+        return (json.loads(line), None) if line else (None, f"crashed (exit {self.p.wait()})")
+
+    def kill(self):
+        try:
+            os.killpg(self.p.pid, 9)
+        except OSError:
+            pass
+        self.p.wait()
+
+
+def run_list(args):
+    items = [json.loads(l) for l in open(args.list) if l.strip()]
+    done = set()
+    if os.path.exists(args.out):               # resumable: programs already recorded are skipped
+        for l in open(args.out):
+            try:
+                rec = json.loads(l)
+                # a GPU host captures what a CPU run could not; a program that ran out of memory beside
+                # others is tried again
+                if rec.get("stage") != "no_gpu" and not rec.get("out_of_memory"):
+                    done.add(rec["id"])
+            except (ValueError, KeyError):
+                pass
+    todo = queue.Queue()
+    for it in items:
+        if it["id"] not in done:
+            todo.put(it)
+    lock = threading.Lock()
+    outf = open(args.out, "a")
+    counts = {"ok": 0, "rejected": 0}
+    t0 = time.time()
+
+    def slot():
+        child = None
+        while True:
+            if args.deadline and time.time() - t0 > args.deadline:
+                break                          # the rest stays uncaptured; a later run resumes there
+            try:
+                it = todo.get_nowait()
+            except queue.Empty:
+                break
+            if child is None:
+                child = _Child(args)
+            rec, err = child.ask(it, args.timeout)
+            if rec is None:
+                child.kill()
+                child = None
+                rec = {"id": it["id"], "path": it["path"], "ok": False, "stage": "compile", "error": err}
+            with lock:
+                outf.write(json.dumps(rec) + "\n")
+                outf.flush()
+                counts["ok" if rec["ok"] else "rejected"] += 1
+                n = counts["ok"] + counts["rejected"]
+                print(f"[{n}/{len(items) - len(done)}] {it['id']}: "
+                      f"{'ok' if rec['ok'] else 'reject ' + rec.get('stage', '') + ' ' + rec.get('error', '')[:120]}"
+                      f" ({time.time() - t0:.0f} s)", file=sys.stderr, flush=True)
+        if child is not None:
+            child.p.stdin.close()
+            child.p.wait()
+
+    threads = [threading.Thread(target=slot) for _ in range(max(1, args.jobs))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    outf.close()
+    print(json.dumps({"ok": counts["ok"], "rejected": counts["rejected"], "seconds": round(time.time() - t0, 1)}))
+    return 0
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="python3 -m kiln_worker.inductor_capture")
+    ap.add_argument("--list", help="JSON lines {id, path}: programs to capture")
+    ap.add_argument("--out", help="JSON lines written (appended; ids already there are skipped)")
+    ap.add_argument("--program", help="one program: print its record")
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--timeout", type=float, default=180.0, help="seconds per program")
+    ap.add_argument("--deadline", type=float, default=0.0,
+                    help="--list: start no program after this many seconds (0: no limit)")
+    ap.add_argument("--seed", type=int, default=1234)
+    ap.add_argument("--max-mm-configs", type=int, default=2, help="GEMM template configs Inductor autotunes")
+    ap.add_argument("--eager-only", action="store_true", help="check that programs run in eager torch only")
+    ap.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.serve:
+        _serve(args)
+        return 0
+    if args.program:
+        if not args.eager_only:
+            _configure_inductor(args.max_mm_configs)
+        print(json.dumps(capture_one(args.program, eager_only=args.eager_only, seed=args.seed,
+                                     max_mm_configs=args.max_mm_configs)))
+        return 0
+    if not (args.list and args.out):
+        ap.error("--list and --out (or --program) are required")
+    return run_list(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
