@@ -82,3 +82,4 @@ def test_every_result_reports_the_peak(fork_worker):
     # (references that change their inputs, now run on the master: test_inplace_compare.py)
     r = fork_worker.request(eval_request(os.path.join(CANDIDATES, "honest", "relu_ok.py")))
     assert r["verdict"] == "ok" and r["memory"]["peak_of"] == "host_rss"
+

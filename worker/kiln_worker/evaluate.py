@@ -827,6 +827,8 @@ class Evaluator:
             with plat.profile_range("kiln_profile"):
                 fn(*args, **kwargs)
                 plat.synchronize()
-        names = [l["name"] for l in plat.LAUNCHES.launches[first:]]
-        self.cases_out.append({"name": case, "profiled": True, "kernel_names": names})
+        launches = plat.LAUNCHES.launches[first:]
+        names = [l["name"] for l in launches]
+        own = sorted({l["name"] for l in launches if l["own"]})   # what kiln profile --task keeps by default
+        self.cases_out.append({"name": case, "profiled": True, "kernel_names": names, "own_kernel_names": own})
         print("kiln_profile kernels: " + " ".join(names), flush=True)
