@@ -184,6 +184,14 @@ Status SetUpWorkers(const EvalOptions& o, const exec::EvalRequest& base, size_t 
   w->interpreter = h.interpreter;
   for (const auto& d : h.devices) w->gpu_uuids.push_back(d.uuid.empty() ? std::to_string(d.index) : d.uuid);
   if (o.gpus >= 0 && static_cast<int>(w->gpu_uuids.size()) > o.gpus) w->gpu_uuids.resize(o.gpus);
+  // Admission of check work by GPU memory (exec/admission.h): 90% of the smallest GPU's memory.
+  if (!h.interpreter) {
+    for (const auto& d : h.devices) {
+      const int64_t total = d.raw.value("total_mem_bytes", int64_t{0});
+      if (total > 0 && (w->cfg.gpu_memory_bytes == 0 || total * 9 / 10 < w->cfg.gpu_memory_bytes))
+        w->cfg.gpu_memory_bytes = total * 9 / 10;
+    }
+  }
   w->slots = w->interpreter || w->gpu_uuids.empty() ? std::max(1, o.workers) : static_cast<int>(w->gpu_uuids.size());
   w->cfg.measure_slots = w->slots;
   // A worker of its own per GPU slot (it sees only that GPU, as device 0).

@@ -70,6 +70,8 @@ Result<Profiled> RunNcu(const ProfileJobOptions& o, const std::optional<profile:
   po.python = o.worker.python;
   po.case_name = o.case_name;
   po.use_nvtx = !o.no_nvtx;
+  // an explicit --kernel regex selects by itself
+  po.own_kernels_only = !o.all_kernels && (o.kernel.empty() || o.kernel == ".");
   Profiled p;
   p.source = o.source;
   if (p.source.empty()) p.source = !o.candidate.empty() ? o.candidate : !o.script.empty() ? o.script : "";

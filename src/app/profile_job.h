@@ -26,6 +26,7 @@ struct ProfileJobOptions {
   std::string kernel = ".";
   int launch_skip = 0, launch_count = 1;
   bool no_nvtx = false;
+  bool all_kernels = false;  // --task: every kernel of the call, not only the candidate's own Triton kernels
   int timeout_s = 600;
   bool list_metrics = false;
 };

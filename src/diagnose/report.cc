@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 #include <fmt/format.h>
 
@@ -103,12 +104,21 @@ std::string FormatText(const ProfileReport& r) {
     for (const auto& mname : run.dropped_metrics) s += " " + mname;
     s += "\n";
   }
+  if (!run.skipped_kernels.empty()) {
+    std::map<std::string, int> n;
+    for (const auto& name : run.skipped_kernels) ++n[profile::ShortKernelName(name)];
+    s += fmt::format("skipped {} other kernel(s) of the call (not the candidate's own; --all-kernels keeps them):",
+                     run.skipped_kernels.size());
+    for (const auto& [name, c] : n) s += c > 1 ? fmt::format(" {} x{}", name, c) : " " + name;
+    s += "\n";
+  }
   for (size_t i = 0; i < run.kernels.size(); ++i) {
     const auto& k = run.kernels[i];
     const auto& d = r.diagnoses[i];
     const auto& row = k.row;
     const auto& rf = k.roofline;
-    s += fmt::format("\nkernel {} (launch {})  {:.1f}% of GPU time  {}  grid {} block {}\n", k.name(), row.id,
+    s += fmt::format("\nkernel {} (launch {})  {:.1f}% of GPU time  {}  grid {} block {}\n",
+                     profile::ShortKernelName(k.name()), row.id,
                      k.time_share * 100, Dur(rf.seconds), row.grid_size, row.block_size);
     s += fmt::format("  class: {}   roofline: {}\n", ClassName(d.cls), RoofLine(rf));
     s += fmt::format("  throughput: SM {}  memory {}  DRAM {}   occupancy: achieved {} / theoretical {}\n",
@@ -169,6 +179,7 @@ json ToJson(const ProfileReport& r) {
   json j{
       {"schema", "kiln.profile/1"}, {"source", run.source}, {"kernels", ks}, {"total_duration_s", run.total_seconds}};
   j["device"] = run.device ? profile::ToJson(*run.device) : json(nullptr);
+  if (!run.skipped_kernels.empty()) j["skipped_kernels"] = run.skipped_kernels;
   if (!run.ncu_command.empty()) {
     j["ncu"] = {{"command", run.ncu_command}, {"seconds", run.ncu_seconds}, {"dropped_metrics", run.dropped_metrics}};
     j["wall_seconds"] = run.wall_seconds;

@@ -106,7 +106,7 @@ std::optional<EvalResult> Evaluator::Cached(const EvalRequest& req) {
   auto rec = store_->Lookup(MakeCacheKey(req, *h));
   if (!rec.ok() || !rec->has_value()) return std::nullopt;
   auto r = EvalResult::FromResponse((*rec)->response);
-  if (!r.ok() || !IsCacheable(r->verdict)) return std::nullopt;
+  if (!r.ok() || !IsCacheable(r->verdict) || IsInfraOutOfMemory(*r)) return std::nullopt;
   r->from_cache = true;
   return std::move(*r);
 }
@@ -262,12 +262,26 @@ Evaluator* WholeEvaluator(int i, const Slots& measure, const Slots& check) {
   return measure.evals[i].get();
 }
 
+// An evaluation alone on its GPU; an infrastructure out-of-memory outcome is retried once (on a fresh
+// worker: a fork child, or the shared worker the runner replaced), and stands only when the retry fails too.
+Result<EvalResult> EvaluateAlone(Evaluator* ev, const EvalRequest& req) {
+  auto r = ev->Evaluate(req);
+  if (!r.ok() || !IsInfraOutOfMemory(*r)) return r;
+  auto again = ev->Evaluate(req);
+  if (again.ok())
+    again->warnings.push_back(MakeReason("oom_retry", IsInfraOutOfMemory(*again)
+                                                          ? "out of memory again when retried alone on a fresh worker"
+                                                          : "out of memory at first; retried alone on a fresh worker",
+                                         "warning"));
+  return again;
+}
+
 }  // namespace
 
 bool ContentionSensitive(const EvalResult& r) {
   if (r.verdict == Verdict::kTimeout) return true;
   for (const auto& reason : r.reasons) {
-    if (reason.code == "out_of_memory") return true;
+    if (reason.code == "out_of_memory" || reason.code == "infra_out_of_memory") return true;
   }
   return false;
 }
@@ -373,6 +387,14 @@ void EvalPool::Run(std::vector<PoolItem> items,
     return false;
   };
 
+  MemoryAdmission admit(n_measure, cfg_.gpu_memory_bytes);
+  struct ReportAdmitted {
+    const MemoryAdmission& a;
+    int64_t* out;
+    ~ReportAdmitted() {
+      if (out) *out = a.max_in_use();
+    }
+  } report_admitted{admit, cfg_.max_admitted_bytes};
   std::vector<std::thread> threads;
   if (pipelined) {
     // Stage 1: every check and every time item's check on the check runners, in parallel.
@@ -381,13 +403,14 @@ void EvalPool::Run(std::vector<PoolItem> items,
       std::optional<EvalResult> check;  // nullopt: run the item's own request whole, alone
       std::string why;                  // why it runs whole (a warning on its result)
       std::vector<Reason> warnings;     // the static gate's (policy trusted)
+      bool is_retry = false;            // the check stage met an infrastructure out-of-memory: this is its retry
     };
     std::mutex staged_mu;
     std::vector<Staged> staged;
     auto to_stage2 = [&](PoolItem it, std::optional<EvalResult> check, std::string why,
-                         std::vector<Reason> warnings = {}) {
+                         std::vector<Reason> warnings = {}, bool is_retry = false) {
       std::lock_guard<std::mutex> l(staged_mu);
-      staged.push_back({std::move(it), std::move(check), std::move(why), std::move(warnings)});
+      staged.push_back({std::move(it), std::move(check), std::move(why), std::move(warnings), is_retry});
     };
     for (int c = 0; c < n_check; ++c) {
       if (!check_status[c].ok()) continue;  // a check runner that cannot start takes no items
@@ -400,9 +423,19 @@ void EvalPool::Run(std::vector<PoolItem> items,
             to_stage2(std::move(*it), std::nullopt, "");
             continue;
           }
+          const int64_t est = admit.Estimate(it->request);
+          if (admit.Large(est)) {
+            to_stage2(std::move(*it), std::nullopt,
+                      fmt::format("its task peaked at {:.2f} GiB, more than half of the GPU's {:.2f} GiB: runs alone",
+                                  est / 1073741824.0, admit.capacity() / 1073741824.0));
+            continue;
+          }
           EvalRequest creq = it->request;
           creq.mode = Mode::kCheck;
+          admit.Acquire(gpu_slot, est);
           auto r = check_runners[c]->Evaluate(creq);
+          admit.Release(gpu_slot, est);
+          if (r.ok()) admit.Learn(it->request, *r);
           std::vector<Reason> warnings;
           StaticGate(it->request, &warnings);  // passed in pre(); its warnings (policy trusted) go on
           if (r.ok()) r->warnings.insert(r->warnings.begin(), warnings.begin(), warnings.end());
@@ -411,9 +444,12 @@ void EvalPool::Run(std::vector<PoolItem> items,
             continue;
           }
           if (ContentionSensitive(*r)) {
+            const bool oom = IsInfraOutOfMemory(*r);
             to_stage2(std::move(*it), std::nullopt,
-                      fmt::format("the check worker's verdict {} (shared GPU) was re-evaluated alone",
-                                  VerdictName(r->verdict)));
+                      oom ? std::string("out of memory on the shared GPU: retried alone on a fresh worker")
+                          : fmt::format("the check worker's verdict {} (shared GPU) was re-evaluated alone",
+                                        VerdictName(r->verdict)),
+                      {}, oom);
             continue;
           }
           if (mode == Mode::kCheck) {
@@ -448,7 +484,8 @@ void EvalPool::Run(std::vector<PoolItem> items,
       threads.emplace_back([&, i] {
         while (auto s = timing.Pop()) {
           if (!s->check) {
-            auto r = WholeEvaluator(i, measure, check)->Evaluate(s->item.request);
+            Evaluator* ev = WholeEvaluator(i, measure, check);
+            auto r = s->is_retry ? ev->Evaluate(s->item.request) : EvaluateAlone(ev, s->item.request);
             if (r.ok() && !s->why.empty()) r->warnings.push_back(MakeReason("check_stage", s->why, "warning"));
             report(s->item, r, i);
             continue;
@@ -503,7 +540,7 @@ void EvalPool::Run(std::vector<PoolItem> items,
       Queue<PoolItem>& q = staged ? ready : input;
       while (auto it = q.Pop()) {
         if (!staged && pre(*it)) continue;
-        report(*it, evals[i]->Evaluate(it->request), i);
+        report(*it, EvaluateAlone(evals[i].get(), it->request), i);
       }
     });
   }

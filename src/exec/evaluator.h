@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "exec/admission.h"
 #include "exec/result.h"
 #include "exec/runner.h"
 #include "store/store.h"
@@ -70,6 +71,12 @@ struct PoolConfig {
   std::function<std::unique_ptr<Runner>(int slot)> make_compile;
   store::Store* store = nullptr;
   bool use_cache = true;
+  // Admission of check work by GPU memory (exec/admission.h; 0: off): the bytes of one GPU the check runners
+  // sharing it may use together, by the peaks their tasks reported earlier in the batch; a task that needs
+  // more than half of it runs alone. An infrastructure out-of-memory outcome is retried once, alone.
+  int64_t gpu_memory_bytes = 0;
+  // Filled by Run when not null: the most estimated bytes admitted on one GPU at once (tests, reports).
+  int64_t* max_admitted_bytes = nullptr;
 };
 
 struct PoolItem {

@@ -40,7 +40,18 @@ struct ProfileRun {
   double ncu_seconds = 0;
   double wall_seconds = 0;
   double total_seconds = 0;  // summed gpu__time_duration
+  // Kernels of the profiled call left out of `kernels` (KeepOwnKernels): full names, launch order.
+  std::vector<std::string> skipped_kernels;
 };
+
+// Keeps the kernels whose name is in `own` (the candidate's or module's own Triton kernels, by name), moving the
+// others' names to skipped_kernels; time shares are recomputed over the kept ones. Keeps everything (and returns
+// false) when none of the profiled kernels is named in `own`.
+bool KeepOwnKernels(const std::vector<std::string>& own, ProfileRun* run);
+
+// A kernel name for text: a C++ signature ("void at::native::(anonymous namespace)::foo_kernel<float, 4>(int,
+// float*)") becomes its last identifier ("foo_kernel"); a Triton name is kept as it is.
+std::string ShortKernelName(const std::string& name);
 
 // Joins the report's rows with facts (by kernel name) and device peaks, computes the roofline and
 // each kernel's share of the summed duration.

@@ -61,6 +61,21 @@ void AttachFacts(const std::vector<exec::KernelFacts>& facts, ProfileRun* run) {
   }
 }
 
+// The own kernels the worker saw in the profiled call (its profile response's case); none: keep every kernel.
+void KeepOwn(const json& resp, ProfileRun* run) {
+  std::vector<std::string> own;
+  if (auto c = resp.find("cases"); c != resp.end() && c->is_array()) {
+    for (const auto& cj : *c) {
+      auto names = cj.find("own_kernel_names");
+      if (!cj.is_object() || names == cj.end() || !names->is_array()) continue;
+      for (const auto& n : *names)
+        if (n.is_string()) own.push_back(n.get<std::string>());
+    }
+  }
+  if (!own.empty() && !KeepOwnKernels(own, run))
+    run->ncu_messages.push_back("none of the profiled kernels is the candidate's own: every kernel kept");
+}
+
 }  // namespace
 
 Result<ProfileOutput> ProfileTask(const task::TaskSpec& spec, const std::optional<std::string>& candidate_source,
@@ -103,6 +118,7 @@ Result<ProfileOutput> ProfileTask(const task::TaskSpec& spec, const std::optiona
   if (resp.is_object()) {
     out->worker_response = resp;
     if (auto f = exec::KernelFactsFromJson(resp); f.ok()) AttachFacts(*f, &out->run);
+    if (o.own_kernels_only) KeepOwn(resp, &out->run);
   }
   return out;
 }

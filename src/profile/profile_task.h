@@ -31,6 +31,9 @@ struct ProfileOptions {
   int max_kernels = 64;   // launch-count cap when profiling every kernel of the call
   std::string work_dir;   // for request/response files; empty: a fresh dir under /tmp
   bool keep_csv = false;  // fill ProfileRun::csv (for --save-csv)
+  // Task mode: keep only the candidate's (or the module's) own Triton kernels, as the worker names them
+  // (`own_kernel_names` of its profile response); the others are listed in ProfileRun::skipped_kernels.
+  bool own_kernels_only = true;
 };
 
 struct ProfileOutput {

@@ -193,23 +193,25 @@ def test_chunked_comparison_equals_the_whole():
     assert whole[:3] == whole[3:] and "2 of 1000 elements" in whole[0] and whole[2] == "uninitialized_output"
 
 
-def test_history_holds_large_outputs_only_weakly():
+def test_history_holds_outputs_only_weakly():
     import gc
     import torch
     from kiln_worker import memory
-    h = memory.History(cap=64)
-    small = torch.zeros(4)             # 16 bytes: held strongly
-    h.append(small)
-    kept = torch.zeros(100)            # over the cap: weakly; still held by "the candidate"
+    h = memory.History()
+    kept = torch.zeros(100)            # still held by "the candidate"
     h.append([kept])
-    h.append(torch.zeros(100))         # over the cap, held by nobody: freed, no longer compared
+    view_kept = torch.zeros(10, 10)    # the candidate keeps the memory through another view
+    other_view = view_kept.view(100)
+    h.append(view_kept)
+    h.append(torch.zeros(100))         # held by nobody: freed, no longer compared
+    del view_kept
     gc.collect()
     starts = sorted(r[0] for _, r in h.storages())
-    assert starts == sorted([small.data_ptr(), kept.data_ptr()])
-    assert h.last() is None
-    del small
+    assert starts == sorted([kept.data_ptr(), other_view.data_ptr()])
+    assert h.last_numel == 100
+    del kept, other_view
     gc.collect()
-    assert len(h.storages()) == 2      # the strong one stays alive
+    assert h.storages() == []          # nothing held by the history itself
 
 
 @pytest.mark.skipif(not os.path.isdir(os.path.join(CORPUS, "tritonbench", "G")), reason="corpus not present")
@@ -232,7 +234,7 @@ def test_large_master_inputs_are_checked_by_fingerprint():
     tree = ([x, torch.arange(10)], {})
     small = memory.snapshot(tree)
     assert small[0] == "clone" and memory.changed(tree, small) == []
-    memory.STRONG_BYTES, compare.CHUNK = 0, 64
+    memory.SNAPSHOT_CLONE_BYTES, compare.CHUNK = 0, 64
     try:
         snap = memory.snapshot(tree)
         assert snap[0] == "fingerprint" and memory.changed(tree, snap) == []
@@ -241,8 +243,14 @@ def test_large_master_inputs_are_checked_by_fingerprint():
         x[3], x[500] = x[500].item(), x[3].item()
         tree[0][1][9] += 1
         assert memory.changed(tree, snap) == ["out[0][1]"]
+        # weights are random per snapshot, not periodic by position: a swap 65521 elements apart (a period of
+        # the former position weights) is seen too
+        y = torch.randn(70000)
+        snap = memory.snapshot(([y], {}))
+        y[1], y[1 + 65521] = y[1 + 65521].item(), y[1].item()
+        assert memory.changed(([y], {}), snap) == ["out[0][0]"]
     finally:
-        memory.STRONG_BYTES, compare.CHUNK = 1 << 30, 1 << 24
+        memory.SNAPSHOT_CLONE_BYTES, compare.CHUNK = 16 << 20, 1 << 24
 
 
 SMALL_OOM = '''

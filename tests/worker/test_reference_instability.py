@@ -130,7 +130,7 @@ def _scripted_probe(cand_diff, runs, size=100):
     cand = torch.zeros(size)
     cand[list(cand_diff)] = 1.0
     stats = {}
-    return ev._compare_stable(None, [], {}, 0, cand, torch.zeros(size), stats), stats
+    return ev._compare_stable(None, lambda: ([], {}), 0, cand, torch.zeros(size), stats), stats
 
 
 # A race with a tail: each probe run adds fewer new unstable elements (16, then 8, 4, 2, 1, 1).
@@ -154,3 +154,16 @@ def test_deterministic_reference_gives_no_slack():
     # every probe run equal to the first: one wrong element is a mismatch
     st, _ = _scripted_probe([5], [[]] * 6)
     assert st is None
+
+
+def test_inputs_that_cannot_be_drawn_again_leave_the_mismatch():
+    # the reference changed the master in place and the inputs drawn again from the seed differ from its
+    # snapshot (the trial's `pristine` gives None): no further runs, the original mismatch stands
+    import torch
+    from kiln_worker import evaluate
+    ev = evaluate.Evaluator.__new__(evaluate.Evaluator)
+    ev.tolerance, ev.tf32, ev.fatal = None, False, False
+    ev._call_reference = lambda *a: (_ for _ in ()).throw(AssertionError("no run without the inputs"))
+    cand = torch.zeros(10)
+    cand[3] = 1.0
+    assert ev._compare_stable(None, lambda: None, 0, cand, torch.zeros(10), {}) is None

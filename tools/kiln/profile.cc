@@ -21,6 +21,8 @@ void AddNcuFlags(CLI::App* sub, app::ProfileJobOptions* o) {
   sub->add_option("--launch-skip", o->launch_skip, "Matching launches to skip");
   sub->add_option("--launch-count", o->launch_count, "Matching launches to profile (0: all)");
   sub->add_flag("--no-nvtx", o->no_nvtx, "Do not restrict profiling to the kiln_profile NVTX range");
+  sub->add_flag("--all-kernels", o->all_kernels,
+                "--task: report every kernel of the call (default: the candidate's or module's own Triton kernels)");
   sub->add_option("--timeout", o->timeout_s, "ncu timeout in seconds (KILN_NCU_TIMEOUT_S overrides)");
 }
 

@@ -24,6 +24,7 @@ PROTOCOLS = {
 }
 # Elements compared per step: a comparison in float64 of two 6 GiB fp32 tensors would need 25 GiB at once.
 CHUNK = 1 << 24
+MIN_CHUNK = 1 << 18
 
 
 def flatten(x, path="out"):
@@ -102,12 +103,22 @@ def changed_paths(a, b) -> list:
             out.append(p)
             continue
         try:
-            if not torch.equal(_bits(x), _bits(y)):
+            if not _equal_bits(_bits(x), _bits(y)):
                 out.append(p)
         except Exception:
             if tensor_hash(x) != tensor_hash(y):
                 out.append(p)
     return out
+
+
+def _equal_bits(x, y) -> bool:
+    """torch.equal, CHUNK elements at a time when both are contiguous (on a GPU, torch.equal of whole tensors
+    makes a boolean tensor as large as them: 1.5 GiB more for a 6 GiB fp32 input)."""
+    step = chunk_for(x.numel())
+    if not (x.is_contiguous() and y.is_contiguous()) or x.numel() <= step or x.shape != y.shape:
+        return torch.equal(x, y)
+    fx, fy = x.reshape(-1), y.reshape(-1)
+    return all(torch.equal(fx[i:i + step], fy[i:i + step]) for i in range(0, fx.numel(), step))
 
 
 def storages(x):
@@ -229,10 +240,17 @@ def compare(cand, ref, tolerance=None, tf32=False):
     return {"max_abs_err": max_abs, "rel_l2_err": rel, "shapes": shapes, "dtypes": dtypes}
 
 
+def chunk_for(numel: int) -> int:
+    """Elements per chunk for a tensor of `numel`: CHUNK at most, and small beside the tensor (1/64 of it, at
+    least MIN_CHUNK), so that a comparison's temporaries stay a small share of the task's footprint."""
+    return max(1, min(CHUNK, max(MIN_CHUNK, numel // 64)))
+
+
 def _chunks(c_d, r_d):
     c1, r1 = c_d.reshape(-1), r_d.reshape(-1)
-    for i in range(0, c1.numel(), CHUNK):
-        yield c1[i:i + CHUNK], r1[i:i + CHUNK]
+    step = chunk_for(c1.numel())
+    for i in range(0, c1.numel(), step):
+        yield c1[i:i + step], r1[i:i + step]
 
 
 def _compare_float(p, c_d, r_d, dtype, tolerance, tf32):

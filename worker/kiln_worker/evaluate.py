@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import gc
 import math
 import re
 import signal
@@ -168,7 +169,7 @@ class Evaluator:
                         "reference_called": False}
         self.ref_out_history = memory.History()    # earlier outputs of the reference (aliasing checks)
         self.cand_out_history = memory.History()
-        self.prev_ref_out = {}
+        self.prev_seed = {}   # case -> the seed of its previous trial (cached_output on fresh inputs)
         self.tf32 = False
         self.task = None
         self.notes = []
@@ -181,7 +182,7 @@ class Evaluator:
 
     def release(self):
         """After the response: drop the request's tensors and give cached GPU blocks back (memory.py)."""
-        self.ref_out_history, self.cand_out_history, self.prev_ref_out = memory.History(), memory.History(), {}
+        self.ref_out_history, self.cand_out_history, self.prev_seed = memory.History(), memory.History(), {}
         self._last_args = None
         self.cand_traces, self.ref_traces = [], []
         memory.release()
@@ -474,6 +475,7 @@ class Evaluator:
 
     def _check(self, cases, trials, baseline, seed_offset=0, record=True):
         task = self.task
+        self.mem.start_trials()
         for ci, case in enumerate(cases):
             stats = {"name": case, "passed": False, "trials": 0}
             if record:
@@ -500,18 +502,70 @@ class Evaluator:
                     stats.update(w)
         self._runtime_verdicts()
 
-    def _trial(self, case, t, seed, cand_fn, ref_fn, stats):
-        task = self.task
+    def _draw_inputs(self, case, seed):
+        """The trial's master inputs. Harness allocations: ints zeroed, floats poisoned."""
         t_in = _perf_counter()
-        # harness allocations: ints zeroed, floats poisoned
-        with guards.OpRecorder(poison=True), tasks_mod.harness(task.path, f"{task.inputs_name} (case {case!r})"):
-            inp = task.inputs(case, seed)
+        with guards.OpRecorder(poison=True), tasks_mod.harness(self.task.path, f"{self.task.inputs_name} (case {case!r})"):
+            inp = self.task.inputs(case, seed)
         self._phase("inputs", t_in)
-        args, kwargs = inp if inp is not None else ([], {})
+        return inp if inp is not None else ([], {})
+
+    def _trial(self, case, t, seed, cand_fn, ref_fn, stats):
+        """One trial, within about 1.5x the task's own footprint (docs/verdicts.md, "Memory"): the candidate runs
+        on a clone of the master inputs, dropped once checked unless the candidate changed it; the reference then
+        runs on the master itself, so that the inputs exist twice only while the candidate runs."""
+        self._last_args = None   # the previous trial's inputs, freed before this trial draws its own
+        args, kwargs = self._draw_inputs(case, seed)
         self._last_args = args
         master = (args, kwargs)
         master_copy = memory.snapshot(master)  # the master's bits (large: fingerprints), to see the candidate reach it
         c_args, c_kwargs = tasks_mod.clone_tree(args), tasks_mod.clone_tree(kwargs)
+        out_c = self._candidate_trial(case, cand_fn, c_args, c_kwargs, seed)
+        if memory.changed(master, master_copy):
+            self.runtime["inputs_mutated"] = True
+            self.reasons.add("input_mutated", "the candidate modified the worker's master copy of the inputs")
+        # the candidate's inputs as it left them, kept only when it changed them (the side-effect comparison)
+        c_changed = compare.changed_paths((c_args, c_kwargs), master)
+        in_alias = compare.overlaps(compare.storages(out_c), compare.storages((c_args, c_kwargs)))
+        c_inputs = (c_args, c_kwargs) if c_changed else None
+        large = memory.tree_bytes((c_args, c_kwargs)) > memory.SNAPSHOT_CLONE_BYTES
+        del c_args, c_kwargs
+        if large:
+            gc.collect()   # the call's machinery leaves reference cycles that still hold the clone
+
+        # the reference after the candidate, on the master itself (a copy of the inputs fewer)
+        with attribution.kernel_trace() as ref_trace:
+            out_r, rec_r, ref_launches = self._call_reference(ref_fn, args, kwargs, seed)
+        self.ref_traces.append(ref_trace if ref_launches else None)
+        self.mem.note_task(master, out_r)
+        self.ref_launches += ref_launches
+        self.ref_ops.append((case, rec_r.calls, ref_launches))
+        self._judge_precision(out_r)
+        r_changed = memory.changed(master, master_copy)
+        self.ref_mutates_inputs = self.ref_mutates_inputs or bool(r_changed)
+        # the inputs as drawn, for further runs of the reference (after a mismatch)
+        pristine = self._pristine(case, seed, master, master_copy, bool(r_changed))
+
+        # inputs: the candidate may change them only where the reference does too
+        if c_changed:
+            if not r_changed:
+                self.runtime["inputs_mutated"] = True
+                zeroed = all(float(v.abs().sum()) == 0 for p, v in compare.flatten(c_inputs)
+                             if isinstance(v, torch.Tensor) and p in c_changed and v.numel() > 0)
+                if zeroed:
+                    self.reasons.add("inputs_zeroed", f"the candidate zeroed its inputs {c_changed[:3]}")
+                self.reasons.add("input_mutated", f"the candidate modified inputs {c_changed[:3]} "
+                                                  "that the reference leaves alone")
+            elif not self._same_side_effects(
+                    c_inputs, master, stats, lambda alt: self._rerun_reference_inputs(ref_fn, pristine, seed, alt)):
+                self.reasons.add("input_side_effect_mismatch",
+                                 f"case {case}, trial {t}: the candidate's in-place changes to its inputs differ "
+                                 "from the reference's")
+        del c_inputs
+        return self._judge_outputs(case, t, seed, ref_fn, pristine, out_c, out_r, master, in_alias, stats)
+
+    def _candidate_trial(self, case, cand_fn, c_args, c_kwargs, seed):
+        """The candidate's call on its clones and the checks of what it did while running -> its output."""
         guards.FLAGS.reference_called = 0
         guards.FLAGS.streams_created = 0
         fs_before = plat.LAUNCHES.foreign_stream_launches
@@ -536,45 +590,26 @@ class Evaluator:
             self.reasons.add("foreign_stream", "the candidate created or launched on a CUDA stream of its own")
         for code, n in guards.FLAGS.events.items():
             self.reasons.add(code, f"the candidate did {guards.FLAGS.event_detail.get(code, code)} while running")
-        if memory.changed(master, master_copy):
-            self.runtime["inputs_mutated"] = True
-            self.reasons.add("input_mutated", "the candidate modified the worker's master copy of the inputs")
+        return out_c
 
-        # reference on its own clones, after the candidate
-        r_args, r_kwargs = tasks_mod.clone_tree(args), tasks_mod.clone_tree(kwargs)
-        with attribution.kernel_trace() as ref_trace:
-            out_r, rec_r, ref_launches = self._call_reference(ref_fn, r_args, r_kwargs, seed)
-        self.ref_traces.append(ref_trace if ref_launches else None)
-        self.mem.note_task(master, out_r)
-        self.ref_launches += ref_launches
-        self.ref_ops.append((case, rec_r.calls, ref_launches))
-        self._judge_precision(out_r)
+    def _pristine(self, case, seed, master, master_copy, ref_changed):
+        """-> a function giving the trial's inputs as drawn (or None when they cannot be had again): the master
+        when the reference left it alone, else the snapshot's clone (small inputs), else the inputs drawn again
+        from the same seed, used only when they equal the snapshot's fingerprints."""
+        def get():
+            if not ref_changed:
+                return master
+            if master_copy[0] == "clone":
+                return master_copy[1]
+            again = self._draw_inputs(case, seed)
+            return None if memory.changed(again, master_copy) else again
+        return get
 
-        # inputs: the candidate may change them only where the reference does too
-        c_changed = compare.changed_paths((c_args, c_kwargs), master)
-        r_changed = compare.changed_paths((r_args, r_kwargs), master)
-        self.ref_mutates_inputs = self.ref_mutates_inputs or bool(r_changed)
-        if c_changed:
-            if not r_changed:
-                self.runtime["inputs_mutated"] = True
-                changed = c_changed
-                zeroed = all(float(v.abs().sum()) == 0 for p, v in compare.flatten((c_args, c_kwargs))
-                             if isinstance(v, torch.Tensor) and p in changed and v.numel() > 0)
-                if zeroed:
-                    self.reasons.add("inputs_zeroed", f"the candidate zeroed its inputs {changed[:3]}")
-                self.reasons.add("input_mutated", f"the candidate modified inputs {changed[:3]} "
-                                                  "that the reference leaves alone")
-            elif not self._same_side_effects(
-                    (c_args, c_kwargs), (r_args, r_kwargs), stats,
-                    lambda alt: self._rerun_reference_inputs(ref_fn, args, kwargs, seed, alt)):
-                self.reasons.add("input_side_effect_mismatch",
-                                 f"case {case}, trial {t}: the candidate's in-place changes to its inputs differ "
-                                 "from the reference's")
-
-        # aliasing
+    def _judge_outputs(self, case, t, seed, ref_fn, pristine, out_c, out_r, r_inputs, in_alias_all, stats):
+        """Aliasing, then the comparison of the outputs (with the reference-instability runs on a mismatch)."""
         cs = compare.storages(out_c)
-        ref_alias = {p for p, _ in compare.overlaps(compare.storages(out_r), compare.storages((r_args, r_kwargs)))}
-        in_alias = [(p, q) for p, q in compare.overlaps(cs, compare.storages((c_args, c_kwargs))) if p not in ref_alias]
+        ref_alias = {p for p, _ in compare.overlaps(compare.storages(out_r), compare.storages(r_inputs))}
+        in_alias = [(p, q) for p, q in in_alias_all if p not in ref_alias]
         if in_alias:
             self.runtime["output_aliases_input"] = True
             self.reasons.add("output_aliases_input", f"output {in_alias[0][0]} is (a view of) an input")
@@ -588,13 +623,13 @@ class Evaluator:
             try:
                 st = compare.compare(out_c, out_r, self.tolerance, self.tf32)
             except compare.Mismatch as m:
-                st = self._compare_stable(ref_fn, args, kwargs, seed, out_c, out_r, stats) \
+                st = self._compare_stable(ref_fn, pristine, seed, out_c, out_r, stats) \
                     if m.code in _VALUE_CODES else None
                 if st is None:
                     raise
         except compare.Mismatch as m:
-            prev = self.prev_ref_out.get(case)
-            if t > 0 and prev is not None and compare.close(out_c, prev, self.tolerance, self.tf32):
+            prev_seed = self.prev_seed.get(case)
+            if t > 0 and prev_seed is not None and self._is_previous_answer(case, ref_fn, prev_seed, out_c):
                 self.reasons.add("cached_output", "on fresh inputs the candidate returned the previous call's result")
             self.reasons.add(m.code, f"case {case}, trial {t}: {m}")
             stats["trials"] = t + 1
@@ -604,11 +639,21 @@ class Evaluator:
         finally:
             self.ref_out_history.append(out_r)
             self.cand_out_history.append(out_c)
-            # (not kept when large: the cached-answer comparison then covers small outputs only)
-            self.prev_ref_out[case] = out_r if memory.tree_bytes(out_r) <= memory.STRONG_BYTES else None
+            self.prev_seed[case] = seed
         stats["_max_abs"], stats["_rel"] = st["max_abs_err"], st["rel_l2_err"]
         stats["shapes"], stats["dtypes"] = st["shapes"], st["dtypes"]
         return True
+
+    def _is_previous_answer(self, case, ref_fn, prev_seed, out_c) -> bool:
+        """After a mismatch: whether the candidate's output equals the previous trial's answer, recomputed (its
+        inputs drawn again from its seed, the reference run on them) rather than kept from trial to trial (an
+        output's worth of memory per trial). A failure to recompute leaves the mismatch as it is."""
+        try:
+            args, kwargs = self._draw_inputs(case, prev_seed)
+            prev, _, _ = self._call_reference(ref_fn, args, kwargs, prev_seed)
+            return compare.close(out_c, prev, self.tolerance, self.tf32)
+        except Exception:  # noqa: BLE001 - out of memory, a reference that fails now: no extra reason
+            return False
 
     def _same_side_effects(self, c_inputs, r_inputs, stats=None, rerun=None) -> bool:
         """The inputs as candidate and reference left them (each started from its own clone of the same
@@ -627,10 +672,14 @@ class Evaluator:
         st = self._stable_probe(rerun, c_inputs, r_inputs, stats if stats is not None else {}, inputs=True)
         return st is not None
 
-    def _rerun_reference_inputs(self, ref_fn, args, kwargs, seed, alt=False):
+    def _rerun_reference_inputs(self, ref_fn, pristine, seed, alt=False):
         """The reference once more on fresh clones of the trial's inputs, as the candidate ran (allocator
-        flooded, same seed; `alt`: with finite values, see _compare_stable); -> those inputs as it left them."""
-        a, k = tasks_mod.clone_tree(args), tasks_mod.clone_tree(kwargs)
+        flooded, same seed; `alt`: with finite values, see _stable_probe); -> those inputs as it left them
+        (None when the inputs cannot be had again)."""
+        inputs = pristine()
+        if inputs is None:
+            return None
+        a, k = tasks_mod.clone_tree(inputs[0]), tasks_mod.clone_tree(inputs[1])
         try:
             guards.ALT_FILL["on"] = alt
             plat.poison_allocator(value=guards.ALT_FLOAT if alt else float("nan"))
@@ -639,13 +688,18 @@ class Evaluator:
             guards.ALT_FILL["on"] = False
         return (a, k)
 
-    def _compare_stable(self, ref_fn, args, kwargs, seed, out_c, out_r, stats):
+    def _compare_stable(self, ref_fn, pristine, seed, out_c, out_r, stats):
         """The candidate's output mismatched the reference's: run the reference again on fresh clones of the
         same inputs, under the candidate's conditions (allocator flooded, same seed), and compare the candidate
         on the elements the reference determines (`_stable_probe`). -> the comparison's stats, or None (the
         original mismatch stands). The candidate cannot reach these runs: they happen after the candidate's
         code, the patch checks still follow, and elements the reference determines (uninitialised ones
         included) are still judged."""
+        inputs = pristine()
+        if inputs is None:
+            return None   # the inputs cannot be drawn again as they were: the mismatch stands
+        args, kwargs = inputs
+
         def probe(alt):
             try:
                 guards.ALT_FILL["on"] = alt
@@ -685,7 +739,7 @@ class Evaluator:
                 if not plat.INTERPRET and plat.is_cuda_fatal(e):
                     self.fatal = True
                 return None
-            masks = compare.unstable_elements(first, out_rk, self.tolerance, self.tf32)
+            masks = None if out_rk is None else compare.unstable_elements(first, out_rk, self.tolerance, self.tf32)
             if masks is None:
                 return None
             union = masks if union is None else compare.union_masks(union, masks)
@@ -748,10 +802,10 @@ class Evaluator:
     def _judge_torch_compute(self):
         """Where is the work done, and at what precision? See docs/verdicts.md (attribution)."""
         task_numel = 1
-        for o in [self._last_args, self.ref_out_history.last()]:
-            for p, v in compare.flatten(o):
-                if isinstance(v, torch.Tensor):
-                    task_numel = max(task_numel, v.numel())
+        task_numel = max(task_numel, self.ref_out_history.last_numel)
+        for p, v in compare.flatten(self._last_args):
+            if isinstance(v, torch.Tensor):
+                task_numel = max(task_numel, v.numel())
         rec = attribution.judge_dispatch(self, task_numel)
         prof = attribution.judge_profile(self)
         self.attribution = prof or rec
@@ -799,6 +853,8 @@ class Evaluator:
             with plat.profile_range("kiln_profile"):
                 fn(*args, **kwargs)
                 plat.synchronize()
-        names = [l["name"] for l in plat.LAUNCHES.launches[first:]]
-        self.cases_out.append({"name": case, "profiled": True, "kernel_names": names})
+        launches = plat.LAUNCHES.launches[first:]
+        names = [l["name"] for l in launches]
+        own = sorted({l["name"] for l in launches if l["own"]})   # what kiln profile --task keeps by default
+        self.cases_out.append({"name": case, "profiled": True, "kernel_names": names, "own_kernel_names": own})
         print("kiln_profile kernels: " + " ".join(names), flush=True)

@@ -30,12 +30,24 @@ def tree_bytes(x, seen=None) -> int:
     return 0
 
 
+def _proc_status(*keys):
+    """Fields of /proc/self/status in bytes (VmRSS: resident now, VmHWM: the peak since the last reset)."""
+    import re
+    with open("/proc/self/status") as f:
+        text = f.read()
+    return [int(re.search(rf"^{k}:\s+(\d+)\s*kB", text, re.M).group(1)) << 10 for k in keys]
+
+
 class Budget:
-    """Measures one request: the footprint at its first trial, the peak of the worker's allocations."""
+    """Measures one request: the footprint at its first trial, the peak of the worker's allocations. On a GPU,
+    the peak of torch's CUDA allocator from the request's start; under the interpreter (tensors in host
+    memory), the peak resident set of the process from the first trial on (/proc/self/status VmHWM, reset
+    through /proc/self/clear_refs): large tensors are mapped and unmapped whole, so it follows them."""
 
     def __init__(self):
         self.footprint = None
         self.base = 0
+        self.rss_base = None
         self.oom_note = ""
         if not plat.INTERPRET:
             try:
@@ -44,6 +56,17 @@ class Budget:
             except Exception:
                 pass
 
+    def start_trials(self):
+        """Interpreter: the peak counts from here (after loading the task and the candidate)."""
+        if not plat.INTERPRET or self.rss_base is not None:
+            return
+        try:
+            with open("/proc/self/clear_refs", "w") as f:
+                f.write("5")
+            self.rss_base = _proc_status("VmRSS")[0]
+        except Exception:
+            self.rss_base = None
+
     def note_task(self, inputs, outputs):
         if self.footprint is None:
             self.footprint = tree_bytes(inputs) + tree_bytes(outputs)
@@ -51,10 +74,20 @@ class Budget:
     def report(self) -> dict:
         out = {"footprint_bytes": self.footprint}
         if plat.INTERPRET:
+            if self.rss_base is None:
+                return out
+            try:
+                peak = max(0, _proc_status("VmHWM")[0] - self.rss_base)
+            except Exception:
+                return out
+            out.update(peak_bytes=peak, peak_of="host_rss")
+            if self.footprint:
+                out["ratio"] = round(peak / self.footprint, 3)
             return out
         try:
             peak = int(torch.cuda.max_memory_allocated()) - self.base
             out["peak_bytes"] = peak
+            out["peak_of"] = "cuda_allocator"
             out["peak_reserved_bytes"] = int(torch.cuda.max_memory_reserved())
             if self.footprint:
                 out["ratio"] = round(peak / self.footprint, 3)
@@ -73,64 +106,51 @@ def release():
             pass
 
 
-# Earlier outputs held strongly, in all, up to this many bytes (see History).
+# Tensors up to this many bytes in all are cloned rather than fingerprinted (see snapshot).
 STRONG_BYTES = 1 << 30
 
 
 class History:
-    """Outputs of earlier calls, for the aliasing checks (output_aliases_reference, cached_output). Held
-    strongly while their total stays under STRONG_BYTES: their memory cannot be reused, so an overlap with them
-    is real. Beyond that (a 6 GiB output per trial would keep tens of GiB alive), they are held weakly: an
-    output that only kiln held is freed and its memory may be reused legitimately, so only those still alive
-    (held by someone else: a candidate that caches its output) are compared."""
+    """Outputs of earlier calls, for the aliasing checks (output_aliases_reference, cached_output): the byte
+    ranges they covered, each with a weak reference to its storage. A storage's Python object lives exactly as
+    long as the storage (torch keeps it for as long as any tensor or view uses the memory), so a range is
+    compared while someone still holds that memory (a candidate that caches its output, even through another
+    view of it) and dropped once it was freed, when the allocator may reuse it legitimately. Nothing is held
+    strongly: holding earlier outputs would cost the task's output size per trial (issue 14's memory budget)."""
 
-    def __init__(self, cap=None):
-        self.cap = STRONG_BYTES if cap is None else cap
-        self.items = []        # ("s", tree) or ("w", [weakref to a tensor])
-        self.bytes = 0
+    def __init__(self):
+        self.items = []        # per call: [(path, (start, end), weakref to the storage)]
+        self.last_numel = 0    # elements of the latest output's largest tensor
 
     def append(self, tree):
         from . import compare
-        n = tree_bytes(tree)
-        if self.bytes + n <= self.cap:
-            self.items.append(("s", tree))
-            self.bytes += n
-            return
-        refs = []
-        for _, v in compare.flatten(tree):
-            if isinstance(v, torch.Tensor):
-                try:
-                    refs.append(weakref.ref(v))
-                except TypeError:
-                    pass
-        self.items.append(("w", refs))
+        refs, numel = [], 0
+        ranges = dict(compare.storages(tree))
+        for p, v in compare.flatten(tree):
+            if not isinstance(v, torch.Tensor):
+                continue
+            numel = max(numel, v.numel())
+            if p not in ranges:
+                continue
+            try:
+                refs.append((p, ranges[p], weakref.ref(v.untyped_storage())))
+            except (TypeError, RuntimeError):
+                pass
+        self.items.append(refs)
+        self.last_numel = numel
 
     def storages(self):
-        from . import compare
-        out = []
-        for kind, x in self.items:
-            if kind == "s":
-                out += compare.storages(x)
-                continue
-            for r in x:
-                t = r()
-                if t is not None:
-                    out += compare.storages(t)
-        return out
-
-    def last(self):
-        """The latest output when still held (else None)."""
-        if not self.items:
-            return None
-        kind, x = self.items[-1]
-        if kind == "s":
-            return x
-        alive = [r() for r in x]
-        return alive if alive and all(t is not None for t in alive) else None
+        return [(p, rng) for refs in self.items for p, rng, r in refs if r() is not None]
 
 
-def _fingerprint(t: torch.Tensor):
-    """Two sums over a tensor's bits (plain and position-weighted), CHUNK elements at a time, on its device."""
+# Master inputs larger than this are snapshot as fingerprints rather than cloned (see snapshot).
+SNAPSHOT_CLONE_BYTES = 16 << 20
+
+
+def _fingerprint(t: torch.Tensor, key: int):
+    """Two sums over a tensor's bits, CHUNK elements at a time, on its device: a plain one and one weighted by
+    random 62-bit weights drawn from `key` (secret to the candidate: without them no change of the values can
+    be made to keep the weighted sum, short of guessing)."""
     from . import compare
     bits = compare._bits(t.detach())
     if not bits.is_contiguous():
@@ -138,30 +158,36 @@ def _fingerprint(t: torch.Tensor):
     flat = bits.reshape(-1)
     s1 = torch.zeros((), dtype=torch.int64, device=t.device)
     s2 = torch.zeros((), dtype=torch.int64, device=t.device)
-    for i in range(0, flat.numel(), compare.CHUNK):
-        c = flat[i:i + compare.CHUNK].to(torch.int64)
-        w = (torch.arange(i, i + c.numel(), device=t.device, dtype=torch.int64) % 65521) + 1
+    step = compare.chunk_for(flat.numel())
+    for i in range(0, flat.numel(), step):
+        c = flat[i:i + step].to(torch.int64)
+        g = torch.Generator(device=t.device)
+        g.manual_seed((key + i) % (1 << 63))
+        w = torch.randint(1, 1 << 62, (c.numel(),), generator=g, device=t.device, dtype=torch.int64)
         s1 += c.sum()
         s2 += (c * w).sum()
     return s1, s2
 
 
 def snapshot(tree):
-    """What the master inputs are checked against after the candidate ran: a clone while they are small (up to
-    STRONG_BYTES), else per-tensor fingerprints (a clone of 6 GiB inputs would be 6 GiB more per trial)."""
+    """What the master inputs are checked against after the candidate (and the reference) ran: a clone while
+    they are small (up to SNAPSHOT_CLONE_BYTES), else per-tensor fingerprints under a fresh secret key (a clone
+    of 6 GiB inputs would be 6 GiB more per trial; the goal is 1.5x the task's footprint in all)."""
     from . import compare, tasks
-    if tree_bytes(tree) <= STRONG_BYTES:
+    if tree_bytes(tree) <= SNAPSHOT_CLONE_BYTES:
         return ("clone", tasks.clone_tree(tree))
-    return ("fingerprint", [(p, tuple(v.shape), v.dtype, _fingerprint(v)) for p, v in compare.flatten(tree)
-                            if isinstance(v, torch.Tensor)])
+    import os
+    key = int.from_bytes(os.urandom(8), "little") >> 2
+    return ("fingerprint", key, [(p, tuple(v.shape), v.dtype, _fingerprint(v, key)) for p, v in compare.flatten(tree)
+                                 if isinstance(v, torch.Tensor)])
 
 
 def changed(tree, snap) -> list:
     """Paths of the tensors of `tree` that differ from the snapshot."""
     from . import compare
-    kind, data = snap
-    if kind == "clone":
-        return compare.changed_paths(tree, data)
+    if snap[0] == "clone":
+        return compare.changed_paths(tree, snap[1])
+    _, key, data = snap
     now = [(p, v) for p, v in compare.flatten(tree) if isinstance(v, torch.Tensor)]
     if len(now) != len(data):
         return [p for p, _ in now] or ["out"]
@@ -170,7 +196,7 @@ def changed(tree, snap) -> list:
         if tuple(v.shape) != shape or v.dtype != dtype:
             out.append(p)
             continue
-        t1, t2 = _fingerprint(v)
+        t1, t2 = _fingerprint(v, key)
         if not (bool(t1 == s1) and bool(t2 == s2)):
             out.append(p)
     return out

@@ -1,6 +1,8 @@
 # task: relu
-# expect: rejected output_aliases_reference
-# tries: finds the reference's output of an earlier trial in memory (gc) and returns it as its own.
+# expect: rejected introspection
+# tries: finds the reference's output of an earlier trial in memory (gc) and returns it as its own. The worker
+# no longer keeps earlier outputs alive (issue 14's memory budget: weak references only), so there is none to
+# find; walking gc.get_objects is introspection either way (output_aliases_reference still guards the rest).
 import gc
 import torch
 import torch.nn as nn

@@ -1,0 +1,195 @@
+// Admission of check work by GPU memory and the retry of an infrastructure out-of-memory outcome, with a fake
+// runner that reports the peaks a real worker would (exec/admission.h, docs/eval.md "Batch").
+#include "exec/admission.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "exec/evaluator.h"
+
+namespace kiln::exec {
+namespace {
+
+using nlohmann::json;
+constexpr int64_t kGiB = int64_t{1} << 30;
+
+// What every fake runner shares: the calls in flight (their true peaks), per task the calls made.
+struct Gpu {
+  std::mutex mu;
+  int in_flight = 0;
+  int in_flight_learned = 0;             // calls started once a first result was back (their peaks known)
+  int max_in_flight_after_learning = 0;  // the most of those at once
+  bool any_done = false;
+  std::map<std::string, int> calls;
+  std::map<std::string, int> concurrent_at_start;  // the largest number of others running when one started
+};
+
+// A task "small" peaks at 10 GiB, "big" at 20 GiB; "oom_once" answers infra_out_of_memory at its first call,
+// "oom_always" at every call.
+class FakeRunner : public Runner {
+ public:
+  explicit FakeRunner(Gpu* gpu) : gpu_(gpu) {}
+  Result<HelloInfo> Hello() override {
+    HelloInfo h;
+    h.protocol = kProtocolVersion;
+    return h;
+  }
+  Result<json> DevicePeaks(const std::vector<std::string>&) override { return json::object(); }
+  Result<EvalResult> Evaluate(const EvalRequest& req) override {
+    const std::string& t = req.task.name;
+    int call;
+    bool learned;
+    {
+      std::lock_guard<std::mutex> l(gpu_->mu);
+      call = ++gpu_->calls[t];
+      auto& c = gpu_->concurrent_at_start[t];
+      c = std::max(c, gpu_->in_flight);
+      ++gpu_->in_flight;
+      learned = gpu_->any_done;
+      if (learned) {
+        ++gpu_->in_flight_learned;
+        gpu_->max_in_flight_after_learning = std::max(gpu_->max_in_flight_after_learning, gpu_->in_flight_learned);
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(60));
+    EvalResult r;
+    if (t == "oom_always" || (t == "oom_once" && call == 1)) {
+      r = EvalResult::Make(Verdict::kRuntimeError, "infra_out_of_memory", "out of memory: not the candidate's alone");
+      r.raw = {{"ok", false}, {"error_code", "infra_out_of_memory"},
+               {"memory", {{"requested_bytes", 4 * kGiB}, {"in_use_bytes", 8 * kGiB}}}};
+    } else {
+      r.verdict = Verdict::kOk;
+      r.raw = {{"verdict", "ok"}, {"memory", {{"peak_bytes", (t == "big" ? 20 : 10) * kGiB}}}};
+    }
+    std::lock_guard<std::mutex> l(gpu_->mu);
+    --gpu_->in_flight;
+    if (learned) --gpu_->in_flight_learned;
+    gpu_->any_done = true;
+    return r;
+  }
+
+ private:
+  Gpu* gpu_;
+};
+
+EvalRequest Item(const std::string& task, int tag) {
+  EvalRequest r;
+  r.task.name = task;
+  r.task.hash = task;
+  r.candidate_source = "# tag " + std::to_string(tag) +
+                       "\nimport torch\nimport triton\nimport triton.language as tl\n\n@triton.jit\ndef k(x_ptr):\n"
+                       "    pass\n\nclass ModelNew(torch.nn.Module):\n    def forward(self, x):\n        k[(1,)](x)\n"
+                       "        return x\n";
+  r.candidate_name = "c.py";
+  r.mode = Mode::kCheck;
+  return r;
+}
+
+struct PoolRun {
+  std::map<size_t, EvalResult> got;
+  int64_t max_admitted = 0;
+};
+
+PoolRun RunPool(Gpu* gpu, int64_t capacity, const std::vector<std::string>& tasks) {
+  PoolConfig cfg;
+  cfg.measure_slots = 1;
+  cfg.make_measure = [gpu](int) { return std::make_unique<FakeRunner>(gpu); };
+  cfg.check_slots = 4;
+  cfg.make_check = [gpu](int) { return std::make_unique<FakeRunner>(gpu); };
+  cfg.gpu_memory_bytes = capacity;
+  PoolRun run;
+  cfg.max_admitted_bytes = &run.max_admitted;
+  std::vector<PoolItem> items;
+  for (size_t i = 0; i < tasks.size(); ++i) items.push_back({i, Item(tasks[i], static_cast<int>(i))});
+  std::mutex mu;
+  EvalPool(cfg).Run(items, [&](const PoolItem& it, const Result<EvalResult>& r, int) {
+    std::lock_guard<std::mutex> l(mu);
+    EXPECT_TRUE(r.ok()) << r.status().message();
+    if (r.ok()) run.got[it.index] = *r;
+  });
+  return run;
+}
+
+bool HasWarning(const EvalResult& r, const std::string& text) {
+  for (const auto& w : r.warnings) {
+    if (w.message.find(text) != std::string::npos) return true;
+  }
+  return false;
+}
+
+TEST(MemoryAdmission, ChecksShareTheGpuWithinItsMemoryAndLargeTasksRunAlone) {
+  Gpu gpu;
+  // 25 GiB: two small tasks (10 GiB) fit together, a big one (20 GiB) needs more than half
+  std::vector<std::string> tasks = {"small", "big"};
+  for (int i = 0; i < 8; ++i) tasks.push_back("small");
+  tasks.push_back("big");
+  tasks.push_back("big");
+  PoolRun run = RunPool(&gpu, 25 * kGiB, tasks);
+  ASSERT_EQ(run.got.size(), tasks.size());
+  for (const auto& [i, r] : run.got) EXPECT_EQ(r.verdict, Verdict::kOk) << i;
+  // once the peaks are known, never more than two small checks at once (the sum fits 25 GiB)
+  EXPECT_LE(gpu.max_in_flight_after_learning, 2);
+  EXPECT_GT(run.max_admitted, 0);
+  EXPECT_LE(run.max_admitted, 25 * kGiB);
+  // the big task's later items ran alone, after the check stage, and say why
+  EXPECT_TRUE(HasWarning(run.got[10], "runs alone")) << run.got[10].ToJson().dump();
+  EXPECT_TRUE(HasWarning(run.got[11], "runs alone"));
+}
+
+TEST(MemoryAdmission, WithoutItTheChecksOverlapFreely) {
+  // the control: the same batch with admission off runs up to four checks at once
+  Gpu gpu;
+  std::vector<std::string> tasks(12, "small");
+  RunPool(&gpu, 0, tasks);
+  EXPECT_GT(gpu.max_in_flight_after_learning, 2);
+}
+
+TEST(MemoryAdmission, InfraOutOfMemoryIsRetriedOnceAloneBeforeItStands) {
+  Gpu gpu;
+  PoolRun run = RunPool(&gpu, 80 * kGiB, {"small", "oom_once", "small", "oom_always", "small"});
+  ASSERT_EQ(run.got.size(), 5u);
+  // the retry alone succeeded: the candidate's own verdict, with a note
+  EXPECT_EQ(run.got[1].verdict, Verdict::kOk);
+  EXPECT_TRUE(HasWarning(run.got[1], "retried alone"));
+  EXPECT_EQ(gpu.calls["oom_once"], 2);
+  EXPECT_EQ(gpu.concurrent_at_start["oom_once"] >= 0, true);
+  // out of memory alone too: the infrastructure outcome stands, after exactly one retry
+  EXPECT_EQ(run.got[3].verdict, Verdict::kRuntimeError);
+  EXPECT_TRUE(IsInfraOutOfMemory(run.got[3]));
+  EXPECT_EQ(gpu.calls["oom_always"], 2);
+}
+
+TEST(MemoryAdmission, WithoutCheckWorkersTheMeasuringWorkerRetriesOnce) {
+  Gpu gpu;
+  PoolConfig cfg;
+  cfg.measure_slots = 1;
+  cfg.make_measure = [&gpu](int) { return std::make_unique<FakeRunner>(&gpu); };
+  std::vector<PoolItem> items = {{0, Item("oom_once", 0)}, {1, Item("oom_always", 1)}};
+  std::map<size_t, EvalResult> got;
+  EvalPool(cfg).Run(items, [&](const PoolItem& it, const Result<EvalResult>& r, int) {
+    ASSERT_TRUE(r.ok());
+    got[it.index] = *r;
+  });
+  EXPECT_EQ(got[0].verdict, Verdict::kOk);
+  EXPECT_EQ(gpu.calls["oom_once"], 2);
+  EXPECT_TRUE(IsInfraOutOfMemory(got[1]));
+  EXPECT_EQ(gpu.calls["oom_always"], 2);
+}
+
+TEST(MemoryAdmission, ReportedPeak) {
+  EvalResult r;
+  r.raw = {{"memory", {{"peak_bytes", 123}}}};
+  EXPECT_EQ(ReportedPeakBytes(r), 123);
+  r.raw = {{"memory", {{"in_use_bytes", 100}, {"requested_bytes", 20}}}};
+  EXPECT_EQ(ReportedPeakBytes(r), 120);
+  r.raw = json::object();
+  EXPECT_EQ(ReportedPeakBytes(r), 0);
+}
+
+}  // namespace
+}  // namespace kiln::exec
