@@ -47,7 +47,23 @@ std::optional<std::string> PruneBeforeCompile(const Space& s, const Config& c, c
                        p.dtype_bytes, p.smem_limit);
   if (int64_t regs = AccumulatorRegs(s, c); regs > p.max_acc_regs)
     return fmt::format("accumulator needs {} registers per thread (BM*BN/(32*warps)) > {}", regs, p.max_acc_regs);
+  for (const auto& f : p.out_of_resources) {
+    bool superset = true;
+    for (const auto& prm : s.params()) {
+      auto a = c.find(prm.name), b = f.find(prm.name);
+      if (a == c.end() || b == f.end()) continue;
+      const bool grows = prm.role == Role::kBlockM || prm.role == Role::kBlockN || prm.role == Role::kBlockK ||
+                         prm.role == Role::kBlock || prm.role == Role::kNumStages;
+      if (grows ? a->second < b->second : a->second != b->second) superset = false;
+    }
+    if (superset) return "needs at least the resources of " + ConfigKey(f) + ", which ran out of them when compiled";
+  }
   return std::nullopt;
+}
+
+bool IsResourceFailure(const std::string& message) {
+  return message.find("out of resource") != std::string::npos ||
+         message.find("OutOfResources") != std::string::npos;
 }
 
 std::optional<std::string> PruneAfterCompile(const std::vector<exec::KernelFacts>& kernels, const PruneContext& p) {

@@ -26,7 +26,14 @@ struct PruneContext {
   int max_threads = 1024;
   int64_t max_spills = 4;       // "more than a few" spilled registers
   int64_t baseline_spills = 0;  // the original's spills: never prune below what it already had
+  // Learned while searching: configs whose compile ran out of a resource (shared memory, registers). A config
+  // that needs at least as much of everything (every block size and the stages >= one of them, the warps
+  // and other values equal) is pruned without compiling.
+  std::vector<Config> out_of_resources;
 };
+
+// Whether a compile error says the config ran out of a hardware resource (Triton's OutOfResources).
+bool IsResourceFailure(const std::string& message);
 
 // Shared memory the pipeline of a tiled product needs (0 when the config has no BM/BN/BK).
 int64_t GemmSharedBytes(const Space& s, const Config& c, int dtype_bytes);

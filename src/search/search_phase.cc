@@ -225,6 +225,7 @@ Status OptimizeRun::MeasurePending(Pending* p, CompileBatch* batch, bool* stoppe
     if (cr.verdict != exec::Verdict::kOk) {
       rec.verdict = exec::VerdictName(cr.verdict);
       rec.message = cr.message;
+      if (IsResourceFailure(cr.message)) prune_.out_of_resources.push_back(rec.config);  // learned: its supersets
     } else if (auto why_not = PruneAfterCompile(cr.kernels, prune_)) {
       rec.verdict = "pruned";
       rec.message = *why_not;
@@ -233,6 +234,8 @@ Status OptimizeRun::MeasurePending(Pending* p, CompileBatch* batch, bool* stoppe
   if (!rec.verdict.empty()) return Status::Ok();
   KILN_ASSIGN_OR_RETURN(exec::EvalResult r, TimeShort(p->src, &rec));
   ++measured_search_;
+  if (r.verdict == exec::Verdict::kCompileError && IsResourceFailure(r.message))
+    prune_.out_of_resources.push_back(rec.config);
   cand_eval_s_.push_back(rec.eval_s);
   if (cand_eval_s_.size() >= 3) {
     std::vector<double> v = cand_eval_s_;

@@ -206,6 +206,32 @@ TEST(Prune, InferDtypeBytes) {
 
 // A block size and warps known only at run time (a wrapper's, issue 21): the original's recorded values
 // join the space and become the baseline; a name without a recorded value keeps its placeholder.
+// Learned pruning (issue 21): a config that ran out of resources excludes the configs that need at least as
+// much (larger or equal tiles and stages, same warps), not its neighbours with smaller tiles or other warps.
+TEST(Prune, LearnsFromOutOfResources) {
+  Space s = SpaceGemm();
+  PruneContext p;
+  p.dtype_bytes = 1;  // the static shared-memory bound does not fire for these tiles
+  Config failed{{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"BLOCK_K", 64}, {"num_warps", 4}, {"num_stages", 4}};
+  Config bigger = failed;
+  bigger["BLOCK_N"] = 256;
+  bigger["num_stages"] = 5;
+  Config smaller = failed;
+  smaller["BLOCK_K"] = 32;
+  Config other_warps = bigger;
+  other_warps["num_warps"] = 8;
+  EXPECT_FALSE(PruneBeforeCompile(s, bigger, p).has_value());
+  p.out_of_resources.push_back(failed);
+  auto why = PruneBeforeCompile(s, bigger, p);
+  ASSERT_TRUE(why.has_value());
+  EXPECT_NE(why->find("ran out of them"), std::string::npos) << *why;
+  EXPECT_TRUE(PruneBeforeCompile(s, failed, p).has_value());
+  EXPECT_FALSE(PruneBeforeCompile(s, smaller, p).has_value());
+  EXPECT_FALSE(PruneBeforeCompile(s, other_warps, p).has_value());
+  EXPECT_TRUE(IsResourceFailure("triton.runtime.errors.OutOfResources: out of resource: shared memory, Required: 262144"));
+  EXPECT_FALSE(IsResourceFailure("CompilationError: at 12:4: unsupported"));
+}
+
 TEST(Prune, AdoptRecordedValues) {
   analysis::Tunables t;
   analysis::Tunable b;
