@@ -78,7 +78,8 @@ Result<std::vector<Item>> Resolve(const BenchOptions& o, const bench::Channel& c
     out.push_back(std::move(item));
   }
   for (const auto& t : only)
-    if (!used.count(t)) return NotFound(fmt::format("--task {}: no sample of this task (or no such task in {})", t, dir));
+    if (!used.count(t))
+      return NotFound(fmt::format("--task {}: no sample of this task (or no such task in {})", t, dir));
   return out;
 }
 
@@ -86,7 +87,7 @@ Result<std::vector<Item>> Resolve(const BenchOptions& o, const bench::Channel& c
 // The evaluation's parameters are written into every line, so that --resume (matching lines by their hash)
 // re-runs the pairs whose mode, protocol, trials, timeout or sizes changed.
 json PairLine(const BenchOptions& o, const bench::Channel& c, const Item& it, const json& sizes) {
-  json p = {{"id", it.id}, {"task", it.task_path}, {"mode", o.eval.mode}, {"trials", o.eval.trials},
+  json p = {{"id", it.id},         {"task", it.task_path},         {"mode", o.eval.mode}, {"trials", o.eval.trials},
             {"seed", o.eval.seed}, {"timeout_s", o.eval.timeout_s}};
   if (!o.eval.protocol.empty()) p["protocol"] = o.eval.protocol;
   json all = sizes;
@@ -193,8 +194,8 @@ int RunBench(const BenchOptions& o) {
   auto dir = bench::TaskDir(*channel, o.dataset);
   if (!dir.ok()) return Fail(dir.status().message());
   if (o.gold == !o.samples.empty()) return Fail("give either --samples FILE|DIR or --gold");
-  auto samples = o.gold ? Result<std::vector<bench::Sample>>(GoldSamples(*channel, *dir))
-                        : bench::ReadSamples(o.samples, o.level);
+  auto samples =
+      o.gold ? Result<std::vector<bench::Sample>>(GoldSamples(*channel, *dir)) : bench::ReadSamples(o.samples, o.level);
   if (!samples.ok()) return Fail(samples.status().message());
   auto items = Resolve(o, *channel, *dir, std::move(*samples));
   if (!items.ok()) return Fail(items.status().message());

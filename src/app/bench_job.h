@@ -21,11 +21,11 @@ struct BenchOptions {
   std::string samples;  // JSON lines or a KernelBench generation folder
   std::string dataset;  // the TritonBench / KernelBench checkout
   std::string out = "bench-out";
-  bool gold = false;    // the channel's own reference as the samples (a sanity channel)
+  bool gold = false;               // the channel's own reference as the samples (a sanity channel)
   std::vector<std::string> tasks;  // only these tasks (names as the dataset's file stems)
   std::vector<int> ks = {1, 5, 10};
-  std::string label;    // the model's row in the table (default: the samples' file name, or "gold")
-  bool json = false;    // print summary.json instead of the table
+  std::string label;         // the model's row in the table (default: the samples' file name, or "gold")
+  bool json = false;         // print summary.json instead of the table
   bool report_only = false;  // no evaluation: report what out/results.jsonl holds (missing: outcome error)
   // The evaluation: mode (default time), protocol, timeout, sizes, worker, records, workers, GPUs, quiet,
   // no_cache; batch/out/resume are set by the bench.

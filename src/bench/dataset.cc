@@ -90,8 +90,7 @@ Result<std::string> ResolveTask(const Channel& c, const std::string& dir, const 
     if (c.benchmark == Benchmark::kKernelBench &&
         std::all_of(stem.begin(), stem.end(), [](char ch) { return std::isdigit(static_cast<unsigned char>(ch)); }))
       for (const auto& e : fs::directory_iterator(dir, ec))
-        if (ProblemNumber(e.path().stem().string()) == stem && e.path().extension() == ".py")
-          return e.path().string();
+        if (ProblemNumber(e.path().stem().string()) == stem && e.path().extension() == ".py") return e.path().string();
   }
   return NotFound(fmt::format("task '{}' not found in {} ({})", task, dir, c.Name()));
 }

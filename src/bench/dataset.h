@@ -19,7 +19,7 @@ enum class Benchmark { kTritonBenchG, kTritonBenchT, kKernelBench };
 
 struct Channel {
   Benchmark benchmark = Benchmark::kTritonBenchG;
-  int level = 0;  // KernelBench: 1, 2 or 3
+  int level = 0;             // KernelBench: 1, 2 or 3
   std::string Name() const;  // "tritonbench-g", "tritonbench-t", "kernelbench-level1"
   bool IsTritonBench() const { return benchmark != Benchmark::kKernelBench; }
 };

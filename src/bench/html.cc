@@ -23,9 +23,10 @@ std::string Axes(const std::string& xlabel, const std::string& ylabel) {
 }
 
 std::string Svg(const std::string& title, const std::string& body) {
-  return fmt::format("<figure><figcaption>{}</figcaption><svg xmlns='http://www.w3.org/2000/svg' width='{}' "
-                     "height='{}' role='img'>{}</svg></figure>\n",
-                     HtmlEscape(title), kW, kH, body);
+  return fmt::format(
+      "<figure><figcaption>{}</figcaption><svg xmlns='http://www.w3.org/2000/svg' width='{}' "
+      "height='{}' role='img'>{}</svg></figure>\n",
+      HtmlEscape(title), kW, kH, body);
 }
 
 std::string FastCurveSvg(const Report& r) {
@@ -58,10 +59,11 @@ std::string SpeedupSvg(const Report& r) {
   std::string body = Axes("speedup (log2 bins; 1x in the middle)", "tasks");
   for (int i = 0; i < nb; ++i) {
     double h = ph * bins[i] / top;
-    body += fmt::format("<rect x='{:.1f}' y='{:.1f}' width='{:.1f}' height='{:.1f}' fill='{}'><title>{} task(s) in "
-                        "[{:.3g}x, {:.3g}x)</title></rect>",
-                        kL + i * bw + 1, kH - kB - h, bw - 2, h, i >= nb / 2 ? "#2ca02c" : "#d62728", bins[i],
-                        std::exp2(i / 2.0 - 4), std::exp2((i + 1) / 2.0 - 4));
+    body += fmt::format(
+        "<rect x='{:.1f}' y='{:.1f}' width='{:.1f}' height='{:.1f}' fill='{}'><title>{} task(s) in "
+        "[{:.3g}x, {:.3g}x)</title></rect>",
+        kL + i * bw + 1, kH - kB - h, bw - 2, h, i >= nb / 2 ? "#2ca02c" : "#d62728", bins[i], std::exp2(i / 2.0 - 4),
+        std::exp2((i + 1) / 2.0 - 4));
   }
   for (int e : {-4, -2, 0, 2, 4})
     body += fmt::format("<text x='{:.1f}' y='{}' font-size='10' text-anchor='middle'>{:g}x</text>",
@@ -83,13 +85,14 @@ std::string OutcomeSvg(const Report& r) {
     auto it = r.metrics.outcomes.find(o);
     const int n = it == r.metrics.outcomes.end() ? 0 : it->second;
     const double bw = w * n / total;
-    if (n) body += fmt::format("<rect x='{:.1f}' y='20' width='{:.1f}' height='40' fill='{}'><title>{}: {}</title></rect>",
-                               x, bw, color, OutcomeName(o), n);
+    if (n)
+      body += fmt::format("<rect x='{:.1f}' y='20' width='{:.1f}' height='40' fill='{}'><title>{}: {}</title></rect>",
+                          x, bw, color, OutcomeName(o), n);
     x += bw;
-    legend += fmt::format("<rect x='{}' y='{}' width='12' height='12' fill='{}'/><text x='{}' y='{}' "
-                          "font-size='11'>{} {}</text>",
-                          10 + (row % 3) * 170, 80 + (row / 3) * 20, color, 28 + (row % 3) * 170, 90 + (row / 3) * 20,
-                          OutcomeName(o), n);
+    legend += fmt::format(
+        "<rect x='{}' y='{}' width='12' height='12' fill='{}'/><text x='{}' y='{}' "
+        "font-size='11'>{} {}</text>",
+        10 + (row % 3) * 170, 80 + (row / 3) * 20, color, 28 + (row % 3) * 170, 90 + (row / 3) * 20, OutcomeName(o), n);
     ++row;
   }
   return Svg(fmt::format("outcomes of the {} samples ({})", r.metrics.samples, r.channel.Name()), body + legend);
@@ -116,15 +119,16 @@ std::string MarkdownTableToHtml(const std::string& md) {
 }
 
 std::string TaskTable(const Report& r) {
-  std::string out = "<table><tr><th>task</th><th>samples</th><th>correct</th><th>wrong</th><th>hacked</th>"
-                    "<th>failed</th><th>no code</th><th>error</th><th>speedup</th></tr>";
+  std::string out =
+      "<table><tr><th>task</th><th>samples</th><th>correct</th><th>wrong</th><th>hacked</th>"
+      "<th>failed</th><th>no code</th><th>error</th><th>speedup</th></tr>";
   for (const auto& t : r.tasks) {
     auto n = [&](Outcome o) { return t.outcomes.count(o) ? t.outcomes.at(o) : 0; };
-    out += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
-                       "<td>{}</td></tr>",
-                       HtmlEscape(t.task), t.n, n(Outcome::kCorrect), n(Outcome::kWrong), n(Outcome::kHacked),
-                       n(Outcome::kFailed), n(Outcome::kNoCode), n(Outcome::kError),
-                       t.speedup ? fmt::format("{:.3f}x", *t.speedup) : "");
+    out += fmt::format(
+        "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
+        "<td>{}</td></tr>",
+        HtmlEscape(t.task), t.n, n(Outcome::kCorrect), n(Outcome::kWrong), n(Outcome::kHacked), n(Outcome::kFailed),
+        n(Outcome::kNoCode), n(Outcome::kError), t.speedup ? fmt::format("{:.3f}x", *t.speedup) : "");
   }
   return out + "</table>\n";
 }
@@ -150,8 +154,7 @@ std::string Html(const Report& r) {
       HtmlEscape(r.channel.Name() + (r.gold ? " (gold)" : "") + " - " + r.label),
       HtmlEscape(fmt::format("{} tasks, {} samples, mode {}, protocol {}, device {}, {}", r.metrics.tasks,
                              r.metrics.samples, r.mode, r.protocol, r.device, WallText(r))),
-      tables, HtmlEscape(notes), FastCurveSvg(r), SpeedupSvg(r),
-      OutcomeSvg(r), TaskTable(r));
+      tables, HtmlEscape(notes), FastCurveSvg(r), SpeedupSvg(r), OutcomeSvg(r), TaskTable(r));
 }
 
 }  // namespace kiln::bench

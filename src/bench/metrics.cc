@@ -136,8 +136,8 @@ ChannelMetrics Summarize(const std::vector<TaskMetrics>& tasks, const std::vecto
   for (const auto& s : samples) {
     ++m.outcomes[s.outcome];
     ++m.verdicts[s.verdict];
-    auto* by = s.outcome == Outcome::kHacked  ? &m.hacked_reasons
-               : s.outcome == Outcome::kWrong ? &m.wrong_reasons
+    auto* by = s.outcome == Outcome::kHacked   ? &m.hacked_reasons
+               : s.outcome == Outcome::kWrong  ? &m.wrong_reasons
                : s.outcome == Outcome::kFailed ? &m.failed_reasons
                : s.outcome == Outcome::kError  ? &m.error_reasons
                                                : nullptr;  // correct, no code: no reasons

@@ -50,12 +50,12 @@ struct SampleOutcome {
 // Per task over its samples.
 struct TaskMetrics {
   std::string task;
-  int n = 0;                                // samples
-  std::map<Outcome, int> outcomes;          // count per outcome
+  int n = 0;                        // samples
+  std::map<Outcome, int> outcomes;  // count per outcome
   int called = 0, correct = 0;
-  std::optional<double> speedup;            // geometric mean over its correct, timed samples
-  std::vector<double> sample_speedups;      // those samples' speedups
-  double call_rate = 0, exec_rate = 0;      // called / n, correct / n
+  std::optional<double> speedup;        // geometric mean over its correct, timed samples
+  std::vector<double> sample_speedups;  // those samples' speedups
+  double call_rate = 0, exec_rate = 0;  // called / n, correct / n
   // Share of its samples that are correct and strictly faster than p (p > 0: timed samples only).
   double FastShare(double p) const;
 };
@@ -63,15 +63,15 @@ TaskMetrics TaskOf(const std::string& task, const std::vector<SampleOutcome>& sa
 
 struct ChannelMetrics {
   int tasks = 0, samples = 0;
-  double call_acc = 0, exec_acc = 0;        // mean over tasks of called/n, correct/n
-  bool timed = false;                       // some correct sample has a speedup
-  std::map<double, double> fast_p;          // p -> mean over tasks of FastShare(p) (p > 0: only when timed)
+  double call_acc = 0, exec_acc = 0;               // mean over tasks of called/n, correct/n
+  bool timed = false;                              // some correct sample has a speedup
+  std::map<double, double> fast_p;                 // p -> mean over tasks of FastShare(p) (p > 0: only when timed)
   std::map<int, std::optional<double>> pass_at_k;  // mean over tasks with n >= k
   std::map<int, int> pass_at_k_tasks;              // how many tasks that mean covers
-  std::optional<double> geomean_speedup;    // over tasks with a speedup
+  std::optional<double> geomean_speedup;           // over tasks with a speedup
   int tasks_with_speedup = 0;
-  std::map<Outcome, int> outcomes;          // over samples
-  std::map<std::string, int> verdicts;      // over samples
+  std::map<Outcome, int> outcomes;      // over samples
+  std::map<std::string, int> verdicts;  // over samples
   // reason code -> samples, per outcome (a sample without reasons counts under its verdict)
   std::map<std::string, int> hacked_reasons, failed_reasons, wrong_reasons, error_reasons;
 };

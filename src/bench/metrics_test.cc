@@ -26,11 +26,11 @@ TEST(PassAtK, MatchesTheClosedForm) {
 }
 
 TEST(PassAtK, HandCasesAndEdges) {
-  EXPECT_DOUBLE_EQ(*PassAtK(10, 3, 1), 0.3);             // pass@1 = c / n
-  EXPECT_NEAR(*PassAtK(5, 2, 2), 1 - 3.0 / 10, 1e-12);   // 1 - C(3,2)/C(5,2) = 0.7
+  EXPECT_DOUBLE_EQ(*PassAtK(10, 3, 1), 0.3);            // pass@1 = c / n
+  EXPECT_NEAR(*PassAtK(5, 2, 2), 1 - 3.0 / 10, 1e-12);  // 1 - C(3,2)/C(5,2) = 0.7
   EXPECT_DOUBLE_EQ(*PassAtK(4, 0, 2), 0.0);
-  EXPECT_DOUBLE_EQ(*PassAtK(4, 3, 2), 1.0);              // n - c < k: every k-subset holds a correct one
-  EXPECT_FALSE(PassAtK(3, 1, 5).has_value());            // n < k: undefined
+  EXPECT_DOUBLE_EQ(*PassAtK(4, 3, 2), 1.0);    // n - c < k: every k-subset holds a correct one
+  EXPECT_FALSE(PassAtK(3, 1, 5).has_value());  // n < k: undefined
   EXPECT_FALSE(PassAtK(3, 1, 0).has_value());
 }
 

@@ -27,8 +27,8 @@ json Opt(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); 
 
 json Counts(const std::map<Outcome, int>& m) {
   json j = json::object();
-  for (Outcome o : {Outcome::kCorrect, Outcome::kWrong, Outcome::kHacked, Outcome::kFailed, Outcome::kNoCode,
-                    Outcome::kError}) {
+  for (Outcome o :
+       {Outcome::kCorrect, Outcome::kWrong, Outcome::kHacked, Outcome::kFailed, Outcome::kNoCode, Outcome::kError}) {
     auto it = m.find(o);
     j[OutcomeName(o)] = it == m.end() ? 0 : it->second;
   }
@@ -53,8 +53,7 @@ json SummaryJson(const Report& r) {
   const ChannelMetrics& m = r.metrics;
   json fast = json::object(), pass = json::object(), curve = json::array();
   for (double p : r.ps) fast[NumberKey(p)] = m.fast_p.count(p) ? json(m.fast_p.at(p)) : json(nullptr);
-  for (int k : r.ks)
-    pass[std::to_string(k)] = {{"value", Opt(m.pass_at_k.at(k))}, {"tasks", m.pass_at_k_tasks.at(k)}};
+  for (int k : r.ks) pass[std::to_string(k)] = {{"value", Opt(m.pass_at_k.at(k))}, {"tasks", m.pass_at_k_tasks.at(k)}};
   if (m.timed)
     for (auto [p, v] : FastCurve(r.tasks, 3.0, 60)) curve.push_back({p, v});
   json j = {{"schema_version", kSummarySchemaVersion},
@@ -81,14 +80,19 @@ json SummaryJson(const Report& r) {
             {"pass_at_k", pass},
             {"outcomes", Counts(m.outcomes)},
             {"verdicts", m.verdicts},
-            {"reasons", {{"hacked", m.hacked_reasons}, {"failed", m.failed_reasons}, {"wrong", m.wrong_reasons}, {"error", m.error_reasons}}}};
+            {"reasons",
+             {{"hacked", m.hacked_reasons},
+              {"failed", m.failed_reasons},
+              {"wrong", m.wrong_reasons},
+              {"error", m.error_reasons}}}};
   return j;
 }
 
 std::string SummaryMarkdown(const Report& r) {
   const ChannelMetrics& m = r.metrics;
   std::string head = "| Model | Call | Exec | Speedup |", rule = "|---|---:|---:|---:|";
-  std::string row = fmt::format("| {} | {} | {} | {} |", r.label, Pct(m.call_acc), Pct(m.exec_acc), X(m.geomean_speedup));
+  std::string row =
+      fmt::format("| {} | {} | {} | {} |", r.label, Pct(m.call_acc), Pct(m.exec_acc), X(m.geomean_speedup));
   for (double p : r.ps) {
     head += fmt::format(" fast_{} |", NumberKey(p));
     rule += "---:|";
@@ -102,10 +106,11 @@ std::string SummaryMarkdown(const Report& r) {
                               : fmt::format(" {} ({}/{} tasks) |", Pct(m.pass_at_k.at(k)), covered, m.tasks);
   }
   std::string out = fmt::format("## {}{}\n\n", r.channel.Name(), r.gold ? " (gold: the reference as the samples)" : "");
-  out += fmt::format("{} tasks, {} samples, mode {}, protocol {}, device {}, {}. Accuracies, fast_p and "
-                     "pass@k in %; speedup: geometric mean over the {} tasks with a correct timed sample ({}).\n\n",
-                     m.tasks, m.samples, r.mode, r.protocol, r.device, WallText(r), m.tasks_with_speedup,
-                     SpeedupDefinition(r.channel));
+  out += fmt::format(
+      "{} tasks, {} samples, mode {}, protocol {}, device {}, {}. Accuracies, fast_p and "
+      "pass@k in %; speedup: geometric mean over the {} tasks with a correct timed sample ({}).\n\n",
+      m.tasks, m.samples, r.mode, r.protocol, r.device, WallText(r), m.tasks_with_speedup,
+      SpeedupDefinition(r.channel));
   out += head + "\n" + rule + "\n" + row + "\n\n";
   json c = Counts(m.outcomes);
   out += "| correct | wrong | hacked | failed | no code | error |\n|---:|---:|---:|---:|---:|---:|\n";
@@ -137,10 +142,17 @@ json TaskJson(const Report& r, const TaskMetrics& t) {
   json verdicts = json::object();
   for (const auto& s : r.samples)
     if (s.task == t.task) verdicts[s.sample] = s.verdict;
-  return {{"task", t.task},       {"samples", t.n},           {"called", t.called},
-          {"correct", t.correct}, {"outcomes", Counts(t.outcomes)}, {"call_rate", t.call_rate},
-          {"exec_rate", t.exec_rate}, {"speedup", Opt(t.speedup)}, {"sample_speedups", t.sample_speedups},
-          {"pass_at_k", pass},    {"verdicts", verdicts}};
+  return {{"task", t.task},
+          {"samples", t.n},
+          {"called", t.called},
+          {"correct", t.correct},
+          {"outcomes", Counts(t.outcomes)},
+          {"call_rate", t.call_rate},
+          {"exec_rate", t.exec_rate},
+          {"speedup", Opt(t.speedup)},
+          {"sample_speedups", t.sample_speedups},
+          {"pass_at_k", pass},
+          {"verdicts", verdicts}};
 }
 
 std::string CsvField(const std::string& s) {
@@ -163,8 +175,8 @@ std::string TasksCsv(const Report& r) {
   for (const auto& t : r.tasks) {
     json c = Counts(t.outcomes);
     out += fmt::format("{},{},{},{},{},{},{},{},{},{:.4f},{:.4f},{}\n", CsvField(t.task), t.n, t.called, t.correct,
-                       c["wrong"].get<int>(), c["hacked"].get<int>(), c["failed"].get<int>(),
-                       c["no_code"].get<int>(), c["error"].get<int>(), t.call_rate, t.exec_rate,
+                       c["wrong"].get<int>(), c["hacked"].get<int>(), c["failed"].get<int>(), c["no_code"].get<int>(),
+                       c["error"].get<int>(), t.call_rate, t.exec_rate,
                        t.speedup ? fmt::format("{:.4f}", *t.speedup) : "");
   }
   return out;

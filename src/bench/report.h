@@ -23,7 +23,7 @@ struct Report {
   std::string mode;      // check or time
   std::string protocol;  // tolerance protocol
   bool gold = false;
-  std::string device;    // the GPUs' names, or "interpreter"
+  std::string device;            // the GPUs' names, or "interpreter"
   std::optional<double> wall_s;  // of the evaluation; none for --report-only
   std::vector<int> ks;
   std::vector<double> ps;

@@ -113,7 +113,8 @@ Result<std::vector<Sample>> ReadGenerationDir(const std::string& dir, int level)
 Result<std::vector<Sample>> ReadSamples(const std::string& path, int level) {
   std::error_code ec;
   if (fs::is_directory(path, ec)) {
-    if (level < 1) return InvalidArgument(fmt::format("{}: a samples folder is KernelBench's layout: give --level", path));
+    if (level < 1)
+      return InvalidArgument(fmt::format("{}: a samples folder is KernelBench's layout: give --level", path));
     return ReadGenerationDir(path, level);
   }
   auto text = ReadFile(path);

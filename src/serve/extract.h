@@ -6,8 +6,8 @@
 
 namespace kiln::serve {
 
-using response::Extracted;
 using response::ExtractCode;
+using response::Extracted;
 using response::Gate;
 using response::TritonGate;
 

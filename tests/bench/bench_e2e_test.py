@@ -4,7 +4,8 @@ tests/bench_samples (make_samples.py): the five channels, each one task with fiv
 hacked, crashing, unparsable), and the report numbers against the hand count; resume (nothing re-evaluated),
 the records database as cache, --gold on one task per benchmark, and the usage errors.
 
-    bench_e2e_test.py KILN [--gpu]      exit 77 when $KILN_PYTHON lacks torch/triton (or, with --gpu, a GPU)
+    bench_e2e_test.py KILN [--gpu]      exit 77 when $KILN_PYTHON lacks torch/triton (or, with --gpu, a GPU;
+                                        --gpu is not yet checked on one: reasons there may add foreign_kernel)
 """
 import csv
 import json

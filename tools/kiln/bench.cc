@@ -13,7 +13,8 @@ namespace kiln::cli {
 namespace {
 
 Command RegisterBench(CLI::App& app) {
-  auto* sub = app.add_subcommand("bench", "A benchmark channel over model samples, with honest metrics (docs/bench.md)");
+  auto* sub =
+      app.add_subcommand("bench", "A benchmark channel over model samples, with honest metrics (docs/bench.md)");
   auto o = std::make_shared<app::BenchOptions>();
   o->eval.mode = "time";
   sub->add_option("channel", o->channel, "tritonbench-g, tritonbench-t or kernelbench")
