@@ -159,6 +159,48 @@ Status ParseCompletion(const json& r, ChatResult* out) {
   return Status::Ok();
 }
 
+Status ParseEventStream(const std::string& body, ChatResult* out) {
+  bool any = false;
+  for (std::string_view line : SplitLines(body)) {
+    line = Trim(line);
+    if (!StartsWith(line, "data:")) continue;
+    std::string_view data = Trim(line.substr(5));
+    if (data == "[DONE]") break;
+    json j = json::parse(data, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) return InvalidArgument("an event of the stream is not JSON");
+    if (j.contains("error")) return ParseCompletion(j, out);
+    any = true;
+    if (j.contains("choices") && j["choices"].is_array() && !j["choices"].empty()) {
+      const json& c = j["choices"][0];
+      for (const char* k : {"delta", "message"})
+        if (c.contains(k) && c[k].is_object() && c[k].contains("content") && c[k]["content"].is_string())
+          out->content += c[k]["content"].get<std::string>();
+      if (c.contains("finish_reason") && c["finish_reason"].is_string()) out->finish_reason = c["finish_reason"];
+    }
+    if (j.contains("usage") && j["usage"].is_object()) {
+      const json& u = j["usage"];
+      if (u.contains("prompt_tokens") && u["prompt_tokens"].is_number_integer()) out->prompt_tokens = u["prompt_tokens"];
+      if (u.contains("completion_tokens") && u["completion_tokens"].is_number_integer())
+        out->completion_tokens = u["completion_tokens"];
+    }
+  }
+  return any ? Status::Ok() : InvalidArgument("the answer is neither JSON nor an event stream");
+}
+
+// A chat completion as JSON, or as an event stream from a server that streams even when asked not to
+// (-> the completion's JSON, for the cache).
+Result<json> CompletionJson(const std::string& body, ChatResult* r) {
+  json j = json::parse(body, nullptr, false);
+  if (!j.is_discarded()) {
+    KILN_RETURN_IF_ERROR(ParseCompletion(j, r));
+    return j;
+  }
+  if (!Contains(body, "data:")) return InvalidArgument("the answer is not JSON: " + body.substr(0, 200));
+  KILN_RETURN_IF_ERROR(ParseEventStream(body, r));
+  return json{{"choices", {{{"message", {{"role", "assistant"}, {"content", r->content}}}, {"finish_reason", r->finish_reason}}}},
+              {"usage", {{"prompt_tokens", r->prompt_tokens}, {"completion_tokens", r->completion_tokens}}}};
+}
+
 Client::Client(Config config, store::Store* store, std::unique_ptr<Transport> transport,
                std::function<void(double)> sleep)
     : config_(std::move(config)), store_(store), transport_(std::move(transport)), sleep_(std::move(sleep)) {
@@ -238,10 +280,8 @@ Result<ChatResult> Client::CallWithRetries(const std::string& body, const std::s
       last = fmt::format("HTTP {}: {}", reply->status, std::string(Trim(reply->body.substr(0, 300))));
       retry = Retryable(reply->status);
     } else {
-      json j = json::parse(reply->body, nullptr, false);
-      if (j.is_discarded()) return InvalidArgument("the answer is not JSON: " + reply->body.substr(0, 200));
       ChatResult r;
-      KILN_RETURN_IF_ERROR(ParseCompletion(j, &r));
+      KILN_ASSIGN_OR_RETURN(json j, CompletionJson(reply->body, &r));
       r.attempts = attempt;
       r.latency_s = took;
       r.cache_key = key;

@@ -156,5 +156,8 @@ class Client {
 
 // Parses a chat completion response body into `out` (content, finish_reason, tokens).
 Status ParseCompletion(const nlohmann::json& response, ChatResult* out);
+// A server-sent event stream of chunks (`data: {...}` lines up to `data: [DONE]`), as some servers send
+// even with "stream": false: the deltas' content joined, the last finish_reason, the usage if given.
+Status ParseEventStream(const std::string& body, ChatResult* out);
 
 }  // namespace kiln::llm

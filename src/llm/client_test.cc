@@ -139,6 +139,28 @@ TEST(LlmClient, RejectsAnswersThatAreNotCompletions) {
   EXPECT_FALSE(f.client->Chat(kMsgs, {}).ok());
 }
 
+// Some servers (tinyq4, a llama.cpp-style server) stream even when asked not to.
+TEST(LlmClient, ReadsAnEventStreamAnswer) {
+  auto st = store::Store::Open(":memory:");
+  ASSERT_TRUE(st.ok());
+  Fixture f(TestConfig(), st->get());
+  f.t->steps.push_back(Reply(200,
+                             "data: {\"choices\":[{\"delta\":{\"content\":\"Hel\"},\"finish_reason\":null}]}\n\n"
+                             "data: {\"choices\":[{\"delta\":{\"content\":\"lo\"},\"finish_reason\":\"stop\"}]}\n\n"
+                             "data: [DONE]\n\n"));
+  auto r = f.client->Chat(kMsgs, {});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->content, "Hello");
+  EXPECT_EQ(r->finish_reason, "stop");
+  auto again = f.client->Chat(kMsgs, {});  // cached as a completion
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE(again->cached);
+  EXPECT_EQ(again->content, "Hello");
+  ChatResult bad;
+  EXPECT_FALSE(ParseEventStream("data: {not json}\n", &bad).ok());
+  EXPECT_FALSE(ParseEventStream("hello\n", &bad).ok());
+}
+
 TEST(LlmClient, RetryDelayReadsAnHttpDateAndCapsTheBackoff) {
   Config c = TestConfig();
   c.max_backoff_s = 5;
