@@ -1,5 +1,5 @@
 // kiln/gen: one chain of `kiln generate` (docs/generate.md): ask the model, take the code from its answer
-// (serve::ExtractCode), verify it (a Verifier: the same path as `kiln eval`), tell the model what went
+// (response::ExtractCode), verify it (a Verifier: the same path as `kiln eval`), tell the model what went
 // wrong (feedback.h), for up to `turns` rounds; the chain stops at the first verified answer that meets
 // the target speedup (or, untimed, the first verified one). Every turn is one transcript line; a chain
 // resumes from the lines of an earlier run (the messages are rebuilt from them, no call is repeated).
@@ -38,7 +38,7 @@ class Verifier {
 struct TurnRecord {
   int turn = 0;
   std::string response, finish_reason;
-  std::string extracted;  // serve::Extracted::how
+  std::string extracted;  // response::Extracted::how
   std::string code_hash;  // "" without code
   std::string outcome;    // Attempt::Outcome
   nlohmann::json reasons = nlohmann::json::array();  // [{code, message, line}]

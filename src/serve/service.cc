@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "serve/extract.h"
+#include "response/extract.h"
 
 namespace kiln::serve {
 
@@ -114,19 +114,19 @@ Status Service::ParseItem(const json& in, size_t index, const json& request, Ite
     if (!in["group"].is_string() && !in["group"].is_number_integer()) return bad("group: expected a string or integer");
     it->echo["group"] = in["group"];
   }
-  Extracted e;
+  response::Extracted e;
   if (has_code) {
     e.code = text.get<std::string>();
     e.has_code = e.code.find_first_not_of(" \t\r\n") != std::string::npos;
     e.format_ok = e.has_code;
     e.how = "code";
   } else {
-    e = ExtractCode(text.get<std::string>());
+    e = response::ExtractCode(text.get<std::string>());
   }
   it->comp.has_code = e.has_code;
   it->comp.format = e.format_ok;
   it->echo["extracted"] = e.how;
-  Gate g = e.has_code ? TritonGate(e.code) : Gate{false, "no code found in the response"};
+  response::Gate g = e.has_code ? response::TritonGate(e.code) : response::Gate{false, "no code found in the response"};
   it->comp.gate = g.pass;
   if (!g.pass) it->echo["gate"] = g.reason;
   if (!g.pass && it->formula.require_gate) return Status::Ok();  // decided without a worker
