@@ -102,15 +102,21 @@ Result<Resumed> ReadTranscript(const std::string& path) {
     ++line;
     if (IsBlankLine(l)) continue;
     json j = json::parse(l, nullptr, false);
-    if (j.is_discarded() || !j.is_object() || !j.contains("task_hash") || !j.contains("sample")) {
+    if (j.is_discarded() || !j.is_object() || !j.contains("task_hash") || !j["task_hash"].is_string() ||
+        !j.contains("sample") || !j["sample"].is_number_integer()) {
       std::fprintf(stderr, "%s:%d: warning: not a transcript line; ignored\n", path.c_str(), line);
       continue;
     }
-    std::string key = ChainKey(j.value("task_hash", ""), j.value("sample", 0));
-    if (j.value("final", false))
-      r.finished.insert(key);
-    else if (j.contains("outcome"))
-      r.turns[key].push_back(gen::TurnRecord::FromJson(j));
+    std::string key = ChainKey(j["task_hash"].get<std::string>(), j["sample"].get<int>());
+    try {  // a hand-edited or truncated line of the wrong types is skipped, never a crash
+      if (j.value("final", false))
+        r.finished.insert(key);
+      else if (j.contains("outcome"))
+        r.turns[key].push_back(gen::TurnRecord::FromJson(j));
+    } catch (const json::exception&) {
+      std::fprintf(stderr, "%s:%d: warning: a transcript line with fields of the wrong type; ignored\n", path.c_str(),
+                   line);
+    }
   }
   return r;
 }
@@ -209,8 +215,8 @@ void Worker(Shared* s, int job) {
       json l = {{"task", name}, {"task_hash", hash}, {"sample", c.sample}};
       l.update(line);
       if (!s->o.quiet && line.contains("outcome"))
-        std::fprintf(stderr, "kiln generate: %s sample %d turn %d: %s\n", name.c_str(), c.sample,
-                     line.value("turn", 0), line.value("outcome", "").c_str());
+        std::fprintf(stderr, "kiln generate: %s sample %d turn %d: %s\n", name.c_str(), c.sample, line.value("turn", 0),
+                     line.value("outcome", "").c_str());
       return s->transcript->Write(std::move(l));
     };
     auto r = gen::RunChain(spec, c.done, s->client, verifier.get(), sink);
@@ -255,8 +261,11 @@ Result<bool> WriteOutputs(const GenerateOptions& o, const std::vector<TaskEntry>
   bool all = true;
   for (size_t t = 0; t < tasks.size(); ++t) {
     const TaskEntry& e = tasks[t];
-    json tj = {{"name", e.spec.name}, {"path", e.spec.path}, {"hash", e.spec.hash},
-               {"format", task::FormatName(e.spec.format)}, {"chains", json::array()}};
+    json tj = {{"name", e.spec.name},
+               {"path", e.spec.path},
+               {"hash", e.spec.hash},
+               {"format", task::FormatName(e.spec.format)},
+               {"chains", json::array()}};
     for (const auto& c : chains)
       if (c.task == t)
         tj["chains"].push_back({{"sample", c.sample},
@@ -270,7 +279,9 @@ Result<bool> WriteOutputs(const GenerateOptions& o, const std::vector<TaskEntry>
       std::string path = (fs::path(o.out) / (e.file + ".py")).string();
       KILN_RETURN_IF_ERROR(WriteFile(path, best->result.best_source));
       tj["status"] = best->result.status;
-      tj["best"] = {{"sample", best->sample}, {"turn", best->result.best_turn}, {"file", path},
+      tj["best"] = {{"sample", best->sample},
+                    {"turn", best->result.best_turn},
+                    {"file", path},
                     {"speedup", best->result.best_speedup ? json(*best->result.best_speedup) : json(nullptr)}};
       std::printf("%s: %s (sample %d, turn %d%s) -> %s\n", e.spec.name.c_str(), best->result.status.c_str(),
                   best->sample, best->result.best_turn,
@@ -303,7 +314,8 @@ std::optional<int> CheckOptions(const GenerateOptions& o) {
   if (o.samples < 1) return Usage("--samples must be 1 or more");
   if (o.jobs < 1) return Usage("--jobs must be 1 or more");
   if (o.mode != "check" && o.mode != "time") return Usage("--mode " + o.mode + ": expected check or time");
-  if (!exec::ParseIsolation(o.isolation).ok()) return Usage("--isolation " + o.isolation + ": expected shared, fork or fresh");
+  if (!exec::ParseIsolation(o.isolation).ok())
+    return Usage("--isolation " + o.isolation + ": expected shared, fork or fresh");
   return std::nullopt;
 }
 
