@@ -6,12 +6,14 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "gen/prompt.h"
 #include "llm/client.h"
 #include "search/interfaces.h"
+#include "task/task.h"
 
 namespace kiln::app {
 
@@ -21,6 +23,10 @@ struct LlmProposerOptions {
   llm::Sampling sampling;
   uint64_t seed = 1234;  // chain i samples with seed + i
   std::string purpose;   // the LLM records' label ("optimize:<task>")
+  // The task and the original's tuned kernel: a winning proposal's module is analysed against them
+  // (Analyze); without a task, proposals are kept as they are.
+  std::optional<task::TaskSpec> task;
+  std::string kernel;
 };
 
 class LlmProposer : public search::Proposer {
@@ -31,6 +37,7 @@ class LlmProposer : public search::Proposer {
   std::string name() const override { return "llm"; }
   int rounds() const override { return o_.rounds; }
   Result<std::vector<search::Proposal>> Propose(const search::ProposalContext& ctx) override;
+  Result<search::ProposalSpace> Analyze(const std::string& source) override;
 
  private:
   llm::Client* client_;
@@ -42,7 +49,13 @@ class LlmProposer : public search::Proposer {
 
 // The {{profile}} field: the diagnosis's bound, roofline and findings, and the original's case times.
 std::string ProfileText(const search::ProposalContext& ctx);
-// What a chain is told about its last proposal.
+// What a chain is told about its last proposal, then (when timed) the fastest correct module so far.
 std::string ProposalFeedback(const search::ProposalOutcome& out);
+std::string BestSoFarText(const search::BestSoFar& best, const search::ProposalContext& ctx);
+// A proposal's module analysed like the original (app::PrepareInputFromSource): the kernel of the
+// original's name when the rewrite keeps one, else its launched kernel with the most tunables; its space
+// and values, and a renderer over it.
+Result<search::ProposalSpace> ProposalSpaceOf(const task::TaskSpec& task, const std::string& kernel,
+                                              const std::string& source);
 
 }  // namespace kiln::app

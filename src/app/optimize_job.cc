@@ -159,6 +159,8 @@ Result<std::unique_ptr<LlmProposer>> MakeProposer(const OptimizeJobOptions& o, c
   po.sampling = o.llm_flags.sampling;
   po.seed = o.seed;
   po.purpose = "optimize:" + in.task.name;
+  po.task = in.task;  // a winning proposal is analysed and tuned further
+  po.kernel = in.kernel;
   return std::make_unique<LlmProposer>(client->get(), std::move(tmpl), std::move(fields), po);
 }
 

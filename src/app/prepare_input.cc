@@ -21,22 +21,29 @@ Result<search::OptimizeInput> PrepareInput(const task::TaskSpec& spec, const std
                     "for other formats, evaluate a candidate with kiln eval",
                     task::FormatName(spec.format)));
   KILN_ASSIGN_OR_RETURN(std::string text, ReadPythonSource(spec.path));
+  return PrepareInputFromSource(spec, spec.format == task::Format::kTritonBenchG ? task::StripTritonBenchTest(text) : text,
+                                spec.path, kernel, so);
+}
+
+Result<search::OptimizeInput> PrepareInputFromSource(const task::TaskSpec& spec, const std::string& source,
+                                                     const std::string& path, const std::string& kernel,
+                                                     const search::SpaceOptions& so) {
   search::OptimizeInput in;
   in.task = spec;
-  in.original_source = spec.format == task::Format::kTritonBenchG ? task::StripTritonBenchTest(text) : text;
-  KILN_ASSIGN_OR_RETURN(auto tree, pyast::Tree::Parse(in.original_source, spec.path));
-  if (!tree->errors().empty()) return ParseError(spec.path + ": syntax error; fix the module first");
+  in.original_source = source;
+  KILN_ASSIGN_OR_RETURN(auto tree, pyast::Tree::Parse(in.original_source, path));
+  if (!tree->errors().empty()) return ParseError(path + ": syntax error; fix the module first");
   KILN_ASSIGN_OR_RETURN(auto model, analysis::AnalyzeModule(*tree));
   // Candidates: launched kernels.
   std::vector<std::string> names;
   if (!kernel.empty()) {
-    if (!model.FindKernel(kernel)) return NotFound("no @triton.jit kernel named '" + kernel + "' in " + spec.path);
+    if (!model.FindKernel(kernel)) return NotFound("no @triton.jit kernel named '" + kernel + "' in " + path);
     names.push_back(kernel);
   } else {
     for (const auto& k : model.kernels)
       if (k.launched) names.push_back(k.name);
   }
-  if (names.empty()) return NotFound(spec.path + ": no kernel is launched from the module; nothing to tune");
+  if (names.empty()) return NotFound(path + ": no kernel is launched from the module; nothing to tune");
   int best_n = -1;
   for (const auto& n : names) {
     auto t = analysis::ExtractTunables(*tree, model, {n, {}});
@@ -59,7 +66,7 @@ Result<search::OptimizeInput> PrepareInput(const task::TaskSpec& spec, const std
       for (const auto& s : b.skipped) in.notes.push_back("skipped " + s);
     }
   }
-  if (best_n < 0) return InvalidArgument(spec.path + ": no kernel's tunables could be extracted");
+  if (best_n < 0) return InvalidArgument(path + ": no kernel's tunables could be extracted");
   if (names.size() > 1)
     in.notes.push_back(
         fmt::format("{} kernels are launched; tuning '{}' (use --kernel to choose)", names.size(), in.kernel));

@@ -14,5 +14,10 @@ namespace kiln::app {
 // Errors: unreadable or unparsable module, no launched kernel, unsupported format.
 Result<search::OptimizeInput> PrepareInput(const task::TaskSpec& spec, const std::string& kernel,
                                            const search::SpaceOptions& so = {});
+// The same over a module's text (`path` names it in messages): a proposer's rewritten module, which
+// kiln optimize --llm tunes further when it wins.
+Result<search::OptimizeInput> PrepareInputFromSource(const task::TaskSpec& spec, const std::string& source,
+                                                     const std::string& path, const std::string& kernel,
+                                                     const search::SpaceOptions& so = {});
 
 }  // namespace kiln::app

@@ -116,6 +116,16 @@ struct ProposalOutcome {
   double score_ms = -1;          // geomean of its case medians (< 0: none)
   double original_score_ms = -1;
 };
+// The fastest correct candidate so far (the original, or a proposal that beat it), told to the proposer
+// from the second round on.
+struct BestSoFar {
+  std::string what;      // "the original", "proposal #7 (sample 1, round 1)"
+  bool is_original = true;
+  double score_ms = -1;  // geomean of its case medians (short timing; < 0: untimed, a dry run)
+  std::vector<std::pair<std::string, double>> case_ms;  // case -> median
+  std::vector<FindingView> findings;  // its diagnosis's findings (the original's when it was not profiled)
+  bool findings_of_original = true;   // the findings are the original's profile's, not its own
+};
 struct ProposalContext {
   std::string source;                        // the original module
   std::string kernel;                        // the tuned kernel
@@ -123,10 +133,23 @@ struct ProposalContext {
   std::vector<std::pair<std::string, double>> original_case_ms;  // case -> median (short timing)
   int round = 0;
   std::vector<ProposalOutcome> previous;     // the last round's proposals, in their order
+  std::optional<BestSoFar> best;             // round > 0: the fastest correct candidate so far
 };
 struct Proposal {
   std::string source;  // the whole module ("" : the answer had no code)
   std::string note;    // e.g. the chain and turn it came from
+};
+
+// What the parametric search needs to continue from a proposal's module: its tuned kernel's tunables,
+// analysed like the original's, and a renderer over the proposal's source.
+struct ProposalSpace {
+  std::string kernel;
+  Space space;
+  Config baseline;  // the proposal's own values
+  bool autotuned = false;
+  std::vector<std::string> notes;
+  std::vector<std::string> runtime_valued;
+  std::shared_ptr<Renderer> renderer;
 };
 
 class Proposer {
@@ -136,6 +159,11 @@ class Proposer {
   virtual int rounds() const = 0;        // how many times to ask
   // The round's proposals. An error (the model cannot be reached) ends the proposals, not the run.
   virtual Result<std::vector<Proposal>> Propose(const ProposalContext& ctx) = 0;
+  // The search space of a winning proposal's module, to tune it further. An error (it cannot be
+  // analysed) or an empty space: the proposal is kept as it is.
+  virtual Result<ProposalSpace> Analyze(const std::string& source) {
+    return Unavailable("this proposer cannot analyse its proposals");
+  }
 };
 
 struct ProgressState {

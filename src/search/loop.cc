@@ -88,10 +88,14 @@ Result<OptimizeResult> OptimizeRun::Run() {
     if (finished_) return Status::Ok();
     KILN_RETURN_IF_ERROR(ProposeRewrites());
     if (o_.dry_run) return DryRun();
-    KILN_RETURN_IF_ERROR(Search());
-    std::vector<size_t> order = PickFinalists();
-    if (finished_) return Status::Ok();
-    KILN_RETURN_IF_ERROR(VerifyFinalists(order));
+    KILN_RETURN_IF_ERROR(ContinueFromProposal());  // a proposal that wins: the search continues from it
+    std::vector<size_t> order;
+    if (!res_.improved) {
+      KILN_RETURN_IF_ERROR(Search());
+      order = PickFinalists();
+      if (finished_) return Status::Ok();
+      KILN_RETURN_IF_ERROR(VerifyFinalists(order));
+    }
     if (!res_.improved && o_.per_shape_fallback && !lost_some_.empty()) KILN_RETURN_IF_ERROR(TryPerShapeAutotune());
     if (!res_.improved) {
       KeepOriginal();

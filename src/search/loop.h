@@ -126,6 +126,8 @@ struct CandidateRecord {
   Config config;
   std::string origin;  // "baseline", strategy name, "finalist", a proposer's name ("llm"), ...
   bool proposal = false;  // a proposer's whole module (its config is the original's, for the records)
+  int on_proposal = -1;   // the search continued from a winning proposal: that proposal's id (its config is
+                          // in the proposal's space)
   std::string source_hash;
   std::string verdict;  // exec verdicts plus "pruned", "render_error", "skipped"
   std::string message;
@@ -148,6 +150,23 @@ struct CaseComparison {
   double max_abs_err = 0;
 };
 
+// The parametric search continued from a proposer's verified winner (its module's own tunables).
+struct ProposalSearch {
+  int proposal_id = -1;          // the winning proposal's candidate id
+  std::string origin;            // the proposer ("llm")
+  double proposal_speedup = 1;   // the proposal's verified geometric-mean speedup over the original
+  std::string kernel;            // the rewritten module's tuned kernel
+  Space space;                   // its tunables ("" kernel and empty space: it had none)
+  Config from, to;               // the proposal's values, and the tuned ones (== from when nothing won)
+  std::string strategy;
+  bool improved = false;         // a config beat the proposal and then the original, both verified
+  double speedup_over_proposal = 1;  // the tuned module's verified speedup over the proposal
+  std::string outcome;           // what happened, in words ("kept as is: no tunables", ...)
+  std::string stop_reason;
+  int measured = 0;
+  nlohmann::json ToJson() const;
+};
+
 struct OptimizeResult {
   std::string task;
   std::string kernel;
@@ -164,7 +183,8 @@ struct OptimizeResult {
   std::string autotune_source;  // with --emit-autotune
   double geomean_speedup = 1.0;
   std::string best_origin;  // the winner's origin: a strategy's name, "per-shape autotune", or a proposer's ("llm")
-  bool best_is_proposal = false;  // the winner is a proposer's whole module (Deps::proposer)
+  bool best_is_proposal = false;  // the winner is a proposer's whole module (Deps::proposer), tuned or not
+  std::optional<ProposalSearch> proposal_search;  // a proposal won: the search continued from it
   std::vector<CaseComparison> cases;
   std::optional<ProfileSummary> profile_before, profile_after;
   double roofline_before = -1, roofline_after = -1;

@@ -51,6 +51,9 @@ class OptimizeRun {
   Status ChooseStrategy();
   Status MeasureAutotunedStart();
   Status ProposeRewrites();
+  void ProfileBestProposal(BestSoFar* best, std::string* source);
+  // The best proposal, verified; when it wins, the search continues over its module's tunables.
+  Status ContinueFromProposal();
   Status DryRun();
   Status Search();
   std::vector<size_t> PickFinalists();
@@ -78,6 +81,12 @@ class OptimizeRun {
   bool OverBudget() const { return Elapsed() >= search_end_; }
   int EvalsLeft() const { return o_.max_evals > 0 ? o_.max_evals - res_.measured : 1 << 30; }
   void UpdateReserve();
+
+  // The search on a winning proposal (proposal_search_phase.cc).
+  double MeasurementCost() const;
+  Status SearchProposal(const CandidateRecord& prop, const std::string& src, const ProposalSpace& space,
+                        ProposalSearch* ps);
+  size_t MergeProposalSearch(const CandidateRecord& prop, const OptimizeResult& sub, double at);
 
   // Verification helpers.
   Result<std::string> JudgeLongRun(const std::string& src, std::vector<CaseComparison>* cmp,

@@ -22,6 +22,12 @@ Status OptimizeRun::ProposeRewrites() {
   ctx.profile = res_.profile_before;
   for (const auto& c : base_.cases) ctx.original_case_ms.push_back({c.name, c.median_ms});
   const std::string origin = d_.proposer->name();
+  BestSoFar best;  // the fastest correct candidate so far, told from the second round on
+  best.what = "the original";
+  if (!o_.dry_run) best.score_ms = base_.score_ms;
+  best.case_ms = ctx.original_case_ms;
+  if (ctx.profile) best.findings = ctx.profile->findings;
+  std::string best_source;  // a proposal's, when one is the best
   for (ctx.round = 0; ctx.round < d_.proposer->rounds(); ++ctx.round) {
     if (!o_.dry_run && Elapsed() >= o_.budget_seconds * (1.0 - o_.reserve_fraction)) {
       res_.notes.push_back(fmt::format("{}: the budget ended before round {}", origin, ctx.round + 1));
@@ -63,6 +69,17 @@ Status OptimizeRun::ProposeRewrites() {
         sources_[res_.candidates.size()] = p.source;
       }
       if (rec.verdict != "ok") ++res_.failed, ++ps_.failed;
+      if (rec.verdict == "ok" && !o_.dry_run && std::isfinite(rec.score_ms) &&
+          rec.score_ms < best.score_ms * (1.0 - o_.accept_gain)) {
+        best.what = fmt::format("proposal #{} ({})", rec.id, p.note);
+        best.is_original = false;
+        best.score_ms = rec.score_ms;
+        best.case_ms.clear();
+        for (const auto& c : rec.cases) best.case_ms.push_back({c.name, c.median_ms});
+        best.findings = ctx.profile ? ctx.profile->findings : std::vector<FindingView>{};
+        best.findings_of_original = true;
+        best_source = p.source;
+      }
       Step("candidate", CandJson(rec));
       Say(fmt::format("kiln: {} proposal {}: {}{}", origin, rec.id, rec.verdict,
                       out.score_ms > 0 ? fmt::format(" ({:.2f}x)", base_.score_ms / out.score_ms) : ""));
@@ -70,8 +87,27 @@ Status OptimizeRun::ProposeRewrites() {
       outcomes.push_back(std::move(out));
     }
     ctx.previous = std::move(outcomes);
+    if (ctx.round + 1 < d_.proposer->rounds()) ProfileBestProposal(&best, &best_source);
+    ctx.best = best;
   }
   return Status::Ok();
+}
+
+// The best proposal so far is profiled for the next round's feedback when profiling works here and the
+// budget has room for it twice over before the reserve (else the original's findings stand for it).
+void OptimizeRun::ProfileBestProposal(BestSoFar* best, std::string* source) {
+  if (best->is_original || source->empty() || !d_.profiler || res_.mode != "profiled") return;
+  if (Elapsed() + 2 * profile_s_ >= o_.budget_seconds * (1.0 - o_.reserve_fraction)) return;
+  Show("profile");
+  auto p = d_.profiler->Profile(in_.task, *source, profile_case_);
+  source->clear();  // profiled once
+  if (!p.ok()) {
+    res_.notes.push_back("profiling the best proposal failed: " + p.status().message());
+    return;
+  }
+  best->findings = p->findings;
+  best->findings_of_original = false;
+  Step("profile_proposal", p->ToJson());
 }
 
 }  // namespace kiln::search::internal

@@ -56,7 +56,14 @@ std::string FormatReportText(const OptimizeResult& r, int max_rows) {
   if (r.improved) {
     s += fmt::format("result: {:.3f}x faster (geometric mean over {} cases), verified on fresh inputs\n",
                      r.geomean_speedup, r.cases.size());
-    if (r.best_is_proposal)
+    const ProposalSearch* ps = r.proposal_search ? &*r.proposal_search : nullptr;
+    if (r.best_is_proposal && ps && ps->improved)
+      s += fmt::format(
+          "  the winner is the rewrite proposed by {} (#{}, {:.3f}x over the original), then tuned by the search "
+          "({}) over its own tunables ({:.3f}x over the rewrite)\n  from {} (the rewrite's values)\n  to   {}\n",
+          ps->origin, ps->proposal_id, ps->proposal_speedup, ps->strategy, ps->speedup_over_proposal,
+          ConfigKey(ps->from), ConfigKey(ps->to));
+    else if (r.best_is_proposal)
       s += fmt::format("  the winner is a rewrite proposed by {} (a whole module, not a config of the original)\n",
                        r.best_origin);
     else
@@ -70,6 +77,10 @@ std::string FormatReportText(const OptimizeResult& r, int max_rows) {
       s += fmt::format("  {:<24} {:>12} {:>12} {:>8.3f}x {:>8.3f}-{:<7.3f}{}\n", c.name, Ms(c.baseline_ms),
                        Ms(c.best_ms), c.speedup, c.spread_lo, c.spread_hi, c.passed ? "" : " FAILED");
   }
+  if (r.proposal_search)
+    s += fmt::format("search on {} proposal #{} ({}): {}\n", r.proposal_search->origin, r.proposal_search->proposal_id,
+                     r.proposal_search->kernel.empty() ? "?" : "kernel " + r.proposal_search->kernel,
+                     r.proposal_search->outcome);
   if (r.roofline_before >= 0 || r.roofline_after >= 0)
     s += fmt::format("roofline: {} before, {} after{}\n", Pct(r.roofline_before), Pct(r.roofline_after),
                      r.roofline_after_estimated ? " (estimated from the profiled case's speedup)" : "");
@@ -80,7 +91,10 @@ std::string FormatReportText(const OptimizeResult& r, int max_rows) {
   int n = 0;
   for (auto* c : v) {
     if (n++ >= max_rows) break;
-    const std::string what = c->proposal ? "[" + c->origin + " proposal: a whole module]" : ConfigKey(c->config);
+    const std::string what = c->proposal          ? "[" + c->origin + " proposal: a whole module]"
+                             : c->on_proposal >= 0 ? fmt::format("{} (proposal #{}'s module)", ConfigKey(c->config),
+                                                                 c->on_proposal)
+                                                   : ConfigKey(c->config);
     s += fmt::format("  #{:<3} {:<14} {:>12}  {}{}{}\n", c->id, c->verdict, Ms(c->score_ms), what,
                      c->final_outcome.empty() ? "" : "  [" + c->final_outcome + "]",
                      (c->verdict != "ok" && !c->message.empty()) ? "  (" + c->message.substr(0, 80) + ")" : "");
@@ -107,6 +121,9 @@ code{background:#f4f4f4;padding:0 .2em}</style></head><body>)";
         r.geomean_speedup, e(ConfigKey(r.baseline_config)), e(ConfigKey(r.best_config)));
   else
     h += "<p class=bad>Original kept: " + e(r.kept_reason) + "</p>";
+  if (r.proposal_search)
+    h += fmt::format("<p>Search on {} proposal #{}: {}</p>", e(r.proposal_search->origin),
+                     r.proposal_search->proposal_id, e(r.proposal_search->outcome));
   h += "<h2>Per input "
        "case</h2><table><tr><th>case</th><th>baseline</th><th>best</th><th>speedup</th><th>spread</th><th>verified</"
        "th></tr>";

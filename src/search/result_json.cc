@@ -79,6 +79,7 @@ nlohmann::json CandJson(const CandidateRecord& c) {
                       {"final_outcome", c.final_outcome},
                       {"kernels", kernels}};
   if (!c.phases.empty()) j["phases_s"] = c.phases;
+  if (c.on_proposal >= 0) j["on_proposal"] = c.on_proposal;
   j["score_ms"] = std::isfinite(c.score_ms) ? nlohmann::json(c.score_ms) : nlohmann::json(nullptr);
   j["rung1_ms"] = std::isfinite(c.rung1_ms) ? nlohmann::json(c.rung1_ms) : nlohmann::json(nullptr);
   return j;
@@ -189,6 +190,7 @@ nlohmann::json OptimizeResult::ToJson() const {
   j["reserve_s"] = reserve_s;
   j["startup_s"] = startup;
   j["best_is_autotune"] = best_is_autotune;
+  j["proposal_search"] = proposal_search ? proposal_search->ToJson() : nlohmann::json(nullptr);
   return j;
 }
 

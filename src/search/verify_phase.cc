@@ -28,7 +28,8 @@ std::vector<size_t> OptimizeRun::PickFinalists() {
   std::vector<double> s0;
   for (size_t i = 1; i < res_.candidates.size(); ++i) {
     const auto& cr = res_.candidates[i];
-    if (cr.verdict == "ok" && cr.score_ms < base_.score_ms * (1.0 - o_.accept_gain)) {
+    // (a proposal verified before the search is not a finalist again)
+    if (cr.verdict == "ok" && cr.final_outcome.empty() && cr.score_ms < base_.score_ms * (1.0 - o_.accept_gain)) {
       idx.push_back(i);
       s0.push_back(cr.score_ms);
     }
