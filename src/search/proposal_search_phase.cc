@@ -123,6 +123,7 @@ Status OptimizeRun::SearchProposal(const CandidateRecord& prop, const std::strin
     return Status::Ok();
   }
   // The tuned module beat the proposal (verified, confirmed); now against the original, interleaved.
+  strict_sources_.insert(HashHex(sub->best_source));  // the model's code: policy strict here too
   std::vector<CaseComparison> c1, c2;
   KILN_ASSIGN_OR_RETURN(std::string why, JudgeLongRun(sub->best_source, &c1));
   if (why.empty()) {
@@ -141,7 +142,6 @@ Status OptimizeRun::SearchProposal(const CandidateRecord& prop, const std::strin
   }
   wc.final_outcome = "won";
   sources_[winner] = sub->best_source;
-  strict_sources_.insert(HashHex(sub->best_source));
   DeclareWinner(sub->best_config, sub->best_source, c1, c2);
   res_.best_origin = wc.origin;
   Step("verify", {{"id", wc.id}, {"outcome", "won"}, {"geomean_speedup", res_.geomean_speedup}});

@@ -3,6 +3,7 @@
 // proposer's; proposals run under policy strict; failed proposals are told back in the next round; a
 // proposer that fails ends the proposals, not the run; a dry run checks proposals for correctness.
 #include <cmath>
+#include <optional>
 
 #include <gtest/gtest.h>
 
@@ -15,6 +16,7 @@ namespace {
 
 using testing::FakeMeasurer;
 using testing::FakeRenderer;
+using testing::ParseConfig;
 using testing::RenderConfig;
 
 const Config kBase{{"BLOCK_SIZE", 64}, {"num_warps", 4}};
@@ -36,11 +38,29 @@ class PolicyMeasurer : public FakeMeasurer {
   }
 };
 
+// Renders a config into the model's module (its marker kept), as app::RewriteRenderer does over a proposal.
+class RewriteOfModel : public Renderer {
+ public:
+  Result<std::string> Render(const Config& c) override { return Rewrite(c); }
+};
+
 class ScriptedProposer : public Proposer {
  public:
   std::vector<std::vector<Proposal>> rounds_;
   std::vector<ProposalContext> seen;
   bool fail_after = false;
+  std::optional<Space> rewrite_space;  // what Analyze finds in the model's module (nullopt: cannot analyse)
+  std::vector<std::string> analysed;
+  Result<ProposalSpace> Analyze(const std::string& source) override {
+    analysed.push_back(source);
+    if (!rewrite_space) return Proposer::Analyze(source);
+    ProposalSpace sp;
+    sp.kernel = "kernel";
+    sp.space = *rewrite_space;
+    sp.baseline = ParseConfig(source);
+    sp.renderer = std::make_shared<RewriteOfModel>();
+    return sp;
+  }
   std::string name() const override { return "llm"; }
   int rounds() const override { return static_cast<int>(rounds_.size()) + (fail_after ? 1 : 0); }
   Result<std::vector<Proposal>> Propose(const ProposalContext& ctx) override {
@@ -140,6 +160,113 @@ TEST(Propose, ADryRunChecksTheProposalsForCorrectness) {
     if (c.origin == "llm") verdicts.push_back(c.verdict);
   EXPECT_EQ(verdicts, (std::vector<std::string>{"ok", "mismatch"}));
   EXPECT_EQ(f.ev.Count(exec::Mode::kTime), 0);
+}
+
+TEST(Propose, AWinningRewriteIsTunedFurtherOverItsOwnTunables) {
+  Fixture f;
+  const Config kMid{{"BLOCK_SIZE", 512}, {"num_warps", 2}};  // beats all the original's space (<= 256)
+  f.pr.rounds_ = {{{Rewrite(kMid), "sample 0, round 1"}}};
+  // The rewritten kernel's own space reaches 2048 (bigger is faster here).
+  f.pr.rewrite_space = Space({{"BLOCK_SIZE", Role::kBlock, {256, 512, 1024, 2048}, false},
+                              {"num_warps", Role::kNumWarps, {1, 2, 4}, true}});
+  auto r = f.Run();
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_TRUE(r->improved) << r->kept_reason;
+  // The final module is the model's (its marker) with a searched value.
+  EXPECT_NE(r->best_source.find("# rewritten by the model"), std::string::npos);
+  EXPECT_EQ(ParseConfig(r->best_source).at("BLOCK_SIZE"), 2048);
+  EXPECT_TRUE(r->best_is_proposal);
+  EXPECT_EQ(r->best_origin, "coordinate on llm #1");
+  EXPECT_NEAR(r->geomean_speedup, 32.0, 1e-6);
+  ASSERT_TRUE(r->proposal_search.has_value());
+  const auto& ps = *r->proposal_search;
+  EXPECT_TRUE(ps.improved);
+  EXPECT_EQ(ps.proposal_id, 1);
+  EXPECT_NEAR(ps.proposal_speedup, 8.0, 1e-6);
+  EXPECT_NEAR(ps.speedup_over_proposal, 4.0, 1e-6);
+  EXPECT_EQ(ps.from, kMid);
+  EXPECT_EQ(ps.to.at("BLOCK_SIZE"), 2048);
+  ASSERT_EQ(f.pr.analysed.size(), 1u);
+  EXPECT_EQ(f.pr.analysed[0], Rewrite(kMid));
+  // The original's own search did not run: every search candidate is on the proposal's module, and
+  // every request for the model's code (tuned or not) ran under policy strict.
+  int on = 0, won = 0;
+  for (const auto& c : r->candidates) {
+    if (c.id == 0 || c.proposal) continue;
+    EXPECT_EQ(c.on_proposal, 1) << c.origin;
+    ++on;
+    won += c.final_outcome == "won";
+  }
+  EXPECT_GT(on, 2);
+  EXPECT_EQ(won, 1);
+  for (auto p : f.ev.proposal_policies) EXPECT_EQ(p, exec::Policy::kStrict);
+  auto j = r->ToJson();
+  EXPECT_EQ(j["proposal_search"]["best_config"]["BLOCK_SIZE"], 2048);
+  EXPECT_EQ(j["best_origin"], "coordinate on llm #1");
+  const std::string text = FormatReportText(*r);
+  EXPECT_NE(text.find("the winner is the rewrite proposed by llm (#1, 8.000x over the original), then tuned by the "
+                      "search (coordinate) over its own tunables (4.000x over the rewrite)"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("(proposal #1's module)"), std::string::npos) << text;
+}
+
+TEST(Propose, AWinningRewriteWithoutTunablesIsKeptAsItIs) {
+  Fixture f;
+  f.pr.rounds_ = {{{Rewrite(kLlm), ""}}};
+  f.pr.rewrite_space = Space();
+  auto r = f.Run();
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_TRUE(r->improved);
+  EXPECT_EQ(r->best_source, Rewrite(kLlm));
+  EXPECT_EQ(r->best_origin, "llm");
+  ASSERT_TRUE(r->proposal_search.has_value());
+  EXPECT_FALSE(r->proposal_search->improved);
+  EXPECT_EQ(r->proposal_search->outcome, "kept as is: its kernel has no tunables to search");
+  EXPECT_NE(FormatReportText(*r).find("search on llm proposal #1 (kernel kernel): kept as is: its kernel has no "
+                                      "tunables to search"),
+            std::string::npos);
+}
+
+TEST(Propose, ARewriteRejectedInVerificationLeavesTheOriginalsSearch) {
+  Fixture f;
+  // Faster on its one-trial short timing, wrong on verification's three trials.
+  const Config kFlaky{{"BLOCK_SIZE", 2048}, {"num_warps", 1}};
+  f.ev.wrong = [&](const Config& c, int trials) { return c == kFlaky && trials >= 3; };
+  f.pr.rounds_ = {{{Rewrite(kFlaky), ""}}};
+  f.pr.rewrite_space = Space({{"BLOCK_SIZE", Role::kBlock, {1024, 2048}, false}});
+  auto r = f.Run();
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_TRUE(f.pr.analysed.empty());  // never analysed: it did not win
+  EXPECT_FALSE(r->proposal_search.has_value());
+  ASSERT_TRUE(r->improved);
+  EXPECT_FALSE(r->best_is_proposal);
+  EXPECT_EQ(r->best_config.at("BLOCK_SIZE"), 256);
+  int verified = 0;
+  for (const auto& c : r->candidates)
+    if (c.proposal) {
+      verified += c.final_outcome.rfind("rejected", 0) == 0;
+      EXPECT_EQ(c.on_proposal, -1);
+    }
+  EXPECT_EQ(verified, 1);  // verified once, not again among the search's finalists
+}
+
+TEST(Propose, LaterRoundsAreToldTheFastestModuleSoFar) {
+  Fixture f;
+  const Config kMid{{"BLOCK_SIZE", 512}, {"num_warps", 2}};
+  f.pr.rounds_ = {{{Rewrite(kMid), "sample 0, round 1"}, {Rewrite(kWrong), "sample 1, round 1"}}, {}};
+  f.pr.fail_after = false;
+  auto r = f.Run();
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(f.pr.seen.size(), 2u);
+  EXPECT_FALSE(f.pr.seen[0].best.has_value());
+  ASSERT_TRUE(f.pr.seen[1].best.has_value());
+  const auto& b = *f.pr.seen[1].best;
+  EXPECT_FALSE(b.is_original);
+  EXPECT_EQ(b.what, "proposal #1 (sample 0, round 1)");
+  EXPECT_NEAR(b.score_ms, 0.25, 1e-9);  // geomean of 0.125 and 0.5
+  ASSERT_EQ(b.case_ms.size(), 2u);
+  EXPECT_EQ(b.case_ms[0].first, "small");
 }
 
 }  // namespace
