@@ -7,6 +7,7 @@
 // not the user's). A config that beats the proposal there is then timed against the true original (two
 // long runs); it wins only if it passes. A proposal without tunables, or without budget left, is kept as
 // it is. The original's own search is then skipped: the run continues from the best. See optimize_run.h.
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -176,7 +177,9 @@ size_t OptimizeRun::MergeProposalSearch(const CandidateRecord& prop, const Optim
   res_.pruned += sub.pruned;
   res_.pruned_static += sub.pruned_static;
   res_.failed += sub.failed;
-  for (const auto& n : sub.notes) res_.notes.push_back(fmt::format("search on {} #{}: {}", prop.origin, prop.id, n));
+  for (const auto& n : sub.notes)  // (the same note as the original's, e.g. a skipped tunable, once)
+    if (std::find(res_.notes.begin(), res_.notes.end(), n) == res_.notes.end())
+      res_.notes.push_back(fmt::format("search on {} #{}: {}", prop.origin, prop.id, n));
   return winner;
 }
 
