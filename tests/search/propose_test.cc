@@ -70,6 +70,25 @@ class ScriptedProposer : public Proposer {
   }
 };
 
+// Profiles say which module they saw: the model's ("rewrite") or the original's.
+class SourceProfiler : public Profiler {
+ public:
+  std::vector<std::string> seen;
+  double* clock = nullptr;  // a profile takes 3 s
+  Status Available() override { return Status::Ok(); }
+  Result<ProfileSummary> Profile(const task::TaskSpec&, const std::optional<std::string>& src,
+                                 const std::string&) override {
+    if (clock) *clock += 3;
+    const bool rewrite = src && src->find("# rewritten") != std::string::npos;
+    seen.push_back(rewrite ? "rewrite" : "original");
+    ProfileSummary p;
+    p.bound = "memory";
+    p.roofline_fraction = 0.2;
+    p.findings.push_back({rewrite ? "rewrite_finding" : "original_finding", "major", "m", {}});
+    return p;
+  }
+};
+
 struct Fixture {
   PolicyMeasurer ev;
   FakeRenderer rr;
@@ -94,8 +113,9 @@ struct Fixture {
     in.baseline = kBase;
     in.original_source = RenderConfig(kBase);
   }
+  Profiler* profiler = nullptr;
   Result<OptimizeResult> Run() {
-    Deps d{&ev, &rr};
+    Deps d{&ev, &rr, profiler};
     d.proposer = &pr;
     return Optimize(in, o, d);
   }
@@ -267,6 +287,52 @@ TEST(Propose, LaterRoundsAreToldTheFastestModuleSoFar) {
   EXPECT_NEAR(b.score_ms, 0.25, 1e-9);  // geomean of 0.125 and 0.5
   ASSERT_EQ(b.case_ms.size(), 2u);
   EXPECT_EQ(b.case_ms[0].first, "small");
+}
+
+TEST(Propose, TheBestProposalIsProfiledForTheNextRoundWhenTheBudgetHasRoom) {
+  for (double budget : {1000.0, 6.0}) {
+    Fixture f;
+    SourceProfiler prof;
+    prof.clock = &f.clock;
+    f.profiler = &prof;
+    f.o.budget_seconds = budget;
+    const Config kMid{{"BLOCK_SIZE", 512}, {"num_warps", 2}};
+    f.pr.rounds_ = {{{Rewrite(kMid), "sample 0, round 1"}}, {}};
+    auto r = f.Run();
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    ASSERT_EQ(f.pr.seen.size(), 2u);
+    ASSERT_TRUE(f.pr.seen[1].best.has_value());
+    const auto& b = *f.pr.seen[1].best;
+    EXPECT_FALSE(b.is_original);
+    ASSERT_EQ(b.findings.size(), 1u);
+    if (budget > 100) {  // profiled: its own findings
+      EXPECT_EQ(b.findings[0].rule, "rewrite_finding");
+      EXPECT_FALSE(b.findings_of_original);
+      ASSERT_GE(prof.seen.size(), 2u);
+      EXPECT_EQ(prof.seen[1], "rewrite");
+    } else {  // no room: the original's findings stand for it, said so
+      EXPECT_EQ(b.findings[0].rule, "original_finding");
+      EXPECT_TRUE(b.findings_of_original);
+      EXPECT_EQ(prof.seen, std::vector<std::string>{"original"});
+    }
+  }
+}
+
+TEST(Propose, AWinningRewriteIsKeptAsItIsWhenTooLittleBudgetIsLeft) {
+  Fixture f;
+  f.o.budget_seconds = 8;  // the verification of the rewrite leaves about 2 s
+  const Config kMid{{"BLOCK_SIZE", 512}, {"num_warps", 2}};
+  f.pr.rounds_ = {{{Rewrite(kMid), ""}}};
+  f.pr.rewrite_space = Space({{"BLOCK_SIZE", Role::kBlock, {512, 1024, 2048}, false}});
+  auto r = f.Run();
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_TRUE(r->improved);
+  EXPECT_EQ(r->best_source, Rewrite(kMid));
+  ASSERT_TRUE(r->proposal_search.has_value());
+  EXPECT_FALSE(r->proposal_search->improved);
+  EXPECT_NE(r->proposal_search->outcome.find("too few to search its tunables"), std::string::npos)
+      << r->proposal_search->outcome;
+  for (const auto& c : r->candidates) EXPECT_EQ(c.on_proposal, -1);
 }
 
 }  // namespace
