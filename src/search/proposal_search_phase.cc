@@ -117,6 +117,7 @@ Status OptimizeRun::SearchProposal(const CandidateRecord& prop, const std::strin
   }
   ps->strategy = sub->strategy;
   ps->stop_reason = sub->stop_reason;
+  res_.stop_reason += "; the search on it stopped: " + sub->stop_reason;
   ps->measured = sub->measured;
   size_t winner = MergeProposalSearch(prop, *sub, at);
   if (!sub->improved || winner == 0) {
