@@ -1,7 +1,8 @@
 // kiln/search: one run of the tuning loop as named phases over explicit state (internal to
 // src/search; the interface is Optimize in loop.h). loop.cc holds the driver and the phases up to
-// the strategy, search_phase.cc the search rounds and the dry run, verify_phase.cc the finalists,
-// their verification and what follows a winner.
+// the strategy, propose_phase.cc a proposer's rewrites, proposal_search_phase.cc the search continued
+// from a winning rewrite, search_phase.cc the search rounds and the dry run, verify_phase.cc the
+// finalists, their verification and what follows a winner.
 //
 // A phase returns an error Status only for a machinery failure (the Measurer's) or an unusable
 // original; the driver then records the run as failed and returns the error. A phase that ends the
