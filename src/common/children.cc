@@ -19,11 +19,9 @@ std::atomic<pid_t> g_children[kMaxChildren];
 // Every descendant of `root` and its process group, found through /proc with raw system calls only
 // (no allocation: usable from a signal handler). The fork zygote puts each candidate child in a process
 // group of its own, so killing the worker's group alone would orphan a running candidate.
-struct ProcEntry {
-  pid_t pid, ppid, pgid;
-};
 constexpr int kMaxProcs = 32768;
-ProcEntry g_procs[kMaxProcs];
+ProcLink g_procs[kMaxProcs];
+int g_order[kMaxProcs];
 std::atomic<bool> g_procs_busy{false};
 
 int ParseInt(const char*& p) {
@@ -112,36 +110,57 @@ void UnregisterChild(pid_t pid) {
   }
 }
 
+int TopDownOrder(const ProcLink* procs, int n, pid_t root, int* order) {
+  int cnt = 0;
+  for (int i = 0; i < n; ++i) {
+    if (procs[i].pid == root) order[cnt++] = i;
+  }
+  // Parents in breadth-first order: the root itself (listed or not), then each process queued.
+  for (int head = (cnt > 0 ? 0 : -1); head < cnt; ++head) {
+    const pid_t parent = head < 0 ? root : procs[order[head]].pid;
+    for (int j = 0; j < n; ++j) {
+      if (procs[j].ppid != parent || procs[j].pid == root) continue;
+      bool seen = false;  // a pid listed twice (reused while /proc was read) is queued once
+      for (int k = 0; k < cnt && !seen; ++k) seen = procs[order[k]].pid == procs[j].pid;
+      if (!seen) order[cnt++] = j;
+    }
+  }
+  return cnt;
+}
+
+namespace {
+
+// Sends `sig` to each process of the order and to its process group (not ours, not init's).
+void SignalInOrder(int cnt, int sig, pid_t self_group) {
+  for (int k = 0; k < cnt; ++k) {
+    const ProcLink& p = g_procs[g_order[k]];
+    if (p.pgid > 1 && p.pgid != self_group) ::kill(-p.pgid, sig);
+    ::kill(p.pid, sig);
+  }
+}
+
+}  // namespace
+
 void KillTree(pid_t root) {
   if (root <= 0) return;
+  ::kill(root, SIGSTOP);  // first: the root sees nothing below it die
+  const pid_t self_group = ::getpgrp();
   bool expected = false;
-  // One scan at a time (the table is static); a concurrent caller falls back to the group kill.
+  // One scan at a time (the tables are static); a concurrent caller falls back to the group kill.
   if (g_procs_busy.compare_exchange_strong(expected, true)) {
-    int n = ScanProcs();
-    const pid_t self_group = ::getpgrp();
-    // Mark descendants by repeated passes (ppid chains), using pgid = -1 as the mark on a copy.
-    static bool mark[kMaxProcs];
-    for (int i = 0; i < n; ++i) mark[i] = g_procs[i].pid == root;
-    for (bool changed = true; changed;) {
-      changed = false;
-      for (int i = 0; i < n; ++i) {
-        if (mark[i]) continue;
-        for (int j = 0; j < n; ++j) {
-          if (mark[j] && g_procs[i].ppid == g_procs[j].pid) {
-            mark[i] = changed = true;
-            break;
-          }
-        }
-      }
+    int cnt = 0;
+    // Stop level by level; a process that forked between a scan and its stop shows up in the next scan.
+    for (int pass = 0; pass < 8; ++pass) {
+      const int before = cnt;
+      cnt = TopDownOrder(g_procs, ScanProcs(), root, g_order);
+      SignalInOrder(cnt, SIGSTOP, self_group);
+      if (pass > 0 && cnt <= before) break;
     }
-    for (int i = 0; i < n; ++i) {
-      if (!mark[i]) continue;
-      if (g_procs[i].pgid > 1 && g_procs[i].pgid != self_group) ::kill(-g_procs[i].pgid, SIGKILL);
-      ::kill(g_procs[i].pid, SIGKILL);
-    }
+    SignalInOrder(cnt, SIGKILL, self_group);
     g_procs_busy.store(false);
   }
-  if (root != ::getpgrp()) ::kill(-root, SIGKILL);
+  ::kill(root, SIGKILL);
+  if (root != self_group) ::kill(-root, SIGKILL);
 }
 
 void InstallChildCleanupOnSignal() {

@@ -14,9 +14,22 @@ namespace kiln {
 void RegisterChild(pid_t pid);
 void UnregisterChild(pid_t pid);
 
-// SIGKILLs every descendant of `root` and their process groups (found through /proc with raw system
-// calls only, no allocation: usable from a signal handler), then `root`'s own group.
+// Kills `root`, every descendant of it and their process groups from the root down (found through /proc with
+// raw system calls only, no allocation: usable from a signal handler): `root` is stopped first (SIGSTOP), then
+// each level of its descendants, top-down, until a scan finds no new one; then all are SIGKILLed root first. So
+// no process of the tree runs while one below it dies (a `kiln eval --batch` child never sees its workers die,
+// to record them as crashes, before it is killed itself).
 void KillTree(pid_t root);
+
+// A process as /proc/<pid>/stat describes it.
+struct ProcLink {
+  pid_t pid, ppid, pgid;
+};
+
+// KillTree's order: the indices into procs[0, n) of `root` (when listed) and its descendants, the root first,
+// then its children, their children, ... (breadth first, whatever the pids' order); writes them to `order`
+// (room for n) and returns their number. No allocation.
+int TopDownOrder(const ProcLink* procs, int n, pid_t root, int* order);
 
 // Installs the SIGINT/SIGTERM/SIGHUP handlers described above (every kiln command, from main).
 void InstallChildCleanupOnSignal();

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace kiln {
 namespace {
@@ -81,6 +82,58 @@ TEST(KillTree, KillsTheChildAndADescendantInAnotherProcessGroup) {
   EXPECT_TRUE(GoneWithin(child, std::chrono::seconds(5)));
   EXPECT_TRUE(GoneWithin(grandchild, std::chrono::seconds(5)));
   if (Alive(grandchild)) kill(grandchild, SIGKILL);
+}
+
+TEST(KillTree, OrdersFromTheRootDownWhateverThePids) {
+  // pids wrapped around: the root's descendants have lower pids than it, and /proc lists them first
+  const ProcLink procs[] = {{50, 100, 100}, {100, 700, 100}, {300, 500, 300}, {500, 1, 500},
+                            {700, 500, 700}, {999, 1, 999}, {60, 999, 999}};
+  int order[7];
+  const int n = TopDownOrder(procs, 7, 500, order);
+  std::vector<pid_t> pids;
+  for (int k = 0; k < n; ++k) pids.push_back(procs[order[k]].pid);
+  EXPECT_EQ(pids, (std::vector<pid_t>{500, 300, 700, 100, 50}));  // unrelated 999 and its child left alone
+}
+
+TEST(KillTree, OrdersTheDescendantsOfARootAlreadyGone) {
+  const ProcLink procs[] = {{80, 90, 80}, {90, 40, 90}};  // 40 exited: its child 90 is still listed under it
+  int order[2];
+  ASSERT_EQ(TopDownOrder(procs, 2, 40, order), 2);
+  EXPECT_EQ(procs[order[0]].pid, 90);
+  EXPECT_EQ(procs[order[1]].pid, 80);
+}
+
+// A parent that watches its child (as a batch child watches its workers) never sees it die when its tree is
+// killed: the parent is stopped before anything below it is killed.
+TEST(KillTree, AParentNeverSeesItsChildDie) {
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  pid_t parent = fork();
+  if (parent == 0) {
+    close(fds[0]);
+    setpgid(0, 0);
+    pid_t w = fork();
+    if (w == 0) {
+      setpgid(0, 0);
+      execlp("sleep", "sleep", "30", static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    char ready = 'r';
+    (void)!write(fds[1], &ready, 1);
+    waitpid(w, nullptr, 0);
+    char seen = 'X';  // the child died while this process still ran
+    (void)!write(fds[1], &seen, 1);
+    _exit(0);
+  }
+  close(fds[1]);
+  char c = 0;
+  ASSERT_EQ(read(fds[0], &c, 1), 1);
+  ASSERT_EQ(c, 'r');
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  KillTree(parent);
+  EXPECT_TRUE(GoneWithin(parent, std::chrono::seconds(5)));
+  EXPECT_EQ(read(fds[0], &c, 1), 0) << "the parent saw its child die: " << c;
+  close(fds[0]);
 }
 
 TEST(KillTree, IgnoresNonPositivePids) {

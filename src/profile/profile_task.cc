@@ -76,7 +76,22 @@ void KeepOwn(const json& resp, ProfileRun* run) {
     run->ncu_messages.push_back("none of the profiled kernels is the candidate's own: every kernel kept");
 }
 
+// ncu found nothing to profile because the worker ran on the CPU: say so (the worker's response knows).
+Status ExplainInterpreter(const json& resp, const Status& st) {
+  if (!resp.is_object() || !resp.value("interpreter", false)) return st;
+  return Status(st.code(),
+                fmt::format("the worker ran under Triton's interpreter (no CUDA device visible to it under ncu, or "
+                            "TRITON_INTERPRET=1 set), so no kernel ran on a GPU to profile; ncu said: {}",
+                            st.message()));
+}
+
 }  // namespace
+
+void ApplyWorkerResponse(const json& resp, bool own_only, ProfileRun* run) {
+  if (!resp.is_object()) return;
+  if (auto f = exec::KernelFactsFromJson(resp); f.ok()) AttachFacts(*f, run);
+  if (own_only) KeepOwn(resp, run);
+}
 
 Result<ProfileOutput> ProfileTask(const task::TaskSpec& spec, const std::optional<std::string>& candidate_source,
                                   const ProfileOptions& o, const std::optional<DeviceRecord>& device) {
@@ -113,13 +128,10 @@ Result<ProfileOutput> ProfileTask(const task::TaskSpec& spec, const std::optiona
                     fmt::format("the task failed under the profiler: verdict {}: {}\n{}", resp.value("verdict", "?"),
                                 resp.value("message", ""), out.status().message()));
     }
-    return out.status();
+    return ExplainInterpreter(resp, out.status());
   }
-  if (resp.is_object()) {
-    out->worker_response = resp;
-    if (auto f = exec::KernelFactsFromJson(resp); f.ok()) AttachFacts(*f, &out->run);
-    if (o.own_kernels_only) KeepOwn(resp, &out->run);
-  }
+  if (resp.is_object()) out->worker_response = resp;
+  ApplyWorkerResponse(resp, o.own_kernels_only, &out->run);
   return out;
 }
 

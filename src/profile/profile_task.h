@@ -42,6 +42,13 @@ struct ProfileOutput {
   nlohmann::json worker_response;  // task mode: the worker's response (may be null)
 };
 
+// Task mode, once ncu's rows are in `run`: the worker's profile response's compile facts joined by kernel name
+// and, when own_only, only the candidate's (or module's) own kernels kept (`own_kernel_names` of its cases; the
+// others listed in run->skipped_kernels; every kernel kept, with a message, when none of them is profiled).
+void ApplyWorkerResponse(const nlohmann::json& resp, bool own_only, ProfileRun* run);
+
+// The worker's response of a run that failed (ncu found no kernel) says when the worker was on Triton's
+// interpreter: the error then says so.
 Result<ProfileOutput> ProfileTask(const task::TaskSpec& spec, const std::optional<std::string>& candidate_source,
                                   const ProfileOptions& o, const std::optional<DeviceRecord>& device);
 

@@ -178,6 +178,7 @@ class Evaluator:
         self.has_baseline = False   # a timing baseline replaces the reference while timed
         self.phases = {}   # seconds spent per phase of the request (load, check, timing), for cost accounting
         self._cand_loaded = False   # from the candidate's import on, a fault of the task's code may be its doing
+        self._large_inputs = False  # the last trial's inputs were fingerprinted (large): see _trial
         self._baseline = None       # guards.snapshot() before the candidate's import
 
     def release(self):
@@ -511,31 +512,38 @@ class Evaluator:
         return inp if inp is not None else ([], {})
 
     def _trial(self, case, t, seed, cand_fn, ref_fn, stats):
-        """One trial, within about 1.5x the task's own footprint (docs/verdicts.md, "Memory"): the candidate runs
-        on a clone of the master inputs, dropped once checked unless the candidate changed it; the reference then
-        runs on the master itself, so that the inputs exist twice only while the candidate runs."""
+        """One trial, within 1.5x the task's own footprint (docs/verdicts.md, "Memory"). Small inputs: the
+        candidate runs on a clone of the master inputs (kept only when it changed them). Large inputs
+        (fingerprinted): it runs on the master itself (_candidate_on_master). The reference then runs on the
+        master; large inputs are freed before the outputs are compared, so that the inputs and both outputs
+        (1.5x) are alive together only during the reference's call and one fingerprint without temporaries."""
         self._last_args = None   # the previous trial's inputs, freed before this trial draws its own
+        if self._large_inputs:
+            gc.collect()   # and its outputs, which reference cycles of the calls can still hold
         args, kwargs = self._draw_inputs(case, seed)
         self._last_args = args
         master = (args, kwargs)
         master_copy = memory.snapshot(master)  # the master's bits (large: fingerprints), to see the candidate reach it
-        c_args, c_kwargs = tasks_mod.clone_tree(args), tasks_mod.clone_tree(kwargs)
-        out_c = self._candidate_trial(case, cand_fn, c_args, c_kwargs, seed)
-        if memory.changed(master, master_copy):
-            self.runtime["inputs_mutated"] = True
-            self.reasons.add("input_mutated", "the candidate modified the worker's master copy of the inputs")
-        # the candidate's inputs as it left them, kept only when it changed them (the side-effect comparison)
-        c_changed = compare.changed_paths((c_args, c_kwargs), master)
-        in_alias = compare.overlaps(compare.storages(out_c), compare.storages((c_args, c_kwargs)))
-        c_inputs = (c_args, c_kwargs) if c_changed else None
-        large = memory.tree_bytes((c_args, c_kwargs)) > memory.SNAPSHOT_CLONE_BYTES
-        del c_args, c_kwargs
-        if large:
-            gc.collect()   # the call's machinery leaves reference cycles that still hold the clone
+        self._large_inputs = master_copy[0] != "clone"
+        if master_copy[0] == "clone":
+            out_c, c_changed, in_alias, c_inputs = self._candidate_on_clone(case, cand_fn, master, master_copy, seed)
+        else:
+            out_c, c_changed, in_alias, c_inputs, master = self._candidate_on_master(case, cand_fn, master,
+                                                                                     master_copy, seed)
+            if master is None:
+                self.runtime["inputs_mutated"] = True
+                self.reasons.add("input_mutated", f"the candidate modified its inputs {c_changed[:3]} in place, and "
+                                                  "they cannot be drawn again as they were to see whether the "
+                                                  "reference does too")
+                stats["trials"] = t + 1
+                return False
+            args, kwargs = master
+            self._last_args = args
+        del args, kwargs
 
         # the reference after the candidate, on the master itself (a copy of the inputs fewer)
         with attribution.kernel_trace() as ref_trace:
-            out_r, rec_r, ref_launches = self._call_reference(ref_fn, args, kwargs, seed)
+            out_r, rec_r, ref_launches = self._call_reference(ref_fn, master[0], master[1], seed)
         self.ref_traces.append(ref_trace if ref_launches else None)
         self.mem.note_task(master, out_r)
         self.ref_launches += ref_launches
@@ -545,6 +553,7 @@ class Evaluator:
         self.ref_mutates_inputs = self.ref_mutates_inputs or bool(r_changed)
         # the inputs as drawn, for further runs of the reference (after a mismatch)
         pristine = self._pristine(case, seed, master, master_copy, bool(r_changed))
+        r_storages = compare.storages(master)
 
         # inputs: the candidate may change them only where the reference does too
         if c_changed:
@@ -562,7 +571,46 @@ class Evaluator:
                                  f"case {case}, trial {t}: the candidate's in-place changes to its inputs differ "
                                  "from the reference's")
         del c_inputs
-        return self._judge_outputs(case, t, seed, ref_fn, pristine, out_c, out_r, master, in_alias, stats)
+        if master_copy[0] != "clone":
+            # large inputs are not needed by the comparison: freed (drawn again if a rerun needs them)
+            self._last_args = memory.shapes_only(self._last_args)
+            master = None
+            gc.collect()   # the call's machinery leaves reference cycles that still hold the inputs
+        return self._judge_outputs(case, t, seed, ref_fn, pristine, out_c, out_r, r_storages, in_alias, stats)
+
+    def _candidate_on_clone(self, case, cand_fn, master, snap, seed):
+        """Small inputs: the candidate on clones of the master. -> (its output, the paths it changed, its output's
+        overlaps with its inputs, its inputs as it left them when it changed them)."""
+        c_args, c_kwargs = tasks_mod.clone_tree(master[0]), tasks_mod.clone_tree(master[1])
+        out_c = self._candidate_trial(case, cand_fn, c_args, c_kwargs, seed)
+        if memory.changed(master, snap):
+            self.runtime["inputs_mutated"] = True
+            self.reasons.add("input_mutated", "the candidate modified the worker's master copy of the inputs")
+        c_changed = compare.changed_paths((c_args, c_kwargs), master)
+        in_alias = compare.overlaps(compare.storages(out_c), compare.storages((c_args, c_kwargs)))
+        return out_c, c_changed, in_alias, ((c_args, c_kwargs) if c_changed else None)
+
+    def _candidate_on_master(self, case, cand_fn, master, snap, seed):
+        """Large inputs: the candidate runs on the master itself (a clone would be one more copy of the inputs),
+        checked against the master's fingerprints. When it changed them, they are kept as it left them (the
+        side-effect comparison) and the reference gets the inputs drawn again from the same seed, used only
+        when they equal the fingerprints. -> (output, changed paths, overlaps of the output with its inputs,
+        its inputs as it left them when changed, the inputs for the reference (None: cannot be had again))."""
+        types = [(p, type(v)) for p, v in compare.flatten(master)]
+        out_c = self._candidate_trial(case, cand_fn, master[0], master[1], seed)
+        c_changed = memory.changed(master, snap)
+        # a tensor given another class (x.__class__ = a subclass whose __torch_function__ would answer for the
+        # reference) counts as changed: the reference then gets inputs drawn again
+        retyped = [p for (p, ty), (_, v) in zip(types, compare.flatten(master)) if type(v) is not ty]
+        if retyped:
+            self.reasons.add("input_mutated", f"the candidate changed the class of its inputs {retyped[:3]}")
+            c_changed = sorted(set(c_changed) | set(retyped))
+        in_alias = compare.overlaps(compare.storages(out_c), compare.storages(master))
+        if not c_changed:
+            return out_c, [], in_alias, None, master
+        self._last_args = None
+        again = self._draw_inputs(case, seed)
+        return out_c, c_changed, in_alias, master, (None if memory.changed(again, snap) else again)
 
     def _candidate_trial(self, case, cand_fn, c_args, c_kwargs, seed):
         """The candidate's call on its clones and the checks of what it did while running -> its output."""
@@ -593,22 +641,25 @@ class Evaluator:
         return out_c
 
     def _pristine(self, case, seed, master, master_copy, ref_changed):
-        """-> a function giving the trial's inputs as drawn (or None when they cannot be had again): the master
-        when the reference left it alone, else the snapshot's clone (small inputs), else the inputs drawn again
-        from the same seed, used only when they equal the snapshot's fingerprints."""
+        """-> a function giving the trial's inputs as drawn (or None when they cannot be had again): small inputs,
+        the master when the reference left it alone, else the snapshot's clone; large inputs (not held once the
+        reference ran), the inputs drawn again from the same seed, used only when they equal the fingerprints."""
+        held = master if master_copy[0] == "clone" else None   # large inputs are not held for reruns
+
         def get():
-            if not ref_changed:
-                return master
+            if not ref_changed and held is not None:
+                return held
             if master_copy[0] == "clone":
                 return master_copy[1]
             again = self._draw_inputs(case, seed)
             return None if memory.changed(again, master_copy) else again
         return get
 
-    def _judge_outputs(self, case, t, seed, ref_fn, pristine, out_c, out_r, r_inputs, in_alias_all, stats):
-        """Aliasing, then the comparison of the outputs (with the reference-instability runs on a mismatch)."""
+    def _judge_outputs(self, case, t, seed, ref_fn, pristine, out_c, out_r, r_storages, in_alias_all, stats):
+        """Aliasing, then the comparison of the outputs (with the reference-instability runs on a mismatch).
+        r_storages: the byte ranges of the reference's inputs (compare.storages)."""
         cs = compare.storages(out_c)
-        ref_alias = {p for p, _ in compare.overlaps(compare.storages(out_r), compare.storages(r_inputs))}
+        ref_alias = {p for p, _ in compare.overlaps(compare.storages(out_r), r_storages)}
         in_alias = [(p, q) for p, q in in_alias_all if p not in ref_alias]
         if in_alias:
             self.runtime["output_aliases_input"] = True

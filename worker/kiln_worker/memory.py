@@ -147,23 +147,74 @@ class History:
 SNAPSHOT_CLONE_BYTES = 16 << 20
 
 
+# Elements a program of the fingerprint kernel reads. Session 9 measured 1 << 16 on an H100 (1.5x peaks), where
+# its first compile took 56 s (a block that large unrolls into a huge kernel); 4K elements a program make the same
+# kernel small, for two int64 (16 bytes) of partial sums per 16 KiB of fp32 inputs (0.1%).
+FP_BLOCK = 1 << 12
+_FP_KERNEL = []
+
+
+def _fingerprint_kernel():
+    """The Triton kernel of _fingerprint (compiled on first use, after the worker chose interpreter or GPU)."""
+    if not _FP_KERNEL:
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def kiln_fingerprint_kernel(bits_ptr, n, key, part_ptr, BLOCK: tl.constexpr):
+            pid = tl.program_id(0)
+            offs = pid.to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+            mask = offs < n
+            b = tl.load(bits_ptr + offs, mask=mask, other=0).to(tl.int64)
+            w = tl.randint(key, offs).to(tl.int64) | 1           # 32 secret random bits a position, odd
+            tl.store(part_ptr + 2 * pid, tl.sum(b, axis=0))
+            tl.store(part_ptr + 2 * pid + 1, tl.sum(b * w, axis=0))
+
+        _FP_KERNEL.append(kiln_fingerprint_kernel)
+    return _FP_KERNEL[0]
+
+
+# Elements a step of the torch fingerprint (interpreter): three int64 temporaries of this size.
+FP_CPU_CHUNK = 1 << 18
+
+
 def _fingerprint(t: torch.Tensor, key: int):
-    """Two sums over a tensor's bits, CHUNK elements at a time, on its device: a plain one and one weighted by
-    random 62-bit weights drawn from `key` (secret to the candidate: without them no change of the values can
-    be made to keep the weighted sum, short of guessing)."""
+    """Two sums over a tensor's bits on its device: a plain one and one weighted by random weights drawn from
+    `key` (secret to the candidate: without them no change of the values can be made to keep the weighted sum,
+    short of guessing). Nearly no temporaries, so that the check made while the task's inputs and both outputs
+    are alive (after the reference) adds nothing to the trial's peak: on a GPU one Triton kernel draws the
+    weights as it reads (two int64 per FP_BLOCK elements); in host memory (the interpreter, whose Triton is too
+    slow for gigabytes) torch steps of FP_CPU_CHUNK elements."""
     from . import compare
     bits = compare._bits(t.detach())
     if not bits.is_contiguous():
         bits = bits.contiguous()
     flat = bits.reshape(-1)
-    s1 = torch.zeros((), dtype=torch.int64, device=t.device)
-    s2 = torch.zeros((), dtype=torch.int64, device=t.device)
-    step = compare.chunk_for(flat.numel())
+    if flat.device.type == "cpu":
+        return _fingerprint_torch(flat, key, FP_CPU_CHUNK)
+    return _fingerprint_triton(flat, key)
+
+
+def _fingerprint_triton(flat, key):
+    n = flat.numel()
+    if n == 0:
+        z = torch.zeros((), dtype=torch.int64, device=flat.device)
+        return z, z
+    grid = (n + FP_BLOCK - 1) // FP_BLOCK
+    part = torch.empty(2 * grid, dtype=torch.int64, device=flat.device)
+    _fingerprint_kernel()[(grid,)](flat, n, key, part, BLOCK=FP_BLOCK)
+    part = part.view(grid, 2).sum(0)
+    return part[0], part[1]
+
+
+def _fingerprint_torch(flat, key, step):
+    s1 = torch.zeros((), dtype=torch.int64, device=flat.device)
+    s2 = torch.zeros((), dtype=torch.int64, device=flat.device)
+    g = torch.Generator(device=flat.device)
+    g.manual_seed(key % (1 << 63))   # one stream of weights, drawn in order
     for i in range(0, flat.numel(), step):
         c = flat[i:i + step].to(torch.int64)
-        g = torch.Generator(device=t.device)
-        g.manual_seed((key + i) % (1 << 63))
-        w = torch.randint(1, 1 << 62, (c.numel(),), generator=g, device=t.device, dtype=torch.int64)
+        w = torch.randint(1, 1 << 62, (c.numel(),), generator=g, device=flat.device, dtype=torch.int64)
         s1 += c.sum()
         s2 += (c * w).sum()
     return s1, s2
@@ -180,6 +231,18 @@ def snapshot(tree):
     key = int.from_bytes(os.urandom(8), "little") >> 2
     return ("fingerprint", key, [(p, tuple(v.shape), v.dtype, _fingerprint(v, key)) for p, v in compare.flatten(tree)
                                  if isinstance(v, torch.Tensor)])
+
+
+def shapes_only(tree):
+    """The tree with its tensors replaced by meta tensors of the same shapes and dtypes: what a result still
+    needs of a trial's large inputs (element counts, work estimates) once they are freed."""
+    if isinstance(tree, torch.Tensor):
+        return torch.empty(tree.shape, dtype=tree.dtype, device="meta")
+    if isinstance(tree, (list, tuple)):
+        return type(tree)(shapes_only(v) for v in tree) if type(tree) in (list, tuple) else [shapes_only(v) for v in tree]
+    if isinstance(tree, dict):
+        return {k: shapes_only(v) for k, v in tree.items()}
+    return tree
 
 
 def changed(tree, snap) -> list:
