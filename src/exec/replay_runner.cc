@@ -113,6 +113,8 @@ Result<EvalResult> ReplayRunner::Evaluate(const EvalRequest& request) {
   size_t& cur = cursor_[key];
   size_t idx = it->second[std::min(cur, it->second.size() - 1)];
   ++cur;
+  // A recorded out-of-memory answer replays as the live runner gave it (the pool then retries it).
+  if (auto oom = EvalResult::FromInfraOom(entries_[idx].response)) return std::move(*oom);
   auto r = EvalResult::FromResponse(entries_[idx].response);
   if (!r.ok()) return InvalidArgument(fmt::format("{}: recorded response: {}", name_, r.status().message()));
   return r;

@@ -160,6 +160,19 @@ Reason ParseReason(const json& j) {
 
 }  // namespace
 
+std::optional<EvalResult> EvalResult::FromInfraOom(const json& j) {
+  if (!j.is_object()) return std::nullopt;
+  auto c = j.find("error_code");
+  if (c == j.end() || !c->is_string() || *c != "infra_out_of_memory") return std::nullopt;
+  auto e = j.find("error");
+  EvalResult r = Make(Verdict::kRuntimeError, "infra_out_of_memory",
+                      e != j.end() && e->is_string() ? e->get<std::string>() : "out of memory (infrastructure)");
+  r.raw = j;
+  r.raw["verdict"] = VerdictName(r.verdict);
+  r.raw["reasons"] = json::array({{{"code", "infra_out_of_memory"}, {"message", r.message}, {"severity", "error"}}});
+  return r;
+}
+
 Result<EvalResult> EvalResult::FromResponse(const json& j) {
   if (!j.is_object()) return InvalidArgument("response is not a JSON object");
   if (j.contains("ok") && j["ok"].is_boolean() && !j["ok"].get<bool>()) {

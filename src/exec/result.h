@@ -126,6 +126,10 @@ struct EvalResult {
   bool ok() const { return verdict == Verdict::kOk; }
   // Parses an `eval` response (ok: true). Fails only when it is not a response at all.
   static Result<EvalResult> FromResponse(const nlohmann::json& response);
+  // A worker's `{"ok": false, "error_code": "infra_out_of_memory"}` (out of memory, not the candidate's alone)
+  // as the provisional runtime_error / infra_out_of_memory result the pool retries alone; nullopt for any
+  // other response. Shared by the live runner and the replay of a recording, so both retry alike.
+  static std::optional<EvalResult> FromInfraOom(const nlohmann::json& response);
   // A result made on the kiln side (timeout, crash, static rejection).
   static EvalResult Make(Verdict v, std::string code, std::string message);
   // Full JSON (the response fields plus kiln's: warnings, from_cache).

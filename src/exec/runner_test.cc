@@ -374,6 +374,41 @@ TEST(ReplayRunner, HandWrittenTranscript) {
   EXPECT_NE(bad.status().message().find("bad.jsonl:1:1: error:"), std::string::npos);
 }
 
+// A recorded infra_out_of_memory answer (a GPU shared with other batches, issue 16's run 6) replays as the
+// live runner gave it: the provisional runtime_error the pool retries, not a machinery error.
+TEST(ReplayRunner, InfraOutOfMemoryReplaysAsTheLiveRunnerGaveIt) {
+  EvalRequest req;
+  req.task.name = "tritonbench_g/rotary_transform";
+  req.task.hash = "bbbbbbbbbbbbbbbb";
+  req.mode = Mode::kTime;
+  nlohmann::json oom = {{"request", req.ToJson("1")},
+                        {"response",
+                         {{"id", "1"},
+                          {"ok", false},
+                          {"error", "out of memory (OutOfMemoryError): not the candidate's alone"},
+                          {"error_code", "infra_out_of_memory"}}}};
+  nlohmann::json ok = {{"request", req.ToJson("2")}, {"response", {{"id", "2"}, {"ok", true}, {"verdict", "ok"}}}};
+  auto rp = ReplayRunner::FromText(oom.dump() + "\n" + ok.dump() + "\n", "oom.jsonl");
+  ASSERT_TRUE(rp.ok()) << rp.status().message();
+  auto first = (*rp)->Evaluate(req);
+  ASSERT_TRUE(first.ok()) << first.status().message();
+  EXPECT_EQ(first->verdict, Verdict::kRuntimeError);
+  ASSERT_EQ(first->reasons.size(), 1u);
+  EXPECT_EQ(first->reasons[0].code, "infra_out_of_memory");
+  EXPECT_EQ(first->raw["reasons"][0]["code"], "infra_out_of_memory");
+  EXPECT_NE(first->message.find("not the candidate's alone"), std::string::npos);
+  auto retry = (*rp)->Evaluate(req);  // the pool's retry takes the next recording
+  ASSERT_TRUE(retry.ok()) << retry.status().message();
+  EXPECT_EQ(retry->verdict, Verdict::kOk);
+  // Any other worker error still replays as a machinery error.
+  nlohmann::json err = oom;
+  err["response"]["error_code"] = "something_else";
+  auto re = ReplayRunner::FromText(err.dump() + "\n", "err.jsonl");
+  ASSERT_TRUE(re.ok());
+  EXPECT_FALSE((*re)->Evaluate(req).ok());
+  EXPECT_FALSE(EvalResult::FromInfraOom(nlohmann::json::array()).has_value());
+}
+
 TEST(EvalResult, LenientParsingAndRoundTrip) {
   auto r = EvalResult::FromResponse({{"id", "1"},
                                      {"ok", true},

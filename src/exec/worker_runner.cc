@@ -259,12 +259,6 @@ bool IsTaskError(const json& r) {
   return r.is_object() && c != r.end() && c->is_string() && *c == "task_error" && e != r.end() && e->is_string();
 }
 
-// {"ok": false, "error_code": "infra_out_of_memory", "memory": {...}}: out of memory, not the candidate's alone.
-bool IsInfraOom(const json& r) {
-  auto c = r.find("error_code");
-  return r.is_object() && c != r.end() && c->is_string() && *c == "infra_out_of_memory";
-}
-
 }  // namespace
 
 Result<EvalResult> WorkerRunner::Evaluate(const EvalRequest& request) {
@@ -308,16 +302,11 @@ Result<EvalResult> WorkerRunner::Evaluate(const EvalRequest& request) {
           if (m.rfind("task_error: ", 0) == 0) m = m.substr(12);
           return InvalidArgument("task error: " + m);
         }
-        if (IsInfraOom(ex.response)) {
+        if (auto oom = EvalResult::FromInfraOom(ex.response)) {
           // No verdict yet (docs/verdicts.md, out_of_memory): the pool retries the item alone on a fresh
           // worker; this outcome stands only when that fails too. A shared worker gives its memory back.
           if (opts_.isolation != Isolation::kFork) Kill();
-          r = EvalResult::Make(Verdict::kRuntimeError, "infra_out_of_memory",
-                               ex.response.value("error", std::string("out of memory (infrastructure)")));
-          r.raw = ex.response;
-          r.raw["verdict"] = VerdictName(r.verdict);
-          r.raw["reasons"] = json::array({{{"code", "infra_out_of_memory"}, {"message", r.message},
-                                           {"severity", "error"}}});
+          r = std::move(*oom);
           r.elapsed_s = wall;
           break;
         }
