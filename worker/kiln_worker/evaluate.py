@@ -6,6 +6,7 @@ import collections
 import contextlib
 import gc
 import math
+import os
 import re
 import signal
 import threading
@@ -14,7 +15,7 @@ import traceback
 
 import torch
 
-from . import attribution, capture, compare, guards, memory
+from . import attribution, capture, compare, guards, legacy, memory
 from . import platform as plat
 from . import tasks as tasks_mod
 from .verdicts import Reasons
@@ -179,6 +180,9 @@ class Evaluator:
         self.phases = {}   # seconds spent per phase of the request (load, check, timing), for cost accounting
         self._cand_loaded = False   # from the candidate's import on, a fault of the task's code may be its doing
         self._baseline = None       # guards.snapshot() before the candidate's import
+        self._legacy_gold = None    # TritonBench's legacy stdout check: the gold script's run (legacy.py)
+        self._legacy_source = None  # the candidate's module, for its script
+        self.legacy = None          # the response's legacy_stdout
 
     def release(self):
         """After the response: drop the request's tensors and give cached GPU blocks back (memory.py)."""
@@ -197,7 +201,7 @@ class Evaluator:
         with capture.capture_fds() as cap:
             try:
                 with deadline(self.limits.get("timeout_s")), plat.cuda_shim(), tasks_mod.scratch_cwd():
-                    self._run()
+                    self._run_with_legacy()
             except Stop:
                 pass
             except tasks_mod.TaskError as e:
@@ -223,6 +227,34 @@ class Evaluator:
         if self.phases:
             resp["phases_s"] = self.phases
         return resp
+
+    def _run_with_legacy(self):
+        """_run, then (when the request asks for it) the candidate's legacy stdout script, whatever the
+        verdict: TritonBench's check does not depend on kiln's. Never after a timeout or a lost CUDA context."""
+        try:
+            self._run()
+        except EvalTimeout:
+            raise
+        except BaseException:
+            self._legacy_candidate()
+            raise
+        self._legacy_candidate()
+
+    def _legacy_wanted(self, task):
+        return bool(self.req.get("legacy_stdout")) and self.mode in ("check", "time") \
+            and task.format in ("tritonbench_g", "tritonbench_t")
+
+    def _legacy_candidate(self):
+        if self._legacy_gold is None:
+            return
+        cand = None
+        if self._legacy_source is not None and not self.fatal:
+            t_ph = _perf_counter()
+            name = (self.req.get("candidate") or {}).get("name") or os.path.basename(self.task.path)
+            script = legacy.script_of(self._legacy_source, self.task.text)
+            cand = legacy.run_script(script, name, True, self.task)
+            self._phase("legacy_candidate", t_ph)
+        self.legacy = legacy.summarize(self._legacy_gold, cand)
 
     def _record_exception(self, e, msg=None):
         """An exception the candidate's run raised -> its reason, located at the candidate's own line."""
@@ -270,6 +302,8 @@ class Evaluator:
             resp["attribution"] = self.attribution
         if self.precision is not None:
             resp["precision"] = self.precision
+        if self.legacy is not None:
+            resp["legacy_stdout"] = self.legacy
         resp["memory"] = self.mem.report()
         if self.fatal:
             resp["fatal"] = True
@@ -308,6 +342,10 @@ class Evaluator:
         with plat.cuda_shim(), tasks_mod.harness(task.path, "importing the task's reference"):
             task.load_reference()
         self._phase("load_reference", t_ph)
+        if self._legacy_wanted(task):   # before any candidate code runs in this process
+            t_ph = _perf_counter()
+            self._legacy_gold = legacy.run_script(task.text, os.path.basename(task.path), False, task)
+            self._phase("legacy_gold", t_ph)
         self._load_timing_baseline(task)
         baseline = self._baseline = guards.snapshot()
         self._settings0 = guards.global_state()
@@ -321,6 +359,8 @@ class Evaluator:
                     source = f.read()
             else:
                 raise tasks_mod.TaskError("candidate: null is only valid for tritonbench and kiln tasks")
+        if self._legacy_gold is not None:
+            self._legacy_source = tasks_mod.split_tritonbench(source)[0]
         self.tf32 = bool(re.search(r"\btl\.dot\b|\.dot\(", source))
         if self.protocol == "kernelbench" and task.format in ("kernelbench", "tritonbench_t"):
             self.tf32 = False   # torch reference in IEEE fp32: a tf32 dot is reduced_precision, no allowance
