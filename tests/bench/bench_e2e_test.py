@@ -119,6 +119,30 @@ def check_legacy_stdout(kiln, tmp, common):
           printed)
 
 
+# The compile pair's module, run as the worker runs it (under a TorchDispatchMode, which makes Dynamo fall back
+# to eager unless the module steps out of it) on the CPU at a small size: it must compile a graph (inductor)
+# and match the eager reference.
+COMPILE_CHECK = """
+import sys, types, torch
+from torch.utils._python_dispatch import TorchDispatchMode
+mod = sys.modules["kiln_compile_pair"] = types.ModuleType("kiln_compile_pair")
+g = mod.__dict__
+exec(compile(open(sys.argv[1]).read(), sys.argv[1], "exec"), g)
+g["batch_size"], g["dim"] = 4, 64
+class Mode(TorchDispatchMode):
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        return func(*args, **(kwargs or {}))
+x = g["get_inputs"]()
+m = g["ModelNew"](*g["get_init_inputs"]())
+with Mode():
+    out = m(*x)
+from torch._dynamo.utils import counters
+assert counters["stats"]["unique_graphs"] >= 1, dict(counters["stats"])
+assert torch.allclose(out, g["Model"](*g["get_init_inputs"]())(*x))
+print("compiled", dict(counters["stats"]))
+"""
+
+
 def check_compile_baseline(kiln, tmp, common, gpu):
     """--baseline compile: one torch.compile pair per task beside the samples; on a GPU the samples get a
     speedup over it, under the interpreter it is unavailable (null, with a note), never faked."""
@@ -131,6 +155,14 @@ def check_compile_baseline(kiln, tmp, common, gpu):
     lines = {json.loads(l)["id"]: json.loads(l) for l in open(os.path.join(out, "results.jsonl"))} if rc == 0 else {}
     comp = lines.get("19_ReLU#@compile", {})
     check("compile baseline: its pair ran (the reference under torch.compile)", comp.get("verdict") == "ok", comp)
+    pair = [json.loads(l) for l in open(os.path.join(out, "pairs.jsonl")) if "#@compile" in l] if rc == 0 else []
+    if pair and not gpu:  # the interpreter never compiles it: check here, on the CPU, that its module does
+        src = os.path.join(tmp, "compile_pair.py")
+        open(src, "w").write(pair[0]["source"])
+        env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+        p = subprocess.run([PY, "-c", COMPILE_CHECK, src], capture_output=True, text=True, timeout=400, env=env)
+        check("compile baseline: its module compiles a graph under a dispatch mode", p.returncode == 0
+              and "compiled" in p.stdout, (p.stdout + p.stderr)[-1500:])
     if gpu:
         check("compile baseline: measured", v.get("tasks_with_baseline") == 1 and v.get("geomean_speedup")
               and v["fast_p"]["1"] is not None, v)

@@ -118,3 +118,13 @@ def test_only_tritonbench_tasks_get_it(fork_worker):
                              "limits": {"timeout_s": 60}}, timeout=120)
     assert r["ok"] and r["verdict"] == "ok", r
     assert "legacy_stdout" not in r
+
+
+def test_gold_not_run_after_the_candidate_replaced_torch(fork_worker, tmp_path):
+    """The gold's script runs after the candidate's: when the candidate replaced part of torch (here a
+    torch.zeros that feeds the gold's prints), the gold is not run and the sample does not pass."""
+    src = MODULE + "\n_real_zeros = torch.zeros\ntorch.zeros = lambda *a, **k: _real_zeros(*a, **k)\n"
+    r = _eval(fork_worker, _task(tmp_path, TEST_SILENT), src)
+    lg = r["legacy_stdout"]
+    assert r["verdict"] == "rejected", r.get("reasons")
+    assert not lg["passed"] and not lg["gold"]["ran"] and "torch.zeros" in lg.get("note", ""), lg

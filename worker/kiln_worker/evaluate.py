@@ -180,7 +180,7 @@ class Evaluator:
         self.phases = {}   # seconds spent per phase of the request (load, check, timing), for cost accounting
         self._cand_loaded = False   # from the candidate's import on, a fault of the task's code may be its doing
         self._baseline = None       # guards.snapshot() before the candidate's import
-        self._legacy_gold = None    # TritonBench's legacy stdout check: the gold script's run (legacy.py)
+        self._legacy_on = False     # TritonBench's legacy stdout check asked for (legacy.py)
         self._legacy_source = None  # the candidate's module, for its script
         self.legacy = None          # the response's legacy_stdout
 
@@ -229,32 +229,46 @@ class Evaluator:
         return resp
 
     def _run_with_legacy(self):
-        """_run, then (when the request asks for it) the candidate's legacy stdout script, whatever the
-        verdict: TritonBench's check does not depend on kiln's. Never after a timeout or a lost CUDA context."""
+        """_run, then (when the request asks for it) the legacy stdout scripts, whatever the verdict:
+        TritonBench's check does not depend on kiln's, and kiln's does not depend on it (the scripts run after
+        it: the first run of a test that reads `torch.empty` index tables left the next one reading a dirty
+        allocator, an illegal memory access on an H100). Never after a timeout or a lost CUDA context."""
         try:
             self._run()
         except EvalTimeout:
             raise
         except BaseException:
-            self._legacy_candidate()
+            self._legacy_runs()
             raise
-        self._legacy_candidate()
+        self._legacy_runs()
 
     def _legacy_wanted(self, task):
         return bool(self.req.get("legacy_stdout")) and self.mode in ("check", "time") \
             and task.format in ("tritonbench_g", "tritonbench_t")
 
-    def _legacy_candidate(self):
-        if self._legacy_gold is None:
+    def _legacy_runs(self):
+        """The candidate's script, then the gold's (upstream's order), unless the candidate replaced part of
+        torch or the process state the gold's run relies on (then the gold is not run: not passed)."""
+        if not self._legacy_on or self.fatal:
             return
-        cand = None
-        if self._legacy_source is not None and not self.fatal:
+        cand = gold = None
+        note = None
+        if self._legacy_source is not None:
             t_ph = _perf_counter()
             name = (self.req.get("candidate") or {}).get("name") or os.path.basename(self.task.path)
             script = legacy.script_of(self._legacy_source, self.task.text)
             cand = legacy.run_script(script, name, True, self.task)
             self._phase("legacy_candidate", t_ph)
-        self.legacy = legacy.summarize(self._legacy_gold, cand)
+        changed = guards.compare_snapshots(self._baseline, guards.snapshot()) if self._baseline is not None else []
+        if changed:
+            note = f"the gold's script was not run: the candidate replaced {changed[0][1]}"
+        elif not (cand or {}).get("fatal"):
+            t_ph = _perf_counter()
+            gold = legacy.run_script(self.task.text, os.path.basename(self.task.path), False, self.task)
+            self._phase("legacy_gold", t_ph)
+        if (cand or {}).get("fatal") or (gold or {}).get("fatal"):
+            self.fatal = True   # the CUDA context is lost: the worker is replaced after this response
+        self.legacy = legacy.summarize(gold, cand, note)
 
     def _record_exception(self, e, msg=None):
         """An exception the candidate's run raised -> its reason, located at the candidate's own line."""
@@ -342,10 +356,7 @@ class Evaluator:
         with plat.cuda_shim(), tasks_mod.harness(task.path, "importing the task's reference"):
             task.load_reference()
         self._phase("load_reference", t_ph)
-        if self._legacy_wanted(task):   # before any candidate code runs in this process
-            t_ph = _perf_counter()
-            self._legacy_gold = legacy.run_script(task.text, os.path.basename(task.path), False, task)
-            self._phase("legacy_gold", t_ph)
+        self._legacy_on = self._legacy_wanted(task)
         self._load_timing_baseline(task)
         baseline = self._baseline = guards.snapshot()
         self._settings0 = guards.global_state()
@@ -359,7 +370,7 @@ class Evaluator:
                     source = f.read()
             else:
                 raise tasks_mod.TaskError("candidate: null is only valid for tritonbench and kiln tasks")
-        if self._legacy_gold is not None:
+        if self._legacy_on:
             self._legacy_source = tasks_mod.split_tritonbench(source)[0]
         self.tf32 = bool(re.search(r"\btl\.dot\b|\.dot\(", source))
         if self.protocol == "kernelbench" and task.format in ("kernelbench", "tritonbench_t"):

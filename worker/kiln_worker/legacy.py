@@ -4,7 +4,8 @@ as upstream's 0_call_acc.py writes it) are each run as a script, and the candida
 succeeds and its stdout equals the gold's, string for string. Only stdout counts (stderr is ignored); the
 text is compared after Python's text-mode decoding (universal newlines: \\r\\n and \\r read as \\n), with no
 other normalisation. Each script runs as a fresh `python FILE` would: as `__main__`, with torch's generators
-at their start-of-process seed, in the sandboxed worker (the candidate under the candidate guards)."""
+at their start-of-process seed, in the sandboxed worker (the candidate under the candidate guards), after
+kiln's own check of the request, the candidate's first and the gold's second (as upstream runs them)."""
 from __future__ import annotations
 
 import contextlib
@@ -61,6 +62,7 @@ def run_script(source: str, filename: str, candidate: bool, task) -> dict:
     """Runs `source` as a script; {"ran": bool, "stdout": text, "error": message or None}."""
     torch.manual_seed(TORCH_PROCESS_SEED)
     error = None
+    fatal = False
     with stdout_only() as got:
         try:
             ctx = guards.candidate_running() if candidate else contextlib.nullcontext()
@@ -73,13 +75,14 @@ def run_script(source: str, filename: str, candidate: bool, task) -> dict:
                 error = f"SystemExit({e.code!r})"
         except Exception as e:  # noqa: BLE001 - a failing script is an outcome
             error = f"{type(e).__name__}: {e}"[:500]
+            fatal = not plat.INTERPRET and plat.is_cuda_fatal(e)
     out = got[0] if got else ""
-    return {"ran": error is None, "stdout": out, "error": error}
+    return {"ran": error is None, "stdout": out, "error": error, "fatal": bool(error) and fatal}
 
 
-def summarize(gold: dict, cand: dict | None) -> dict:
+def summarize(gold: dict | None, cand: dict | None, note: str | None = None) -> dict:
     """The response's `legacy_stdout`: both runs and the verdict (`passed`: the candidate ran and printed
-    exactly what the gold printed)."""
+    exactly what the gold printed). A side not run (None) fails it."""
     def side(r):
         if r is None:
             return {"ran": False, "stdout": "", "stdout_chars": 0, "error": "not run"}
@@ -87,6 +90,8 @@ def summarize(gold: dict, cand: dict | None) -> dict:
                 "error": r["error"]}
     out = {"gold": side(gold), "candidate": side(cand)}
     # upstream compares the two stdouts whatever the gold's exit status
-    out["equal"] = bool(cand is not None and cand["stdout"] == gold["stdout"])
+    out["equal"] = bool(cand is not None and gold is not None and cand["stdout"] == gold["stdout"])
     out["passed"] = bool(cand is not None and cand["ran"] and out["equal"])
+    if note:
+        out["note"] = note
     return out
