@@ -45,6 +45,9 @@ TEST(Samples, BadLinesAreErrorsNamingTheLine) {
   EXPECT_NE(notask.status().message().find("s.jsonl:1:1: error: key 'task'"), std::string::npos);
   auto twice = ParseSampleLines("s.jsonl", "{\"task\": \"a\", \"sample\": 1}\n{\"task\": \"a\", \"sample\": \"1\"}\n");
   EXPECT_NE(twice.status().message().find("given twice"), std::string::npos);
+  // '@' names kiln's own pairs (the torch.compile baseline's "<task>#@compile")
+  auto at = ParseSampleLines("s.jsonl", "{\"task\": \"19\", \"sample\": \"@compile\", \"code\": \"x\"}\n");
+  EXPECT_EQ(at.status().message(), "s.jsonl:1:1: error: key 'sample': '@compile': a sample name cannot start with '@'");
   auto missing = ReadSamples("/nonexistent/samples.jsonl", 0);
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.status().message().find("/nonexistent/samples.jsonl"), std::string::npos);
