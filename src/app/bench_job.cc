@@ -3,16 +3,19 @@
 // per sample -> the metrics and reports of src/bench.
 #include "app/bench_job.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <set>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "app/eval_internal.h"
+#include "bench/baseline.h"
 #include "bench/dataset.h"
 #include "bench/report.h"
 #include "bench/samples.h"
@@ -90,6 +93,7 @@ json PairLine(const BenchOptions& o, const bench::Channel& c, const Item& it, co
   json p = {{"id", it.id},         {"task", it.task_path},         {"mode", o.eval.mode}, {"trials", o.eval.trials},
             {"seed", o.eval.seed}, {"timeout_s", o.eval.timeout_s}};
   if (!o.eval.protocol.empty()) p["protocol"] = o.eval.protocol;
+  if (c.IsTritonBench()) p["legacy_stdout"] = true;  // TritonBench's own stdout check, beside kiln's
   json all = sizes;
   all.update(it.s.sizes);
   if (!all.empty()) p["sizes"] = all;
@@ -108,6 +112,28 @@ json PairLine(const BenchOptions& o, const bench::Channel& c, const Item& it, co
   p["name"] = fmt::format("{}_sample_{}.py", it.task_name, it.s.sample);
   return p;
 }
+
+// --baseline compile|both (measured): one pair per task, the reference under torch.compile as the candidate
+// (policy trusted), timed against the eager reference. Tolerance protocol legacy (1e-2, KernelBench's own
+// check): inductor's reassociated reductions are not a reason to lose the baseline. A longer limit: the
+// compile runs in the check trials.
+json CompilePairLine(const BenchOptions& o, const Item& it, const json& sizes) {
+  auto text = ReadFile(it.task_path);
+  json p = {{"id", bench::CompileBaselineId(it.task_name)},
+            {"task", it.task_path},
+            {"mode", "time"},
+            {"trials", 1},
+            {"seed", o.eval.seed},
+            {"timeout_s", std::max(o.eval.timeout_s, 300.0)},
+            {"protocol", "legacy"},
+            {"policy", "trusted"},
+            {"source", bench::CompileBaselineSource(text.ok() ? *text : std::string())},
+            {"name", it.task_name + "_torch_compile.py"}};
+  if (!sizes.empty()) p["sizes"] = sizes;
+  return p;
+}
+
+bool MeasureCompile(const BenchOptions& o) { return o.baseline != "eager" && o.baseline_file.empty(); }
 
 // The speedup of a correct result line (`result` of a batch line) as the channel's benchmark defines it:
 // the median times of the cases timed for both sides.
@@ -132,19 +158,26 @@ void ReadResult(const bench::Channel& c, const json& line, bench::SampleOutcome*
     if (JsonString(reason, "severity") != "warning" && !JsonString(reason, "code").empty())
       so->reasons.push_back(JsonString(reason, "code"));
   if (so->verdict == "ok") so->speedup = SpeedupOf(c, result);
+  const json legacy = JsonObject(result, "legacy_stdout");
+  if (legacy.contains("passed") && legacy["passed"].is_boolean()) so->legacy_pass = legacy["passed"].get<bool>();
   const std::string device = JsonString(JsonObject(result, "device"), "name");
   if (!device.empty()) devices->insert(device);
 }
 
-// The outcome of every sample from the batch's result lines (by id; the last line of an id wins).
-std::vector<bench::SampleOutcome> Outcomes(const bench::Channel& c, const std::vector<Item>& items,
-                                           const std::string& results, std::set<std::string>* devices) {
+// The batch's result lines by id (the last line of an id wins).
+std::map<std::string, json> ResultsById(const std::string& results) {
   std::map<std::string, json> by_id;
   for (auto line : SplitLines(results)) {
     json j = json::parse(line, nullptr, false);
     const std::string id = JsonString(j, "id");
     if (!id.empty()) by_id[id] = std::move(j);
   }
+  return by_id;
+}
+
+// The outcome of every sample from the batch's result lines.
+std::vector<bench::SampleOutcome> Outcomes(const bench::Channel& c, const std::vector<Item>& items,
+                                           const std::map<std::string, json>& by_id, std::set<std::string>* devices) {
   std::vector<bench::SampleOutcome> out;
   for (const auto& it : items) {
     bench::SampleOutcome so;
@@ -171,8 +204,15 @@ int RunPairs(const BenchOptions& o, const bench::Channel& c, const std::vector<I
   auto sizes = eval_internal::ParseSizes(o.eval.sizes);
   if (!sizes.ok()) return Fail(sizes.status().message());
   std::string pairs;
-  for (const auto& it : items)
+  std::set<std::string> compiled;
+  for (const auto& it : items) {
     if (it.s.has_code) pairs += PairLine(o, c, it, *sizes).dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+    if (MeasureCompile(o) && compiled.insert(it.task_name).second) {
+      json task_sizes = *sizes;
+      task_sizes.update(it.s.sizes);
+      pairs += CompilePairLine(o, it, task_sizes).dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+    }
+  }
   const std::string pairs_path = (fs::path(o.out) / "pairs.jsonl").string();
   const std::string results_path = (fs::path(o.out) / "results.jsonl").string();
   if (Status s = WriteFile(pairs_path, pairs); !s.ok()) return Fail(s.message());
@@ -185,6 +225,64 @@ int RunPairs(const BenchOptions& o, const bench::Channel& c, const std::vector<I
   return RunEval(e);
 }
 
+// The candidate's own time of a timed result line: its cases' median ms (several: their geometric mean).
+std::optional<double> CandidateMs(const json& line) {
+  std::vector<double> ms;
+  const json result = JsonObject(line, "result");
+  if (result.contains("cases") && result["cases"].is_array())
+    for (const auto& cs : result["cases"])
+      if (auto m = JsonNumber(JsonObject(cs, "candidate_ms"), "median"); m && *m > 0) ms.push_back(*m);
+  return bench::GeoMean(ms);
+}
+
+// Why a task's compile pair gave no eager/compile ratio ("" when it did).
+std::string CompileMissing(const std::map<std::string, json>& by_id, const std::string& task, std::optional<double>* ratio) {
+  auto it = by_id.find(bench::CompileBaselineId(task));
+  if (it == by_id.end() || !it->second.contains("result")) return "no result";
+  const json& line = it->second;
+  const std::string verdict = JsonString(line, "verdict");
+  if (verdict != "ok") return "the torch.compile reference's verdict " + (verdict.empty() ? "error" : verdict);
+  bench::Channel kb;
+  kb.benchmark = bench::Benchmark::kKernelBench;
+  *ratio = SpeedupOf(kb, JsonObject(line, "result"));
+  return *ratio ? "" : "not timed (no timing under Triton's interpreter)";
+}
+
+// --baseline compile|both, --baseline-file: each sample's speedup over torch.compile and the report's
+// compile fields (which tasks have a torch.compile time, and why the others have none).
+void AddCompileBaseline(const BenchOptions& o, const std::vector<Item>& items, const std::map<std::string, json>& by_id,
+                        const std::map<std::string, double>* file_ms, bench::Report* r) {
+  r->compile_source = file_ms ? "file " + o.baseline_file : "measured";
+  std::map<std::string, std::optional<double>> ratio;  // measured: task -> eager ms / compile ms
+  std::map<std::string, int> missing;                  // why -> tasks
+  for (const auto& it : items) {
+    if (ratio.count(it.task_name)) continue;
+    auto& v = ratio[it.task_name];
+    std::string why;
+    if (file_ms) {
+      if (!file_ms->count(it.task_name)) why = "not in the baseline file";
+    } else {
+      why = CompileMissing(by_id, it.task_name, &v);
+    }
+    if (why.empty()) ++r->compile_tasks;
+    else ++missing[why];
+  }
+  for (const auto& [why, n] : missing)
+    r->compile_note += fmt::format("{}{} task(s) without one: {}", r->compile_note.empty() ? "" : "; ", n, why);
+  for (size_t i = 0; i < items.size(); ++i) {
+    bench::SampleOutcome& so = r->samples[i];
+    if (!so.speedup) continue;
+    if (!file_ms) {
+      so.speedup_compile = bench::SpeedupVsCompile(so.speedup, ratio[items[i].task_name]);
+      continue;
+    }
+    auto ms = file_ms->find(items[i].task_name);
+    auto line = by_id.find(items[i].id);
+    if (ms == file_ms->end() || line == by_id.end()) continue;
+    if (auto cand = CandidateMs(line->second)) so.speedup_compile = ms->second / *cand;
+  }
+}
+
 }  // namespace
 
 int RunBench(const BenchOptions& o) {
@@ -194,6 +292,17 @@ int RunBench(const BenchOptions& o) {
   auto dir = bench::TaskDir(*channel, o.dataset);
   if (!dir.ok()) return Fail(dir.status().message());
   if (o.gold == !o.samples.empty()) return Fail("give either --samples FILE|DIR or --gold");
+  std::optional<std::map<std::string, double>> file_ms;
+  if (o.baseline != "eager" || !o.baseline_file.empty()) {
+    if (channel->IsTritonBench())
+      return Fail("--baseline compile|both and --baseline-file are KernelBench's (TritonBench's reference is fixed)");
+    if (o.eval.mode != "time") return Fail("--baseline compile|both and --baseline-file need --mode time");
+    if (!o.baseline_file.empty()) {
+      auto f = bench::ReadBaselineFile(o.baseline_file, o.level);
+      if (!f.ok()) return Fail(f.status().message());
+      file_ms = std::move(*f);
+    }
+  }
   auto samples =
       o.gold ? Result<std::vector<bench::Sample>>(GoldSamples(*channel, *dir)) : bench::ReadSamples(o.samples, o.level);
   if (!samples.ok()) return Fail(samples.status().message());
@@ -208,7 +317,8 @@ int RunBench(const BenchOptions& o) {
   std::set<std::string> devices;
   bench::Report r;
   r.channel = *channel;
-  r.samples = Outcomes(*channel, *items, *results, &devices);
+  const auto by_id = ResultsById(*results);
+  r.samples = Outcomes(*channel, *items, by_id, &devices);
   r.label = !o.label.empty() ? o.label : o.gold ? "gold" : fs::path(o.samples).filename().string();
   r.mode = o.eval.mode;
   r.protocol = o.eval.protocol.empty() ? "kernelbench" : o.eval.protocol;
@@ -217,6 +327,8 @@ int RunBench(const BenchOptions& o) {
   if (r.device.empty()) r.device = "none";
   r.ks = o.ks;
   r.ps = {0, 1, 1.2, 2};
+  if (o.baseline != "eager" || !o.baseline_file.empty())
+    AddCompileBaseline(o, *items, by_id, file_ms ? &*file_ms : nullptr, &r);
   bench::Compute(&r);
   if (!o.report_only) r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (Status s = bench::WriteReports(r, o.out); !s.ok()) return Fail(s.message());

@@ -27,6 +27,10 @@ struct BenchOptions {
   std::string label;         // the model's row in the table (default: the samples' file name, or "gold")
   bool json = false;         // print summary.json instead of the table
   bool report_only = false;  // no evaluation: report what out/results.jsonl holds (missing: outcome error)
+  // KernelBench's references: "eager" (every sample's speedup, the default), "compile" or "both" (also the
+  // speedups over torch.compile(reference), measured on the same GPU: one extra pair per task; src/bench/baseline.h)
+  std::string baseline = "eager";
+  std::string baseline_file;  // KernelBench's baseline JSON of torch.compile times, instead of measuring
   // The evaluation: mode (default time), protocol, timeout, sizes, worker, records, workers, GPUs, quiet,
   // no_cache; batch/out/resume are set by the bench.
   EvalOptions eval;

@@ -52,9 +52,10 @@ std::string CheckValue(const std::string& key, const json& v) {
     return ok ? "" : "expected seconds from 0.1 to 86400, got " + Show(v);
   }
   if (key == "sizes") return v.is_object() ? "" : "expected an object {NAME: VALUE}, got " + Show(v);
+  if (key == "legacy_stdout") return v.is_boolean() ? "" : "expected true or false, got " + Show(v);
   return "unknown key (known: task, candidate, source, name, id, mode, policy, protocol, trials, seed, timeout_s, "
          "sizes, "
-         "format, entry, bench, baseline)";
+         "format, entry, bench, baseline, legacy_stdout)";
 }
 
 json Echo(const json& in) {

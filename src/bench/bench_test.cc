@@ -1,9 +1,11 @@
 // Samples, datasets and reports of `kiln bench` (the metrics: metrics_test.cc).
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 
+#include "bench/baseline.h"
 #include "bench/dataset.h"
 #include "bench/report.h"
 #include "bench/samples.h"
@@ -43,6 +45,9 @@ TEST(Samples, BadLinesAreErrorsNamingTheLine) {
   EXPECT_NE(notask.status().message().find("s.jsonl:1:1: error: key 'task'"), std::string::npos);
   auto twice = ParseSampleLines("s.jsonl", "{\"task\": \"a\", \"sample\": 1}\n{\"task\": \"a\", \"sample\": \"1\"}\n");
   EXPECT_NE(twice.status().message().find("given twice"), std::string::npos);
+  // '@' names kiln's own pairs (the torch.compile baseline's "<task>#@compile")
+  auto at = ParseSampleLines("s.jsonl", "{\"task\": \"19\", \"sample\": \"@compile\", \"code\": \"x\"}\n");
+  EXPECT_EQ(at.status().message(), "s.jsonl:1:1: error: key 'sample': '@compile': a sample name cannot start with '@'");
   auto missing = ReadSamples("/nonexistent/samples.jsonl", 0);
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.status().message().find("/nonexistent/samples.jsonl"), std::string::npos);
@@ -132,6 +137,99 @@ TEST(Report, FilesAndSchema) {
   for (const char* f : {"summary.json", "summary.md", "tasks.jsonl", "tasks.csv", "report.html"})
     EXPECT_TRUE(fs::exists(d / f)) << f;
   fs::remove_all(d);
+}
+
+// TritonBench's legacy stdout exec accuracy: per task legacy_passed / n, averaged; a sample that did not go
+// through the check (no code, a static rejection) counts as failing it; a correct sample can fail it (it
+// prints differently) and a wrong one pass it (its gold prints nothing).
+TEST(Report, LegacyStdoutExecAccuracy) {
+  Report r;
+  r.channel = *ParseChannel("tritonbench-g", 0);
+  r.label = "m";
+  r.ks = {1};
+  r.ps = {0};
+  SampleOutcome a{"add", "0", Outcome::kCorrect, "ok", {}, std::nullopt};
+  a.legacy_pass = false;  // correct, prints a line of its own
+  SampleOutcome b{"add", "1", Outcome::kWrong, "mismatch", {}, std::nullopt};
+  b.legacy_pass = true;  // wrong, prints nothing like its gold
+  SampleOutcome c{"mul", "0", Outcome::kCorrect, "ok", {}, std::nullopt};
+  c.legacy_pass = true;
+  SampleOutcome d{"mul", "1", Outcome::kNoCode, "no_code", {}, std::nullopt};  // not run
+  r.samples = {a, b, c, d};
+  Compute(&r);
+  auto j = SummaryJson(r);
+  EXPECT_DOUBLE_EQ(j["legacy_exec_acc"].get<double>(), 0.5);  // (1/2 + 1/2) / 2
+  EXPECT_DOUBLE_EQ(j["exec_acc"].get<double>(), 0.5);
+  EXPECT_NE(j["legacy_exec_acc_note"].get<std::string>().find("3 of 4 samples"), std::string::npos);
+  EXPECT_NE(SummaryMarkdown(r).find("legacy stdout exec accuracy (its own check: the same stdout as the gold "
+                                    "file): 50.0% (3 of 4 samples"),
+            std::string::npos)
+      << SummaryMarkdown(r);
+  EXPECT_NE(TasksCsv(r).find("add,2,2,1,1,0,0,0,0,1.0000,0.5000,,0.5000\n"), std::string::npos) << TasksCsv(r);
+  r.samples = {{"add", "0", Outcome::kCorrect, "ok", {}, std::nullopt}};  // results without the check
+  Compute(&r);
+  EXPECT_TRUE(SummaryJson(r)["legacy_exec_acc"].is_null());
+}
+
+// torch.compile baseline: the samples' speedups over it give a second set of speedup metrics beside eager.
+TEST(Report, VsCompile) {
+  Report r;
+  r.channel = *ParseChannel("kernelbench", 1);
+  r.label = "m";
+  r.ks = {1};
+  r.ps = {0, 1};
+  SampleOutcome a{"19_ReLU", "0", Outcome::kCorrect, "ok", {}, 2.0};
+  a.speedup_compile = SpeedupVsCompile(a.speedup, 4.0);  // compile is 4x faster than eager: 0.5x over compile
+  SampleOutcome b{"20_LeakyReLU", "0", Outcome::kCorrect, "ok", {}, 1.5};  // its task has no compile time
+  r.samples = {a, b};
+  Compute(&r);
+  EXPECT_TRUE(SummaryJson(r)["vs_compile"].is_null());  // not asked for
+  r.compile_source = "measured";
+  r.compile_tasks = 1;
+  r.compile_note = "1 task(s) without one: no result";
+  Compute(&r);
+  auto j = SummaryJson(r);
+  EXPECT_DOUBLE_EQ(j["geomean_speedup"].get<double>(), std::sqrt(3.0));  // eager: (2 * 1.5)^(1/2)
+  EXPECT_DOUBLE_EQ(j["vs_compile"]["geomean_speedup"].get<double>(), 0.5);
+  EXPECT_EQ(j["vs_compile"]["tasks_with_speedup"], 1);
+  EXPECT_DOUBLE_EQ(j["vs_compile"]["fast_p"]["1"].get<double>(), 0.0);
+  EXPECT_DOUBLE_EQ(j["fast_p"]["1"].get<double>(), 1.0);
+  std::string md = SummaryMarkdown(r);
+  EXPECT_NE(md.find("| m vs torch.compile | 100.0 | 100.0 | 0.50x | 100.0 | 0.0 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("torch.compile baseline (measured): 1 of 2 tasks have a time; 1 task(s) without one"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(TasksJsonl(r).find("\"speedup_vs_compile\":0.5"), std::string::npos) << TasksJsonl(r);
+}
+
+TEST(Baseline, KernelBenchFileAndSpeedup) {
+  fs::path d = fs::temp_directory_path() / ("kiln_bench_baseline_" + std::to_string(::getpid()));
+  fs::create_directories(d);
+  auto write = [&](const char* name, const std::string& text) {
+    std::ofstream(d / name) << text;
+    return (d / name).string();
+  };
+  auto good = write("good.json",
+                    R"({"level1": {"19_ReLU.py": {"mean": 4.31, "std": 0.005, "num_trials": 100,
+                        "hardware": "NVIDIA H100 80GB HBM3"}}, "level2": {}})");
+  auto f = ReadBaselineFile(good, 1);
+  ASSERT_TRUE(f.ok()) << f.status().message();
+  EXPECT_DOUBLE_EQ(f->at("19_ReLU"), 4.31);
+  auto no_level = ReadBaselineFile(good, 3);
+  EXPECT_NE(no_level.status().message().find("good.json: error: no \"level3\" object"), std::string::npos);
+  auto bad = ReadBaselineFile(write("bad.json", R"({"level1": {"19_ReLU.py": {"mean": "fast"}}})"), 1);
+  EXPECT_NE(bad.status().message().find("level1.19_ReLU.py: expected"), std::string::npos) << bad.status().message();
+  EXPECT_FALSE(ReadBaselineFile(write("nojson.json", "[1, 2"), 1).ok());
+  EXPECT_FALSE(ReadBaselineFile((d / "missing.json").string(), 1).ok());
+  fs::remove_all(d);
+  EXPECT_DOUBLE_EQ(*SpeedupVsCompile(3.0, 1.5), 2.0);
+  EXPECT_FALSE(SpeedupVsCompile(std::nullopt, 1.5).has_value());
+  EXPECT_FALSE(SpeedupVsCompile(3.0, std::nullopt).has_value());
+  std::string src = CompileBaselineSource("class Model:\n    pass\n");
+  EXPECT_NE(src.find("class ModelNew(Model):"), std::string::npos);
+  EXPECT_NE(src.find("torch.compile(super().forward)"), std::string::npos);
+  EXPECT_NE(src.find("_disable_current_modes"), std::string::npos);  // dynamo runs eagerly under a dispatch mode
+  EXPECT_EQ(CompileBaselineId("19_ReLU"), "19_ReLU#@compile");
 }
 
 }  // namespace

@@ -89,11 +89,14 @@ TaskMetrics TaskOf(const std::string& task, const std::vector<SampleOutcome>& sa
     t.called += Called(s.outcome);
     t.correct += s.outcome == Outcome::kCorrect;
     if (s.outcome == Outcome::kCorrect && s.speedup && *s.speedup > 0) t.sample_speedups.push_back(*s.speedup);
+    t.legacy_run += s.legacy_pass.has_value();
+    t.legacy_passed += s.legacy_pass.value_or(false);
   }
   t.speedup = GeoMean(t.sample_speedups);
   if (t.n) {
     t.call_rate = static_cast<double>(t.called) / t.n;
     t.exec_rate = static_cast<double>(t.correct) / t.n;
+    t.legacy_rate = static_cast<double>(t.legacy_passed) / t.n;
   }
   return t;
 }
@@ -107,12 +110,18 @@ ChannelMetrics Summarize(const std::vector<TaskMetrics>& tasks, const std::vecto
   for (const auto& t : tasks) {
     m.call_acc += t.call_rate;
     m.exec_acc += t.exec_rate;
+    m.legacy_run += t.legacy_run;
     m.timed |= !t.sample_speedups.empty();
     if (t.speedup) speedups.push_back(*t.speedup);
   }
   if (m.tasks) {
     m.call_acc /= m.tasks;
     m.exec_acc /= m.tasks;
+  }
+  if (m.legacy_run > 0) {
+    double sum = 0;
+    for (const auto& t : tasks) sum += t.legacy_rate;
+    m.legacy_exec_acc = sum / m.tasks;
   }
   for (double p : ps) {
     if (p > 0 && !m.timed) continue;  // untimed (the interpreter): unavailable, not zero

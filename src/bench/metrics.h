@@ -45,6 +45,12 @@ struct SampleOutcome {
   std::string verdict;               // kiln's verdict, or "no_code" / "error"
   std::vector<std::string> reasons;  // reason codes (error severity)
   std::optional<double> speedup;     // correct and timed
+  // TritonBench's legacy stdout check (the worker's legacy_stdout.passed); nullopt: not run for this sample
+  // (no code, a kiln-side static rejection, an error, a timeout, another benchmark).
+  std::optional<bool> legacy_pass;
+  // KernelBench with a torch.compile baseline: torch.compile ms / candidate ms (correct and timed, and its
+  // task has a compile time); bench/baseline.h
+  std::optional<double> speedup_compile;
 };
 
 // Per task over its samples.
@@ -56,6 +62,8 @@ struct TaskMetrics {
   std::optional<double> speedup;        // geometric mean over its correct, timed samples
   std::vector<double> sample_speedups;  // those samples' speedups
   double call_rate = 0, exec_rate = 0;  // called / n, correct / n
+  int legacy_passed = 0, legacy_run = 0;  // samples that passed / went through the legacy stdout check
+  double legacy_rate = 0;                 // legacy_passed / n
   // Share of its samples that are correct and strictly faster than p (p > 0: timed samples only).
   double FastShare(double p) const;
 };
@@ -64,6 +72,10 @@ TaskMetrics TaskOf(const std::string& task, const std::vector<SampleOutcome>& sa
 struct ChannelMetrics {
   int tasks = 0, samples = 0;
   double call_acc = 0, exec_acc = 0;               // mean over tasks of called/n, correct/n
+  // TritonBench's legacy stdout exec accuracy: mean over tasks of legacy_passed/n (a sample not run counts
+  // as not passing); nullopt when no sample went through the check (KernelBench, TritonBench in old results).
+  std::optional<double> legacy_exec_acc;
+  int legacy_run = 0;  // samples that went through it
   bool timed = false;                              // some correct sample has a speedup
   std::map<double, double> fast_p;                 // p -> mean over tasks of FastShare(p) (p > 0: only when timed)
   std::map<int, std::optional<double>> pass_at_k;  // mean over tasks with n >= k

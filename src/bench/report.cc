@@ -19,6 +19,12 @@ void Compute(Report* r) {
   r->tasks.clear();
   for (const auto& n : names) r->tasks.push_back(TaskOf(n, r->samples));
   r->metrics = Summarize(r->tasks, r->samples, r->ks, r->ps);
+  r->tasks_vs_compile.clear();
+  if (r->compile_source.empty()) return;
+  std::vector<SampleOutcome> vs = r->samples;  // the same outcomes, timed against torch.compile
+  for (auto& s : vs) s.speedup = s.speedup_compile;
+  for (const auto& n : names) r->tasks_vs_compile.push_back(TaskOf(n, vs));
+  r->vs_compile = Summarize(r->tasks_vs_compile, vs, r->ks, r->ps);
 }
 
 namespace {
@@ -47,6 +53,33 @@ std::string SpeedupDefinition(const Channel& c) {
   return "torch eager reference ms / candidate ms";
 }
 
+std::string LegacyNote(const Report& r) {
+  const ChannelMetrics& m = r.metrics;
+  if (!r.channel.IsTritonBench())
+    return "TritonBench's stdout comparison: not defined for this benchmark (docs/bench.md)";
+  if (!m.legacy_exec_acc) return "TritonBench's stdout comparison: no sample went through it (docs/bench.md)";
+  return fmt::format(
+      "TritonBench's stdout comparison (EVAL 1_exe_acc.py): the candidate's file runs and prints exactly what "
+      "the gold file prints; {} of {} samples went through it, the others count as failing it (docs/bench.md)",
+      m.legacy_run, m.samples);
+}
+
+json VsCompileJson(const Report& r) {
+  if (r.compile_source.empty()) return nullptr;
+  const ChannelMetrics& m = r.vs_compile;
+  json fast = json::object(), curve = json::array();
+  for (double p : r.ps) fast[NumberKey(p)] = m.fast_p.count(p) ? json(m.fast_p.at(p)) : json(nullptr);
+  if (m.timed)
+    for (auto [p, v] : FastCurve(r.tasks_vs_compile, 3.0, 60)) curve.push_back({p, v});
+  return {{"source", r.compile_source},
+          {"tasks_with_baseline", r.compile_tasks},
+          {"geomean_speedup", Opt(m.geomean_speedup)},
+          {"tasks_with_speedup", m.tasks_with_speedup},
+          {"fast_p", fast},
+          {"fast_curve", curve},
+          {"note", r.compile_note}};
+}
+
 }  // namespace
 
 json SummaryJson(const Report& r) {
@@ -68,15 +101,15 @@ json SummaryJson(const Report& r) {
             {"samples", m.samples},
             {"call_acc", m.call_acc},
             {"exec_acc", m.exec_acc},
-            {"legacy_exec_acc", nullptr},
-            {"legacy_exec_acc_note",
-             "TritonBench's stdout comparison is not produced by kiln's worker (docs/bench.md): unavailable"},
+            {"legacy_exec_acc", Opt(m.legacy_exec_acc)},
+            {"legacy_exec_acc_note", LegacyNote(r)},
             {"timed", m.timed},
             {"speedup_definition", SpeedupDefinition(r.channel)},
             {"geomean_speedup", Opt(m.geomean_speedup)},
             {"tasks_with_speedup", m.tasks_with_speedup},
             {"fast_p", fast},
             {"fast_curve", curve},
+            {"vs_compile", VsCompileJson(r)},
             {"pass_at_k", pass},
             {"outcomes", Counts(m.outcomes)},
             {"verdicts", m.verdicts},
@@ -111,7 +144,19 @@ std::string SummaryMarkdown(const Report& r) {
       "pass@k in %; speedup: geometric mean over the {} tasks with a correct timed sample ({}).\n\n",
       m.tasks, m.samples, r.mode, r.protocol, r.device, WallText(r), m.tasks_with_speedup,
       SpeedupDefinition(r.channel));
-  out += head + "\n" + rule + "\n" + row + "\n\n";
+  out += head + "\n" + rule + "\n" + row + "\n";
+  if (!r.compile_source.empty()) {  // the same samples, speedups over torch.compile
+    const ChannelMetrics& v = r.vs_compile;
+    std::string crow = fmt::format("| {} vs torch.compile | {} | {} | {} |", r.label, Pct(v.call_acc), Pct(v.exec_acc),
+                                   X(v.geomean_speedup));
+    for (double p : r.ps) crow += fmt::format(" {} |", v.fast_p.count(p) ? Pct(v.fast_p.at(p)) : "n/a");
+    for (size_t i = 0; i < r.ks.size(); ++i) crow += " |";
+    out += crow + "\n";
+  }
+  out += "\n";
+  if (!r.compile_source.empty())
+    out += fmt::format("torch.compile baseline ({}): {} of {} tasks have a time{}.\n\n", r.compile_source,
+                       r.compile_tasks, m.tasks, r.compile_note.empty() ? "" : "; " + r.compile_note);
   json c = Counts(m.outcomes);
   out += "| correct | wrong | hacked | failed | no code | error |\n|---:|---:|---:|---:|---:|---:|\n";
   out += fmt::format("| {} | {} | {} | {} | {} | {} |\n", c["correct"].get<int>(), c["wrong"].get<int>(),
@@ -126,7 +171,13 @@ std::string SummaryMarkdown(const Report& r) {
   reasons("failed reasons", m.failed_reasons);
   reasons("wrong reasons", m.wrong_reasons);
   reasons("errors (kiln could not evaluate: task error or machinery failure)", m.error_reasons);
-  out += "\nTritonBench's legacy stdout exec accuracy: unavailable (docs/bench.md).\n";
+  if (m.legacy_exec_acc)
+    out += fmt::format(
+        "\nTritonBench's legacy stdout exec accuracy (its own check: the same stdout as the gold file): {}% "
+        "({} of {} samples went through it; docs/bench.md).\n",
+        Pct(m.legacy_exec_acc), m.legacy_run, m.samples);
+  else
+    out += fmt::format("\n{}.\n", LegacyNote(r));
   return out;
 }
 
@@ -135,6 +186,12 @@ std::string WallText(const Report& r) {
 }
 
 namespace {
+
+json VsCompileOf(const Report& r, const std::string& task) {
+  for (const auto& t : r.tasks_vs_compile)
+    if (t.task == task) return Opt(t.speedup);
+  return nullptr;
+}
 
 json TaskJson(const Report& r, const TaskMetrics& t) {
   json pass = json::object();
@@ -149,8 +206,11 @@ json TaskJson(const Report& r, const TaskMetrics& t) {
           {"outcomes", Counts(t.outcomes)},
           {"call_rate", t.call_rate},
           {"exec_rate", t.exec_rate},
+          {"legacy_passed", t.legacy_passed},
+          {"legacy_run", t.legacy_run},
           {"speedup", Opt(t.speedup)},
           {"sample_speedups", t.sample_speedups},
+          {"speedup_vs_compile", VsCompileOf(r, t.task)},
           {"pass_at_k", pass},
           {"verdicts", verdicts}};
 }
@@ -171,13 +231,15 @@ std::string TasksJsonl(const Report& r) {
 }
 
 std::string TasksCsv(const Report& r) {
-  std::string out = "task,samples,called,correct,wrong,hacked,failed,no_code,error,call_rate,exec_rate,speedup\n";
+  std::string out =
+      "task,samples,called,correct,wrong,hacked,failed,no_code,error,call_rate,exec_rate,speedup,legacy_rate\n";
   for (const auto& t : r.tasks) {
     json c = Counts(t.outcomes);
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{:.4f},{:.4f},{}\n", CsvField(t.task), t.n, t.called, t.correct,
-                       c["wrong"].get<int>(), c["hacked"].get<int>(), c["failed"].get<int>(), c["no_code"].get<int>(),
-                       c["error"].get<int>(), t.call_rate, t.exec_rate,
-                       t.speedup ? fmt::format("{:.4f}", *t.speedup) : "");
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{:.4f},{:.4f},{},{}\n", CsvField(t.task), t.n, t.called,
+                       t.correct, c["wrong"].get<int>(), c["hacked"].get<int>(), c["failed"].get<int>(),
+                       c["no_code"].get<int>(), c["error"].get<int>(), t.call_rate, t.exec_rate,
+                       t.speedup ? fmt::format("{:.4f}", *t.speedup) : "",
+                       r.metrics.legacy_exec_acc ? fmt::format("{:.4f}", t.legacy_rate) : "");
   }
   return out;
 }

@@ -30,6 +30,14 @@ struct Report {
   std::vector<SampleOutcome> samples;
   std::vector<TaskMetrics> tasks;
   ChannelMetrics metrics;
+  // KernelBench's torch.compile baseline (--baseline compile|both, --baseline-file): the speedup metrics over
+  // it, from each sample's speedup_compile; `compile_source` empty: not asked for (summary.json vs_compile
+  // null).
+  std::string compile_source;  // "measured" or "file <path>"
+  int compile_tasks = 0;       // tasks with a torch.compile time
+  std::string compile_note;    // why some or all tasks have none (the interpreter, a failed compile, ...)
+  std::vector<TaskMetrics> tasks_vs_compile;
+  ChannelMetrics vs_compile;
 };
 
 // Builds tasks and metrics from samples (every task named by a sample, sorted).

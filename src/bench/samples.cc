@@ -67,6 +67,9 @@ Result<std::vector<Sample>> ParseSampleLines(const std::string& name, const std:
     } else {
       return LineError(name, no, "key 'sample': expected a string or an integer");
     }
+    if (!s.sample.empty() && s.sample[0] == '@') {  // '@' names kiln's own pairs (bench/baseline.h)
+      return LineError(name, no, fmt::format("key 'sample': '{}': a sample name cannot start with '@'", s.sample));
+    }
     if (in.contains("sizes")) {
       if (!in["sizes"].is_object()) return LineError(name, no, "key 'sizes': expected an object");
       s.sizes = in["sizes"];

@@ -310,6 +310,8 @@ void MergeCheckStage(const EvalResult& check, EvalResult* timed) {
       }
     }
   }
+  if (check.raw.is_object() && check.raw.contains("legacy_stdout") && timed->raw.is_object())
+    timed->raw["legacy_stdout"] = check.raw["legacy_stdout"];
   json stage = {{"verdict", VerdictName(check.verdict)}, {"elapsed_s", check.elapsed_s}};
   json cases = json::array();
   for (const auto& c : check.cases) {
@@ -493,6 +495,7 @@ void EvalPool::Run(std::vector<PoolItem> items,
           EvalRequest treq = s->item.request;
           treq.mode = Mode::kTimeOnly;
           treq.verify_trials = 1;
+          treq.legacy_stdout = false;  // run once, on the check worker (MergeCheckStage keeps it)
           auto r = runners[i]->Evaluate(treq);
           if (r.ok()) {
             r->warnings.insert(r->warnings.begin(), s->warnings.begin(), s->warnings.end());

@@ -91,6 +91,7 @@ json EvalRequest::ToJson(const std::string& id) const {
   if (!tolerance.empty()) j["tolerance"] = tolerance;
   if (!protocol.empty()) j["protocol"] = protocol;
   if (!timing.empty()) j["timing"] = timing;
+  if (legacy_stdout && (mode == Mode::kCheck || mode == Mode::kTime)) j["legacy_stdout"] = true;
   j["limits"] = {{"timeout_s", timeout_s},
                  {"max_gpu_mem_bytes", max_gpu_mem_bytes ? json(*max_gpu_mem_bytes) : json(nullptr)}};
   return j;

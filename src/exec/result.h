@@ -58,6 +58,9 @@ struct EvalRequest {
   nlohmann::json timing = nlohmann::json::object();  // empty: worker defaults
   double timeout_s = 60;
   std::optional<int64_t> max_gpu_mem_bytes;
+  // TritonBench tasks: also run TritonBench's legacy stdout check (the gold and candidate files as scripts;
+  // the response's `legacy_stdout`, docs/bench.md). Sent only when set (modes check and time).
+  bool legacy_stdout = false;
 
   // The request line (without the trailing newline is the caller's business).
   nlohmann::json ToJson(const std::string& id) const;

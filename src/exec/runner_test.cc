@@ -1,4 +1,5 @@
 #include "exec/runner.h"
+#include "exec/evaluator.h"
 
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -449,6 +450,26 @@ TEST(EvalRequest, ToleranceProtocolIsSentAndKeyed) {
   EXPECT_NE(a.ParamsHash(), b.ParamsHash());  // a legacy verdict is not a kernelbench one
   b.protocol = "kernelbench";                 // the worker's default: same key as unset
   EXPECT_EQ(a.ParamsHash(), b.ParamsHash());
+}
+
+TEST(EvalRequest, LegacyStdoutIsSentInCheckAndTimeAndKeyed) {
+  EvalRequest a;
+  EXPECT_FALSE(a.ToJson("1").contains("legacy_stdout"));
+  EvalRequest b = a;
+  b.legacy_stdout = true;
+  EXPECT_EQ(b.ToJson("1")["legacy_stdout"], true);
+  EXPECT_NE(a.ParamsHash(), b.ParamsHash());  // a cached result without the legacy check is not reused
+  b.mode = Mode::kTimeOnly;                   // the measuring stage: the check worker ran it
+  EXPECT_FALSE(b.ToJson("1").contains("legacy_stdout"));
+}
+
+TEST(MergeCheckStage, KeepsTheCheckWorkersLegacyStdout) {
+  EvalResult check, timed;
+  check.verdict = timed.verdict = Verdict::kOk;
+  check.raw = {{"legacy_stdout", {{"passed", true}, {"equal", true}}}};
+  timed.raw = {{"verdict", "ok"}};
+  MergeCheckStage(check, &timed);
+  EXPECT_EQ(timed.ToJson()["legacy_stdout"]["passed"], true);
 }
 
 }  // namespace

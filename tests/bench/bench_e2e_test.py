@@ -4,8 +4,9 @@ tests/bench_samples (make_samples.py): the five channels, each one task with fiv
 hacked, crashing, unparsable), and the report numbers against the hand count; resume (nothing re-evaluated),
 the records database as cache, --gold on one task per benchmark, and the usage errors.
 
-    bench_e2e_test.py KILN [--gpu]      exit 77 when $KILN_PYTHON lacks torch/triton (or, with --gpu, a GPU;
-                                        --gpu is not yet checked on one: reasons there may add foreign_kernel)
+    bench_e2e_test.py KILN [--gpu]      exit 77 when $KILN_PYTHON lacks torch/triton (or, with --gpu, a GPU:
+                                        then the samples are timed and the torch.compile baseline measured;
+                                        ctest bench_e2e_gpu, label gpu)
 """
 import csv
 import json
@@ -79,6 +80,115 @@ def check_channel(kiln, key, out, common, gpu):
     check(f"{key}: table on stdout", "| Model | Call | Exec | Speedup |" in stdout, stdout)
 
 
+def check_legacy_stdout(kiln, tmp, common):
+    """TritonBench's legacy stdout exec accuracy. add_example's gold prints nothing: every tbg sample that runs
+    passes it, the wrong one too (TritonBench issue 7); the crashing one and the unparsable one do not.
+    matrix_transpose's gold prints its result: its own module prints the same; the same module with a print of
+    its own is correct on kiln's check and fails the legacy one. (The samples are made from the corpus file at
+    test time.)"""
+    s = json.load(open(os.path.join(tmp, "tbg", "summary.json")))
+    rows = {json.loads(l)["task"]: json.loads(l) for l in open(os.path.join(tmp, "tbg", "tasks.jsonl"))}
+    # correct and wrong pass; crash fails (its kernel does not compile); the hacked one (process_spawn, a static
+    # rejection: it never reaches the worker) and the unparsable one (no code) are not run
+    check("legacy: silent gold", abs(s["legacy_exec_acc"] - 0.4) < 1e-9 and rows["add_example"]["legacy_run"] == 3
+          and rows["add_example"]["legacy_passed"] == 2,
+          (s["legacy_exec_acc"], s["legacy_exec_acc_note"], rows["add_example"]))
+    kb = json.load(open(os.path.join(tmp, "kb1", "summary.json")))
+    check("legacy: not defined for KernelBench", kb["legacy_exec_acc"] is None, kb["legacy_exec_acc_note"])
+    path = os.path.join(CORPUS, "tritonbench", "G", "kernels", "matrix_transpose.py")
+    top = open(path).read().split("#" * 146)[0]
+    prints = top.replace("    return out\n", "    print('launched')\n    return out\n", 1)
+    samples = os.path.join(tmp, "legacy.jsonl")
+    with open(samples, "w") as f:
+        f.write(json.dumps({"task": "matrix_transpose", "sample": "same", "code": top}) + "\n")
+        f.write(json.dumps({"task": "matrix_transpose", "sample": "prints", "code": prints}) + "\n")
+    out = os.path.join(tmp, "legacy")
+    rc, stdout, err = run(kiln, ["tritonbench-g", "--samples", samples, "--dataset", f"{CORPUS}/tritonbench",
+                                 "--out", out], common)
+    s = json.load(open(os.path.join(out, "summary.json"))) if rc == 0 else {}
+    check("legacy: printing gold", rc == 0 and s["exec_acc"] == 1.0 and s["legacy_exec_acc"] == 0.5
+          and "legacy stdout exec accuracy" in stdout, f"rc {rc} {s}\n{err}")
+    res = {json.loads(l)["id"]: json.loads(l)["result"].get("legacy_stdout", {})
+           for l in open(os.path.join(out, "results.jsonl"))} if rc == 0 else {}
+    same, printed = res.get("matrix_transpose#same", {}), res.get("matrix_transpose#prints", {})
+    # (the response keeps the last 2000 characters of each stdout; the test prints two float16 matrices)
+    check("legacy: the same stdout passes", same.get("passed") is True and "test_case_2" in same["gold"]["stdout"]
+          and same["gold"]["stdout_chars"] > 2000, same)
+    check("legacy: a different stdout fails", printed.get("passed") is False and printed["candidate"]["ran"]
+          and printed["candidate"]["stdout_chars"] == printed["gold"]["stdout_chars"] + 2 * len("launched\n"),
+          printed)
+
+
+# The compile pair's module, run as the worker runs it (under a TorchDispatchMode, which makes Dynamo fall back
+# to eager unless the module steps out of it) on the CPU at a small size: it must compile a graph (inductor)
+# and match the eager reference.
+COMPILE_CHECK = """
+import sys, types, torch
+from torch.utils._python_dispatch import TorchDispatchMode
+mod = sys.modules["kiln_compile_pair"] = types.ModuleType("kiln_compile_pair")
+g = mod.__dict__
+exec(compile(open(sys.argv[1]).read(), sys.argv[1], "exec"), g)
+g["batch_size"], g["dim"] = 4, 64
+class Mode(TorchDispatchMode):
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        return func(*args, **(kwargs or {}))
+x = g["get_inputs"]()
+m = g["ModelNew"](*g["get_init_inputs"]())
+with Mode():
+    out = m(*x)
+from torch._dynamo.utils import counters
+assert counters["stats"]["unique_graphs"] >= 1, dict(counters["stats"])
+assert torch.allclose(out, g["Model"](*g["get_init_inputs"]())(*x))
+print("compiled", dict(counters["stats"]))
+"""
+
+
+def check_compile_baseline(kiln, tmp, common, gpu):
+    """--baseline compile: one torch.compile pair per task beside the samples; on a GPU the samples get a
+    speedup over it, under the interpreter it is unavailable (null, with a note), never faked."""
+    out = os.path.join(tmp, "kb1_compile")
+    rc, stdout, err = run(kiln, CHANNELS["kb1"][0] + ["--out", out, "--baseline", "compile"], common)
+    s = json.load(open(os.path.join(out, "summary.json"))) if rc == 0 else {}
+    v = s.get("vs_compile") or {}
+    check("compile baseline: reported", rc == 0 and v.get("source") == "measured" and s["outcomes"] == HAND
+          and "vs torch.compile |" in stdout, f"rc {rc} {v}\n{err}")
+    lines = {json.loads(l)["id"]: json.loads(l) for l in open(os.path.join(out, "results.jsonl"))} if rc == 0 else {}
+    comp = lines.get("19_ReLU#@compile", {})
+    check("compile baseline: its pair ran (the reference under torch.compile)", comp.get("verdict") == "ok", comp)
+    pair = [json.loads(l) for l in open(os.path.join(out, "pairs.jsonl")) if "#@compile" in l] if rc == 0 else []
+    if pair and not gpu:  # the interpreter never compiles it: check here, on the CPU, that its module does
+        src = os.path.join(tmp, "compile_pair.py")
+        open(src, "w").write(pair[0]["source"])
+        env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+        p = subprocess.run([PY, "-c", COMPILE_CHECK, src], capture_output=True, text=True, timeout=400, env=env)
+        check("compile baseline: its module compiles a graph under a dispatch mode", p.returncode == 0
+              and "compiled" in p.stdout, (p.stdout + p.stderr)[-1500:])
+    if gpu:
+        check("compile baseline: measured", v.get("tasks_with_baseline") == 1 and v.get("geomean_speedup")
+              and v["fast_p"]["1"] is not None, v)
+    else:
+        check("compile baseline: unavailable under the interpreter", v.get("tasks_with_baseline") == 0
+              and v.get("geomean_speedup") is None and v.get("fast_p", {}).get("1") is None
+              and "not timed" in v.get("note", ""), v)
+    bfile = os.path.join(tmp, "baseline.json")
+    json.dump({"level1": {"19_ReLU.py": {"mean": 4.31, "num_trials": 100}}}, open(bfile, "w"))
+    rc, _, err = run(kiln, CHANNELS["kb1"][0] + ["--out", out, "--baseline-file", bfile], common)
+    s = json.load(open(os.path.join(out, "summary.json"))) if rc == 0 else {}
+    v = s.get("vs_compile") or {}
+    check("compile baseline: from a file", rc == 0 and v.get("source") == f"file {bfile}"
+          and v.get("tasks_with_baseline") == 1 and (v.get("geomean_speedup") is not None) == gpu, f"rc {rc} {v}")
+    kb = CHANNELS["kb1"][0]
+    for name, args, want in [
+        ("compile baseline on TritonBench", CHANNELS["tbt"][0] + ["--baseline", "compile"], "KernelBench's"),
+        ("compile baseline in mode check", kb + ["--baseline", "both", "--mode", "check"], "need --mode time"),
+        ("unreadable baseline file", kb + ["--baseline-file", os.path.join(tmp, "nope.json")], "nope.json"),
+        ("baseline file without the level", CHANNELS["kb2"][0] + ["--baseline-file", bfile],
+         f"{bfile}: error: no \"level2\" object"),
+    ]:
+        rc, _, err = run(kiln, args + ["--out", os.path.join(tmp, "err")], common)
+        check(f"error: {name}", rc == 2 and want in err, f"rc {rc}: {err}")
+
+
 def main():
     kiln = sys.argv[1]
     gpu = "--gpu" in sys.argv[2:]
@@ -96,6 +206,9 @@ def main():
     common = ["--db", db, "--trials", "1", "--quiet"] + ([] if gpu else ["--workers", "2"])
     for key in CHANNELS:
         check_channel(kiln, key, os.path.join(tmp, key), common, gpu)
+
+    check_legacy_stdout(kiln, tmp, common)
+    check_compile_baseline(kiln, tmp, common, gpu)
 
     # resume: a rerun evaluates nothing (every pair has its line in results.jsonl)
     out = os.path.join(tmp, "kb1")

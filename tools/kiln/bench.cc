@@ -33,6 +33,13 @@ Command RegisterBench(CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--label", o->label, "The model's name in the table (default: the samples' file name)");
   sub->add_flag("--json", o->json, "Print summary.json instead of the table");
+  sub->add_option("--baseline", o->baseline,
+                  "KernelBench: eager (default), or compile|both: also the speedups over torch.compile(reference), "
+                  "measured on the same GPU")
+      ->check(CLI::IsMember({"eager", "compile", "both"}))
+      ->capture_default_str();
+  sub->add_option("--baseline-file", o->baseline_file,
+                  "KernelBench: torch.compile times from KernelBench's baseline JSON instead of measuring them");
   sub->add_flag("--report-only", o->report_only,
                 "Evaluate nothing: report the results already in --out (samples without one count as errors)");
   app::EvalOptions& e = o->eval;

@@ -6,6 +6,7 @@ import collections
 import contextlib
 import gc
 import math
+import os
 import re
 import signal
 import threading
@@ -14,7 +15,7 @@ import traceback
 
 import torch
 
-from . import attribution, capture, compare, guards, memory
+from . import attribution, capture, compare, guards, legacy, memory
 from . import platform as plat
 from . import tasks as tasks_mod
 from .verdicts import Reasons
@@ -180,6 +181,9 @@ class Evaluator:
         self._cand_loaded = False   # from the candidate's import on, a fault of the task's code may be its doing
         self._large_inputs = False  # the last trial's inputs were fingerprinted (large): see _trial
         self._baseline = None       # guards.snapshot() before the candidate's import
+        self._legacy_on = False     # TritonBench's legacy stdout check asked for (legacy.py)
+        self._legacy_source = None  # the candidate's module, for its script
+        self.legacy = None          # the response's legacy_stdout
 
     def release(self):
         """After the response: drop the request's tensors and give cached GPU blocks back (memory.py)."""
@@ -198,7 +202,7 @@ class Evaluator:
         with capture.capture_fds() as cap:
             try:
                 with deadline(self.limits.get("timeout_s")), plat.cuda_shim(), tasks_mod.scratch_cwd():
-                    self._run()
+                    self._run_with_legacy()
             except Stop:
                 pass
             except tasks_mod.TaskError as e:
@@ -224,6 +228,48 @@ class Evaluator:
         if self.phases:
             resp["phases_s"] = self.phases
         return resp
+
+    def _run_with_legacy(self):
+        """_run, then (when the request asks for it) the legacy stdout scripts, whatever the verdict:
+        TritonBench's check does not depend on kiln's, and kiln's does not depend on it (the scripts run after
+        it: the first run of a test that reads `torch.empty` index tables left the next one reading a dirty
+        allocator, an illegal memory access on an H100). Never after a timeout or a lost CUDA context."""
+        try:
+            self._run()
+        except EvalTimeout:
+            raise
+        except BaseException:
+            self._legacy_runs()
+            raise
+        self._legacy_runs()
+
+    def _legacy_wanted(self, task):
+        return bool(self.req.get("legacy_stdout")) and self.mode in ("check", "time") \
+            and task.format in ("tritonbench_g", "tritonbench_t")
+
+    def _legacy_runs(self):
+        """The candidate's script, then the gold's (upstream's order), unless the candidate replaced part of
+        torch or the process state the gold's run relies on (then the gold is not run: not passed)."""
+        if not self._legacy_on or self.fatal:
+            return
+        cand = gold = None
+        note = None
+        if self._legacy_source is not None:
+            t_ph = _perf_counter()
+            name = (self.req.get("candidate") or {}).get("name") or os.path.basename(self.task.path)
+            script = legacy.script_of(self._legacy_source, self.task.text)
+            cand = legacy.run_script(script, name, True, self.task)
+            self._phase("legacy_candidate", t_ph)
+        changed = guards.compare_snapshots(self._baseline, guards.snapshot()) if self._baseline is not None else []
+        if changed:
+            note = f"the gold's script was not run: the candidate replaced {changed[0][1]}"
+        elif not (cand or {}).get("fatal"):
+            t_ph = _perf_counter()
+            gold = legacy.run_script(self.task.text, os.path.basename(self.task.path), False, self.task)
+            self._phase("legacy_gold", t_ph)
+        if (cand or {}).get("fatal") or (gold or {}).get("fatal"):
+            self.fatal = True   # the CUDA context is lost: the worker is replaced after this response
+        self.legacy = legacy.summarize(gold, cand, note)
 
     def _record_exception(self, e, msg=None):
         """An exception the candidate's run raised -> its reason, located at the candidate's own line."""
@@ -271,6 +317,8 @@ class Evaluator:
             resp["attribution"] = self.attribution
         if self.precision is not None:
             resp["precision"] = self.precision
+        if self.legacy is not None:
+            resp["legacy_stdout"] = self.legacy
         resp["memory"] = self.mem.report()
         if self.fatal:
             resp["fatal"] = True
@@ -309,6 +357,7 @@ class Evaluator:
         with plat.cuda_shim(), tasks_mod.harness(task.path, "importing the task's reference"):
             task.load_reference()
         self._phase("load_reference", t_ph)
+        self._legacy_on = self._legacy_wanted(task)
         self._load_timing_baseline(task)
         baseline = self._baseline = guards.snapshot()
         self._settings0 = guards.global_state()
@@ -322,6 +371,8 @@ class Evaluator:
                     source = f.read()
             else:
                 raise tasks_mod.TaskError("candidate: null is only valid for tritonbench and kiln tasks")
+        if self._legacy_on:
+            self._legacy_source = tasks_mod.split_tritonbench(source)[0]
         self.tf32 = bool(re.search(r"\btl\.dot\b|\.dot\(", source))
         if self.protocol == "kernelbench" and task.format in ("kernelbench", "tritonbench_t"):
             self.tf32 = False   # torch reference in IEEE fp32: a tf32 dot is reduced_precision, no allowance

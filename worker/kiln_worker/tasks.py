@@ -107,8 +107,9 @@ def _tmpdir():
 
 
 def load_module(source: str, modname: str, filename: str, register_as=(), candidate=False, harness_after=None,
-                harness_skip=(), harness_only=None, self_names=(), sibling_dir=None):
+                harness_skip=(), harness_only=None, self_names=(), sibling_dir=None, as_main=False):
     """Imports `source` as a new module named `modname` from a real file (inspect/triton need source).
+    as_main: its code sees `__name__ == "__main__"`, as a script run by `python FILE` does.
     harness_after: the functions defined after this line are the task's harness (guards.register_harness),
     except the top-level ones named in harness_skip (or not named in harness_only, when given)."""
     d = os.path.join(_tmpdir(), f"m{next(_counter)}")
@@ -136,6 +137,8 @@ def load_module(source: str, modname: str, filename: str, register_as=(), candid
         sys.modules[alias] = mod
     if self_names or sibling_dir:
         mod.__dict__["__builtins__"] = _scoped_builtins(mod, self_names, sibling_dir)
+    if as_main:
+        mod.__dict__["__name__"] = "__main__"
     exec(code, mod.__dict__)
     return mod
 
