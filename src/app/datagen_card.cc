@@ -51,15 +51,15 @@ std::string YieldTable(const DatagenRun& run, const std::vector<std::pair<std::s
   return t;
 }
 
-std::string OriginTable(const DatagenRun& run) {
+std::string OriginTable(const DatagenRun& run, bool llm) {
   std::set<std::string> origins;
   for (const auto& [stage, m] : run.counts.by_stage) {
     if (stage == "family") continue;
     for (const auto& [o, _] : m) origins.insert(o);
   }
-  std::string t =
-      "| source | programs | captured | converted | verified | kept | LLM answered | LLM verified | LLM kept |\n"
-      "|---|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+  std::string t = llm ? "| source | programs | captured | converted | verified | kept | LLM answered | LLM verified | "
+                        "LLM kept |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n"
+                      : "| source | programs | captured | converted | verified | kept |\n|---|---:|---:|---:|---:|---:|\n";
   auto get = [&](const std::string& stage, const std::string& o) {
     auto it = run.counts.by_stage.find(stage);
     if (it == run.counts.by_stage.end()) return 0;
@@ -67,9 +67,10 @@ std::string OriginTable(const DatagenRun& run) {
     return jt == it->second.end() ? 0 : jt->second;
   };
   for (const auto& o : origins) {
-    t += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", o, get("programs", o), get("captured", o),
-                     get("converted", o), get("verified", o), get("kept", o), get("llm_answered", o),
-                     get("llm_verified", o), get("llm_kept", o));
+    t += fmt::format("| {} | {} | {} | {} | {} | {} |", o, get("programs", o), get("captured", o), get("converted", o),
+                     get("verified", o), get("kept", o));
+    if (llm) t += fmt::format(" {} | {} | {} |", get("llm_answered", o), get("llm_verified", o), get("llm_kept", o));
+    t += "\n";
   }
   return t;
 }
@@ -108,7 +109,7 @@ std::string Card(const DatagenOptions& o, const DatagenRun& run, const std::vect
        "candidates; `llm.jsonl`: the model's answers\n\n";
   if (!o.llm_only) c += "## Yield per stage (compiler route)\n\n" + YieldTable(run, kYield) + "\n";
   if (o.use_llm) c += "## Yield per stage (LLM route)\n\n" + YieldTable(run, kYieldLlm) + "\n";
-  c += "## Per source\n\n" + OriginTable(run) + "\n";
+  c += "## Per source\n\n" + OriginTable(run, o.use_llm) + "\n";
   c += "## Rejects\n\n" + ReasonTable(run) + "\n";
   c += "## Operator families (kept samples; a sample counts once per family it uses)\n\n| family | samples |\n|---|---:|\n";
   auto fam = run.counts.by_stage.find("family");

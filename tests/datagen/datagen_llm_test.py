@@ -131,7 +131,8 @@ def run(tmp):
                                                          "comp_5_00006@batch_size=5"]),
               f"each candidate verified at its shapes ({[p['id'] for p in pairs]})")
         card = open(os.path.join(out, "card.md")).read()
-        check("## Yield per stage (LLM route)" in card and "| llm_verified" in card and "compiler route" not in card,
+        check("## Yield per stage (LLM route)" in card and "| llm_verified" in card and "compiler route" not in card
+              and "| LLM answered |" in card,
               "the card has the LLM route's yield table only")
         # a rerun: the answers in llm.jsonl are reused; only the program without one is asked again
         r2 = datagen(out, progs, server.url)
