@@ -7,7 +7,9 @@
 # whole stays inside one device command. Everything comes from D (default .device-carry/datagen2):
 #   D/bin/kiln (+ libcpp-httplib, libbrotli*), D/worker (kiln_worker), D/corpus/kernelbench/level{1,2}
 # On a machine without a GPU it still runs (captures are no_gpu rejects): the smoke test of the script.
-# Results: $OUT/datagen.tar.gz (logs, card, summary, rejects, verify results, timings) and $OUT/table.txt.
+# COMPOSE=0: the corpus alone. CAPTURE_TIMEOUT: seconds per program.
+# Results: $OUT/datagen.tar.gz (logs, card, summary, rejects, verify results, timings, the capture records
+# without their code) and $OUT/table.txt.
 set -u -o pipefail
 D=${D:-$PWD/.device-carry/datagen2}
 OUT=${OUT:-/tmp/kiln-out}
@@ -21,6 +23,7 @@ CORPUS_CAPTURE_S=${CORPUS_CAPTURE_S:-80}
 VERIFY_LIMIT=${VERIFY_LIMIT:-150}
 VERIFY_S=${VERIFY_S:-200}
 REVERIFY_S=${REVERIFY_S:-60}
+CAPTURE_TIMEOUT=${CAPTURE_TIMEOUT:-60}
 export LD_LIBRARY_PATH=$D/bin${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export KILN_WORKER_DIR=$D/worker KILN_PYTHON=${KILN_PYTHON:-python3} PYTHONUNBUFFERED=1
 KILN=$D/bin/kiln
@@ -39,27 +42,33 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader > 
 python3 -c 'import torch, triton; print(torch.__version__, triton.__version__)' >> "$W/gpu.txt" 2>&1
 stamp "gpu: $(tr '\n' ' ' < "$W/gpu.txt")"
 corpus=(--from "$D/corpus/kernelbench/level1" --from "$D/corpus/kernelbench/level2")
-common=(--out "$W/run" "${corpus[@]}" --compose "$COMPOSE" --seed "$SEED" --allow-benchmark --no-db
-        --check-workers 12 --timeout 60)
+compose=()
+[[ $COMPOSE -gt 0 ]] && compose=(--compose "$COMPOSE" --seed "$SEED")
+common=(--out "$W/run" "${corpus[@]}" "${compose[@]}" --allow-benchmark --no-db --check-workers 12 --timeout 60)
 # 1. composed programs (the programs stage composes them; the capture list is the composed ones alone)
-stamp "capture: $COMPOSE composed programs ($JOBS processes, deadline ${CAPTURE_S} s)"
-timeout $((CAPTURE_S + 60)) "$KILN" datagen --out "$W/run" --compose "$COMPOSE" --seed "$SEED" --no-db \
-  --stop-after capture --jobs "$JOBS" --capture-deadline "$CAPTURE_S" --capture-timeout 40 > "$W/capture.log" 2>&1
+if [[ $COMPOSE -gt 0 ]]; then
+  stamp "capture: $COMPOSE composed programs ($JOBS processes, deadline ${CAPTURE_S} s)"
+  timeout $((CAPTURE_S + 60)) "$KILN" datagen --out "$W/run" "${compose[@]}" --no-db \
+    --stop-after capture --jobs "$JOBS" --capture-deadline "$CAPTURE_S" --capture-timeout 40 > "$W/kiln_capture.log" 2>&1
+  cp "$W/run/capture.log" "$W/worker_capture_composed.log" 2>/dev/null
+fi
 t_cap=$SECONDS
 stamp "composed captured: $(lines "$W/run/captures.jsonl") records"
 # 2. the corpus's KernelBench level 1 and 2 (composed ones are in captures.jsonl already: skipped)
 stamp "capture: KernelBench level 1/2 ($CORPUS_JOBS processes, deadline ${CORPUS_CAPTURE_S} s)"
-timeout $((CORPUS_CAPTURE_S + 90)) "$KILN" datagen "${common[@]}" --stop-after capture --jobs "$CORPUS_JOBS" \
-  --capture-deadline "$CORPUS_CAPTURE_S" --capture-timeout 60 > "$W/capture_corpus.log" 2>&1
+timeout $((CORPUS_CAPTURE_S + CAPTURE_TIMEOUT + 10)) "$KILN" datagen "${common[@]}" --stop-after capture \
+  --jobs "$CORPUS_JOBS" --capture-deadline "$CORPUS_CAPTURE_S" --capture-timeout "$CAPTURE_TIMEOUT" \
+  > "$W/kiln_capture_corpus.log" 2>&1
+cp "$W/run/capture.log" "$W/worker_capture_corpus.log" 2>/dev/null
 t_cap2=$SECONDS
 stamp "all captured: $(lines "$W/run/captures.jsonl") records"
 # 3. convert and verify (corpus candidates come first in the pair list: --from before --compose)
 stamp "verify (at most $VERIFY_LIMIT candidates, at most ${VERIFY_S} s)"
 timeout "$VERIFY_S" "$KILN" datagen "${common[@]}" --captures "$W/run/captures.jsonl" --stop-after verify \
-  --verify-limit "$VERIFY_LIMIT" --quiet > "$W/verify.log" 2>&1
+  --verify-limit "$VERIFY_LIMIT" --quiet > "$W/kiln_verify.log" 2>&1
 t_ver=$SECONDS
 stamp "verify done: $(lines "$W/run/verify.jsonl") results"
-"$KILN" datagen "${common[@]}" --captures "$W/run/captures.jsonl" --finish > "$W/finish.log" 2>&1
+"$KILN" datagen "${common[@]}" --captures "$W/run/captures.jsonl" --finish > "$W/kiln_finish.log" 2>&1
 stamp "outputs: $(lines "$W/run/sft_messages.jsonl") samples"
 # 4. 50 random kept samples, re-verified by a separate kiln eval run (other seed, fresh process tree)
 python3 - "$W/run/sft_messages.jsonl" "$W/run/verify_pairs.jsonl" "$W/reverify_pairs.jsonl" <<'PY'
@@ -76,7 +85,7 @@ stamp "re-verify $(lines "$W/reverify_pairs.jsonl") samples (at most ${REVERIFY_
 t_rv0=$SECONDS
 if [[ -s $W/reverify_pairs.jsonl ]]; then
   timeout "$REVERIFY_S" "$KILN" eval --batch "$W/reverify_pairs.jsonl" --out "$W/reverify.jsonl" --mode check \
-    --seed 4242 --no-db --check-workers 12 --timeout 60 --quiet > "$W/reverify.log" 2>&1
+    --seed 4242 --no-db --check-workers 12 --timeout 60 --quiet > "$W/kiln_reverify.log" 2>&1
 fi
 t_rv=$SECONDS
 stamp "re-verify: $(grep -c '"verdict":"ok"' "$W/reverify.jsonl" 2>/dev/null || echo 0) ok of $(lines "$W/reverify.jsonl")"
@@ -89,10 +98,16 @@ stamp "re-verify: $(grep -c '"verdict":"ok"' "$W/reverify.jsonl" 2>/dev/null || 
   du -b "$W/run/sft_messages.jsonl" "$W/run/sft_alpaca.jsonl" "$W/run/sft_sharegpt.jsonl" 2>/dev/null
   du -sb "$W/run/candidates" 2>/dev/null
 } > "$W/timings.txt"
-grep -h '^{"ok"' "$W"/capture*.log >> "$W/timings.txt" 2>/dev/null
-python3 - "$W/run/captures.jsonl" >> "$W/timings.txt" <<'PY'
+grep -h '^{"ok"' "$W"/worker_capture*.log >> "$W/timings.txt" 2>/dev/null
+python3 - "$W/run/captures.jsonl" "$W/captures_slim.jsonl" >> "$W/timings.txt" <<'PY'
 import json, sys
 recs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+keep = ("id", "ok", "stage", "seconds", "out_of_memory", "retried_alone", "retry_skipped", "matches_eager")
+with open(sys.argv[2], "w") as f:
+    for r in recs:
+        s = {k: r[k] for k in keep if k in r}
+        s["error"] = r.get("error", "")[:300]
+        f.write(json.dumps(s) + "\n")
 comp = [r for r in recs if r["id"].startswith("comp_")]
 kb = [r for r in recs if not r["id"].startswith("comp_")]
 for name, rs in (("composed", comp), ("corpus", kb)):
@@ -102,9 +117,10 @@ for name, rs in (("composed", comp), ("corpus", kb)):
           f" median_s {secs[len(secs) // 2] if secs else 0} sum_s {round(sum(secs), 1)}")
 PY
 stamp "done"
-cp "$W"/*.log "$W"/gpu.txt "$W"/timings.txt "$W"/reverify*.jsonl "$W/run/" 2>/dev/null
+cp "$W"/*.log "$W"/gpu.txt "$W"/timings.txt "$W"/reverify*.jsonl "$W"/captures_slim.jsonl "$W/run/" 2>/dev/null
 tar -czf "$OUT/datagen.tar.gz" -C "$W/run" verify.jsonl verify_pairs.jsonl rejects.jsonl summary.json card.md run.log \
-  capture.log capture_corpus.log verify.log finish.log reverify.jsonl reverify_pairs.jsonl reverify.log gpu.txt \
-  timings.txt 2>/dev/null
+  kiln_capture.log kiln_capture_corpus.log worker_capture_composed.log worker_capture_corpus.log kiln_verify.log \
+  kiln_finish.log kiln_reverify.log reverify.jsonl reverify_pairs.jsonl gpu.txt timings.txt captures_slim.jsonl \
+  2>/dev/null
 { cat "$W/timings.txt"; sed -n '/## Yield per stage/,/## Operator families/p' "$W/run/card.md"; } > "$OUT/table.txt"
 cat "$OUT/table.txt"

@@ -116,6 +116,8 @@ Status RunCaptureWorker(const DatagenOptions& o, const std::vector<datagen::Prog
   so.stderr_mode = o.quiet ? SpawnOptions::Stderr::kDiscard : SpawnOptions::Stderr::kInherit;
   auto hours = std::chrono::hours(48);
   KILN_ASSIGN_OR_RETURN(RunResult r, RunCommand(so, std::chrono::duration_cast<std::chrono::milliseconds>(hours)));
+  // the worker's progress (a line per program, the out-of-memory retries), for the run's record
+  (void)WriteFile((fs::path(o.out) / "capture.log").string(), r.err);
   if (!r.exit.exited || r.exit.code != 0)
     return Unavailable("the capture worker failed (" + r.exit.Describe() + "): " + r.err);
   return Status::Ok();

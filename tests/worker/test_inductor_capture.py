@@ -129,3 +129,21 @@ def test_list_mode_runs_a_program_that_ran_out_of_memory_beside_others_again_alo
     marker.unlink()
     recs = run(tmp_path / "out1.jsonl", 1)
     assert not recs["big"]["ok"] and recs["big"]["out_of_memory"], recs["big"]
+
+
+def test_past_the_deadline_an_out_of_memory_program_keeps_its_record_for_a_later_run(tmp_path):
+    always = PROGRAM.replace("        return torch.relu(self.lin(x)) + y",
+                             "        import time\n        time.sleep(2)\n"
+                             "        raise torch.OutOfMemoryError('CUDA out of memory. Tried to allocate 8.00 GiB')")
+    big = _write(tmp_path, "big.py", always)
+    listing = tmp_path / "list.jsonl"
+    listing.write_text(json.dumps({"id": "big", "path": big}) + "\n")
+    out = tmp_path / "out.jsonl"
+    env = dict(os.environ, PYTHONPATH=os.path.join(REPO, "worker"))
+    r = subprocess.run([sys.executable, "-m", "kiln_worker.inductor_capture", "--eager-only", "--list", str(listing),
+                        "--out", str(out), "--jobs", "2", "--deadline", "1"], capture_output=True, text=True,
+                       env=env, timeout=300)
+    assert r.returncode == 0, r.stderr
+    recs = [json.loads(l) for l in out.read_text().splitlines()]
+    assert len(recs) == 1 and recs[0]["out_of_memory"] and recs[0]["retry_skipped"] == "deadline", recs
+    assert not recs[0].get("retried_alone")

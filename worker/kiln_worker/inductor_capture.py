@@ -332,7 +332,7 @@ def run_list(args):
     counts = {"ok": 0, "rejected": 0}
     t0 = time.time()
 
-    alone = []                                 # ran out of memory beside others: tried again by itself
+    alone = {}                                 # ran out of memory beside others: tried again by itself
 
     def write(it, rec):
         with lock:
@@ -362,32 +362,34 @@ def run_list(args):
                 rec = {"id": it["id"], "path": it["path"], "ok": False, "stage": "compile", "error": err}
             if retry_oom and rec.get("out_of_memory"):
                 with lock:
-                    alone.append(it)
+                    alone[it["id"]] = (it, rec)
                 continue
-            if not retry_oom and it in retried:
+            if not retry_oom:
+                alone.pop(it["id"], None)
                 rec["retried_alone"] = True
             write(it, rec)
         if child is not None:
             child.p.stdin.close()
             child.p.wait()
 
-    retried = []
     threads = [threading.Thread(target=slot, args=(todo, args.jobs > 1)) for _ in range(max(1, args.jobs))]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
     # The GPU is shared by --jobs processes: a program that ran out of memory beside the others runs again
-    # with the GPU to itself (one process, after the others finished); past the deadline it stays for a
-    # later run (no record: it is captured again then).
+    # with the GPU to itself (one process, after the others finished). Those the deadline leaves keep their
+    # out-of-memory record (captured again by a later run).
     if alone:
         print(f"{len(alone)} program(s) ran out of memory beside others: again, one at a time",
               file=sys.stderr, flush=True)
-        retried.extend(alone)
         again = queue.Queue()
-        for it in alone:
+        for it, _ in list(alone.values()):
             again.put(it)
         slot(again, False)
+        for it, rec in list(alone.values()):
+            rec["retry_skipped"] = "deadline"
+            write(it, rec)
     outf.close()
     print(json.dumps({"ok": counts["ok"], "rejected": counts["rejected"], "seconds": round(time.time() - t0, 1)}))
     return 0
