@@ -119,9 +119,12 @@ def test_list_mode_runs_a_program_that_ran_out_of_memory_beside_others_again_alo
                             "--out", str(out), "--jobs", str(jobs)], capture_output=True, text=True, env=env,
                            timeout=300)
         assert r.returncode == 0, r.stderr
+        run.stderr = r.stderr
         return {json.loads(l)["id"]: json.loads(l) for l in out.read_text().splitlines()}
 
     recs = run(tmp_path / "out.jsonl", 2)
+    # the process that ran out of memory stops taking programs: the GPU is full at this concurrency
+    assert "big ran out of memory beside others: 1 process(es) go on" in run.stderr, run.stderr
     assert sorted(recs) == ["a", "big", "c"]        # one record each: the out-of-memory attempt is not kept
     assert recs["big"]["ok"] and recs["big"].get("retried_alone"), recs["big"]
     assert not recs["a"].get("retried_alone")

@@ -363,6 +363,14 @@ def run_list(args):
             if retry_oom and rec.get("out_of_memory"):
                 with lock:
                     alone[it["id"]] = (it, rec)
+                    # the GPU is full at this concurrency: one process fewer (down to one)
+                    retire = active[0] > 1
+                    if retire:
+                        active[0] -= 1
+                if retire:
+                    print(f"{it['id']} ran out of memory beside others: {active[0]} process(es) go on",
+                          file=sys.stderr, flush=True)
+                    break
                 continue
             if not retry_oom:
                 alone.pop(it["id"], None)
@@ -372,6 +380,7 @@ def run_list(args):
             child.p.stdin.close()
             child.p.wait()
 
+    active = [max(1, args.jobs)]               # processes still taking programs
     threads = [threading.Thread(target=slot, args=(todo, args.jobs > 1)) for _ in range(max(1, args.jobs))]
     for t in threads:
         t.start()
