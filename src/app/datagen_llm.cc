@@ -122,7 +122,8 @@ Status AskAll(const DatagenOptions& o, const gen::PromptTemplate& t, const std::
       }
       std::lock_guard<std::mutex> lock(mu);
       if (a.error.empty()) {
-        nlohmann::json line = {{"id", p.id}, {"response", a.response}, {"finish_reason", a.finish_reason}, {"llm", a.llm}};
+        nlohmann::json line = {
+            {"id", p.id}, {"response", a.response}, {"finish_reason", a.finish_reason}, {"llm", a.llm}};
         Status st = AppendLine(path, DumpJson(line) + "\n");
         if (!st.ok() && failure.ok()) failure = st;
       }
