@@ -30,8 +30,9 @@ struct DatagenRun {
   std::vector<nlohmann::json> rejects;  // one per dropped program or candidate, with the stage and reason
   std::vector<std::string> notes;
   bool quiet = false;
+  // `route` ("inductor", "llm") for a candidate's reject; "" for a program's (before the routes split).
   void Reject(const datagen::Program& p, const std::string& stage, const std::string& code, const std::string& message,
-              const nlohmann::json& verdict = nullptr);
+              const nlohmann::json& verdict = nullptr, const std::string& route = "");
   void Note(const std::string& text);
 };
 
@@ -39,6 +40,17 @@ struct DatagenRun {
 struct Captured {
   datagen::Program program;
   nlohmann::json capture;
+};
+
+// A candidate of one route for a program: the module kiln eval verifies and what its sample keeps.
+struct Candidate {
+  datagen::Program program;
+  std::string route;      // "inductor" or "llm"
+  std::string path;       // the candidate file
+  std::string source;     // its text
+  std::string reasoning;  // compiler route: the template over its kernels; LLM route: the model's
+  std::vector<std::string> kernels;  // inductor: kernel names in launch order
+  nlohmann::json meta = nlohmann::json::object();  // route-specific facts for the sample's meta
 };
 
 // A candidate that passed verification, ready for the output files.
@@ -52,7 +64,15 @@ struct Sample {
 
 // Writes rejects.jsonl and the dataset card for what the run did; returns the exit code (0).
 int FinishRun(const DatagenOptions& o, DatagenRun* run, const std::vector<Sample>& samples);
-// The stages after capture: conversion, verification (kiln eval batch), output.
-int ConvertVerifyOutput(const DatagenOptions& o, const std::vector<Captured>& captured, DatagenRun* run);
+// A program id as a file name ('/' -> '_').
+std::string FileStem(const std::string& id);
+// The compiler route's conversion: Inductor's output -> candidates/<id>.py.
+std::vector<Candidate> ConvertStage(const DatagenOptions& o, const std::vector<Captured>& captured, DatagenRun* run);
+// The LLM route (datagen_llm.cc): one answer per program (llm.jsonl; a rerun reuses it), its code and
+// reasoning -> candidates_llm/<id>.py. Errors: a bad template or endpoint, records that cannot be written.
+Result<std::vector<Candidate>> LlmStage(const DatagenOptions& o, const std::vector<datagen::Program>& programs,
+                                        DatagenRun* run);
+// Verification (kiln eval's batch, per route) and output of every route's candidates; the exit code.
+int VerifyOutput(const DatagenOptions& o, std::vector<Candidate> candidates, DatagenRun* run);
 
 }  // namespace kiln::app

@@ -37,6 +37,8 @@ Status CheckOptions(const DatagenOptions& o) {
   if (!o.format.empty() && o.format != "kernelbench" && o.format != "tritonbench_t")
     return InvalidArgument("--format: expected kernelbench or tritonbench_t, got " + o.format);
   if (o.compose < 0) return InvalidArgument("--compose must not be negative");
+  if (o.llm_only && !o.use_llm) return InvalidArgument("--llm-only needs --llm");
+  if (o.llm_only && !o.captures.empty()) return InvalidArgument("--llm-only runs no compiler route: drop --captures");
   return Status::Ok();
 }
 
@@ -114,6 +116,8 @@ Status RunCaptureWorker(const DatagenOptions& o, const std::vector<datagen::Prog
   so.stderr_mode = o.quiet ? SpawnOptions::Stderr::kDiscard : SpawnOptions::Stderr::kInherit;
   auto hours = std::chrono::hours(48);
   KILN_ASSIGN_OR_RETURN(RunResult r, RunCommand(so, std::chrono::duration_cast<std::chrono::milliseconds>(hours)));
+  // the worker's progress (a line per program, the out-of-memory retries), for the run's record
+  (void)WriteFile((fs::path(o.out) / "capture.log").string(), r.err);
   if (!r.exit.exited || r.exit.code != 0)
     return Unavailable("the capture worker failed (" + r.exit.Describe() + "): " + r.err);
   return Status::Ok();
@@ -148,7 +152,8 @@ Result<std::vector<Captured>> CaptureStage(const DatagenOptions& o, const std::v
   for (const auto& p : programs) {
     if (p.origin == "tritonbench_t") {
       run->Reject(p, "capture", "route_unsupported",
-                  "the compiler route needs a KernelBench-format program (class Model, get_inputs)");
+                  "the compiler route needs a KernelBench-format program (class Model, get_inputs)", nullptr,
+                  "inductor");
     } else {
       runnable.push_back(p);
     }
@@ -159,7 +164,7 @@ Result<std::vector<Captured>> CaptureStage(const DatagenOptions& o, const std::v
   for (const auto& p : runnable) {
     auto it = by_id.find(p.id);
     if (it == by_id.end()) {
-      run->Reject(p, "capture", "not_captured", "no capture recorded for this program");
+      run->Reject(p, "capture", "not_captured", "no capture recorded for this program", nullptr, "inductor");
       continue;
     }
     const nlohmann::json& c = it->second;
@@ -169,7 +174,8 @@ Result<std::vector<Captured>> CaptureStage(const DatagenOptions& o, const std::v
                          : stage == "eager" || stage == "load" ? "eager_failed"
                          : stage == "no_gpu"                  ? "no_gpu"
                                                               : "compile_failed";
-      run->Reject(p, stage == "eager" || stage == "load" ? "eager" : "capture", code, JsonString(c, "error"));
+      bool eager = stage == "eager" || stage == "load";  // the program itself failed: both routes lose it
+      run->Reject(p, eager ? "eager" : "capture", code, JsonString(c, "error"), nullptr, eager ? "" : "inductor");
       continue;
     }
     run->counts.Add("captured", p.origin);
@@ -181,9 +187,10 @@ Result<std::vector<Captured>> CaptureStage(const DatagenOptions& o, const std::v
 }  // namespace
 
 void DatagenRun::Reject(const datagen::Program& p, const std::string& stage, const std::string& code,
-                        const std::string& message, const nlohmann::json& verdict) {
+                        const std::string& message, const nlohmann::json& verdict, const std::string& route) {
   nlohmann::json j = {{"id", p.id}, {"origin", p.origin}, {"path", p.path}, {"stage", stage},
                       {"reason", code}, {"message", message}};
+  if (!route.empty()) j["route"] = route;
   if (!verdict.is_null()) j["verdict"] = verdict;
   rejects.push_back(std::move(j));
   counts.Add("rejected:" + stage, p.origin);
@@ -216,11 +223,30 @@ int RunDatagen(const DatagenOptions& o) {
   if (!programs.ok()) return fail(programs.status());
   run.Note(fmt::format("programs: {} kept", programs->size()));
   if (o.stop_after == "programs") return FinishRun(o, &run, {});
-  auto captured = CaptureStage(o, *programs, &run);
-  if (!captured.ok()) return fail(captured.status());
-  run.Note(fmt::format("capture: {} of {} compiled", captured->size(), programs->size()));
-  if (o.stop_after == "capture") return FinishRun(o, &run, {});
-  return ConvertVerifyOutput(o, *captured, &run);
+  std::vector<Candidate> candidates;
+  if (!o.llm_only) {
+    auto captured = CaptureStage(o, *programs, &run);
+    if (!captured.ok()) return fail(captured.status());
+    run.Note(fmt::format("capture: {} of {} compiled", captured->size(), programs->size()));
+    if (o.stop_after == "capture") return FinishRun(o, &run, {});
+    candidates = ConvertStage(o, *captured, &run);
+    run.Note(fmt::format("convert: {} of {} standalone", candidates.size(), captured->size()));
+  }
+  if (o.use_llm) {
+    // programs whose eager run failed in the capture are rejects already: no model is asked about them
+    std::set<std::string> failed;
+    for (const auto& r : run.rejects)
+      if (r.value("stage", "") == "eager") failed.insert(r.value("id", ""));
+    std::vector<datagen::Program> ask;
+    for (const auto& p : *programs)
+      if (!failed.count(p.id)) ask.push_back(p);
+    auto answered = LlmStage(o, ask, &run);
+    if (!answered.ok()) return fail(answered.status());
+    run.Note(fmt::format("llm: {} of {} answers hold a Triton module and reasoning", answered->size(), ask.size()));
+    for (auto& c : *answered) candidates.push_back(std::move(c));
+  }
+  if (o.stop_after == "convert" || (o.llm_only && o.stop_after == "capture")) return FinishRun(o, &run, {});
+  return VerifyOutput(o, std::move(candidates), &run);
 }
 
 }  // namespace kiln::app

@@ -11,8 +11,8 @@
 //   verify     every candidate through kiln eval's batch (strict policy)          -> verify.jsonl
 //   output     dedupe, SFT JSON lines (messages, alpaca, sharegpt), rejects, dataset card
 //
-// Candidates come from sources; the compiler route is the one built here. The LLM route (--llm, issue 20)
-// is another source of candidates for the same programs, verified and written the same way.
+// Candidates come from two routes: the compiler route (capture, convert) and, with --llm, the LLM route
+// (a model's answer per program: its code and reasoning, datagen_llm.cc), verified and written the same way.
 //
 // Exit codes: 0 the run finished (rejects are data, not failures), 2 usage or infrastructure error.
 #pragma once
@@ -47,6 +47,12 @@ struct DatagenOptions {
   double timeout_s = 120;
   int check_workers = -1;
   int workers = 1;
+  int shapes = 2;  // LLM route, composed programs: shapes verified (the program's and other batch sizes)
+  // the LLM route (--llm)
+  bool use_llm = false;
+  bool llm_only = false;        // no compiler route (no capture)
+  LlmFlags llm;                 // endpoint, limits, sampling
+  std::string prompt_template;  // "" : prompts/datagen.txt (built in)
   WorkerFlags worker;
   RecordsOptions records;
   bool quiet = false;

@@ -2,6 +2,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <regex>
 #include <set>
 
 #include <fmt/format.h>
@@ -22,43 +23,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string FileStem(const std::string& id) {
-  std::string s = id;
-  for (char& c : s) {
-    if (c == '/') c = '_';
-  }
-  return s;
-}
-
-struct Converted {
-  datagen::Program program;
-  std::string path;  // the candidate file
-  datagen::Conversion conversion;
-};
-
-std::vector<Converted> ConvertStage(const DatagenOptions& o, const std::vector<Captured>& captured, DatagenRun* run) {
-  fs::create_directories(fs::path(o.out) / "candidates");
-  std::vector<Converted> out;
-  for (const auto& c : captured) {
-    datagen::Conversion conv = datagen::ConvertCapture(c.program.text, c.capture);
-    if (!conv.ok) {
-      run->Reject(c.program, "convert", conv.reason, conv.message);
-      continue;
-    }
-    std::string path = fs::absolute(fs::path(o.out) / "candidates" / (FileStem(c.program.id) + ".py")).string();
-    auto old = ReadFile(path);
-    if (!old.ok() || *old != conv.source) {
-      Status st = WriteFile(path, conv.source);
-      if (!st.ok()) {
-        run->Reject(c.program, "convert", "write_failed", st.message());
-        continue;
-      }
-    }
-    run->counts.Add("converted", c.program.origin);
-    out.push_back({c.program, path, std::move(conv)});
-  }
-  return out;
-}
 
 Result<std::map<std::string, nlohmann::json>> ReadResults(const std::string& path) {
   std::map<std::string, nlohmann::json> out;
@@ -77,19 +41,45 @@ Result<std::map<std::string, nlohmann::json>> ReadResults(const std::string& pat
   return out;
 }
 
-// Every candidate through kiln eval's batch (strict policy); returns the ones whose verdict is ok.
-Result<std::vector<Converted>> VerifyStage(const DatagenOptions& o, std::vector<Converted> converted, DatagenRun* run) {
-  std::string pairs_path = (fs::path(o.out) / "verify_pairs.jsonl").string();
-  std::string results_path = (fs::path(o.out) / "verify.jsonl").string();
+// The sizes a candidate is verified at besides the program's own: composed programs take other batch
+// sizes (no composed operator depends on the leading dimension) on the LLM route, whose kernels must derive
+// their sizes from the inputs; the compiler route's kernels are specialised to the captured shapes.
+std::vector<int64_t> ExtraBatchSizes(const DatagenOptions& o, const Candidate& c) {
+  std::vector<int64_t> out;
+  if (c.route != "llm" || c.program.origin != "composed") return out;
+  static const std::regex kBatch(R"((^|\n)batch_size = (\d+)\n)");
+  std::smatch m;
+  if (!std::regex_search(c.program.text, m, kBatch)) return out;
+  int64_t b = std::stoll(m[2].str());
+  for (int k = 1; k < o.shapes; ++k) out.push_back(b + 2 * k - 1);  // odd sizes: the masks' tails
+  return out;
+}
+
+std::string ShapeId(const std::string& id, int64_t batch) { return fmt::format("{}@batch_size={}", id, batch); }
+
+// Every candidate of one route through kiln eval's batch (strict policy); returns the ones whose verdicts
+// (one per shape) are all ok. Files: verify_pairs.jsonl / verify.jsonl (compiler route) and
+// verify_llm_pairs.jsonl / verify_llm.jsonl (LLM route).
+Result<std::vector<Candidate>> VerifyStage(const DatagenOptions& o, const std::string& route,
+                                           std::vector<Candidate> cands, DatagenRun* run) {
+  const std::string sfx = route == "inductor" ? "" : "_" + route;
+  std::string pairs_path = (fs::path(o.out) / ("verify" + sfx + "_pairs.jsonl")).string();
+  std::string results_path = (fs::path(o.out) / ("verify" + sfx + ".jsonl")).string();
   KILN_ASSIGN_OR_RETURN(auto before, ReadResults(results_path));
   std::string pairs;
   int fresh = 0;
-  for (const auto& c : converted) {
+  for (const auto& c : cands) {
     if (!before.count(c.program.id) && o.verify_limit >= 0 && fresh++ >= o.verify_limit) continue;
-    pairs += DumpJson({{"id", c.program.id}, {"task", c.program.path}, {"candidate", c.path}, {"format", "kernelbench"}}) + "\n";
+    nlohmann::json line = {{"id", c.program.id}, {"task", c.program.path}, {"candidate", c.path}, {"format", "kernelbench"}};
+    pairs += DumpJson(line) + "\n";
+    for (int64_t b : ExtraBatchSizes(o, c)) {
+      line["id"] = ShapeId(c.program.id, b);
+      line["sizes"] = {{"batch_size", b}};
+      pairs += DumpJson(line) + "\n";
+    }
   }
   KILN_RETURN_IF_ERROR(WriteFile(pairs_path, pairs));
-  if (!converted.empty() && !o.finish) {
+  if (!cands.empty() && !o.finish) {
     EvalOptions e;
     e.batch = pairs_path;
     e.out = results_path;
@@ -108,70 +98,70 @@ Result<std::vector<Converted>> VerifyStage(const DatagenOptions& o, std::vector<
     if (rc == 2) return Unavailable("verification could not run (kiln eval --batch exited 2)");
   }
   KILN_ASSIGN_OR_RETURN(auto results, ReadResults(results_path));
-  std::vector<Converted> kept;
-  for (auto& c : converted) {
-    auto it = results.find(c.program.id);
-    if (it == results.end()) {
-      run->Reject(c.program, "verify", "not_verified", "no verification result");
-      continue;
+  std::vector<Candidate> kept;
+  for (auto& c : cands) {
+    std::vector<std::pair<std::string, std::string>> lines = {{c.program.id, "the program's shapes"}};
+    for (int64_t b : ExtraBatchSizes(o, c)) lines.push_back({ShapeId(c.program.id, b), fmt::format("batch_size={}", b)});
+    bool ok = true;
+    for (const auto& [id, shape] : lines) {
+      auto it = results.find(id);
+      if (it == results.end()) {
+        run->Reject(c.program, "verify", "not_verified", "no verification result (" + shape + ")", nullptr, route);
+      } else if (it->second.contains("error")) {
+        run->Reject(c.program, "verify", "verify_error", JsonString(it->second, "error") + " (" + shape + ")", nullptr,
+                    route);
+      } else if (std::string verdict = JsonString(it->second, "verdict"); verdict != "ok") {
+        const nlohmann::json res = JsonObject(it->second, "result");
+        nlohmann::json v = {{"verdict", verdict}, {"message", JsonString(res, "message")}, {"shape", shape},
+                            {"reasons", res.value("reasons", nlohmann::json::array())}};
+        run->Reject(c.program, "verify", "verdict_" + verdict, JsonString(res, "message"), v, route);
+      } else {
+        continue;
+      }
+      ok = false;
+      break;
     }
-    const nlohmann::json& r = it->second;
-    if (r.contains("error")) {
-      run->Reject(c.program, "verify", "verify_error", JsonString(r, "error"));
-      continue;
-    }
-    std::string verdict = JsonString(r, "verdict");
-    if (verdict != "ok") {
-      const nlohmann::json res = JsonObject(r, "result");
-      nlohmann::json v = {{"verdict", verdict}, {"message", JsonString(res, "message")},
-                          {"reasons", res.value("reasons", nlohmann::json::array())}};
-      run->Reject(c.program, "verify", "verdict_" + verdict, JsonString(res, "message"), v);
-      continue;
-    }
-    run->counts.Add("verified", c.program.origin);
+    if (!ok) continue;
+    c.meta["shapes_verified"] = lines.size();
+    run->counts.Add(route == "inductor" ? "verified" : route + "_verified", c.program.origin);
     kept.push_back(std::move(c));
   }
   return kept;
 }
 
-datagen::SampleText ToSample(const Converted& c) {
+datagen::SampleText ToSample(const Candidate& c) {
   datagen::SampleText s;
-  s.id = c.program.id;
+  s.id = c.route == "inductor" ? c.program.id : c.program.id + "#" + c.route;
   s.program = c.program.text;
-  s.candidate = c.conversion.source;
-  s.route = "inductor";
-  std::vector<datagen::KernelNote> notes;
-  std::vector<std::string> kernels;
-  for (const auto& k : c.conversion.kernels) {
-    notes.push_back({k.name, k.kind, k.comment});
-    kernels.push_back(k.name);
-  }
-  s.reasoning = datagen::CompilerReasoning(c.program.families, notes);
-  s.meta = {{"origin", c.program.origin}, {"route", "inductor"}, {"families", c.program.families},
-            {"ops", c.program.ops},       {"dtype", c.program.dtype}, {"kernels", kernels},
-            {"licence", c.program.licence}, {"verified", "kiln eval, strict policy"}};
+  s.candidate = c.source;
+  s.route = c.route;
+  s.reasoning = c.reasoning;
+  s.meta = {{"origin", c.program.origin}, {"route", c.route},       {"families", c.program.families},
+            {"ops", c.program.ops},       {"dtype", c.program.dtype}, {"licence", c.program.licence},
+            {"verified", "kiln eval, strict policy"}};
+  for (const auto& [k, v] : c.meta.items()) s.meta[k] = v;
   return s;
 }
 
-Status WriteOutputs(const DatagenOptions& o, const std::vector<Converted>& verified, DatagenRun* run,
+Status WriteOutputs(const DatagenOptions& o, const std::vector<Candidate>& verified, DatagenRun* run,
                     std::vector<Sample>* samples) {
-  std::set<std::string> seen_program, seen_candidate;
+  std::set<std::string> seen_program, seen_candidate;  // a program once per route; a candidate once
   std::string messages, alpaca, sharegpt;
   for (const auto& c : verified) {
     auto hp = datagen::NormalizedHash(c.program.text);
-    auto hc = datagen::NormalizedHash(c.conversion.source);
-    std::string kp = hp.ok() ? *hp : c.program.id, kc = hc.ok() ? *hc : c.path;
+    auto hc = datagen::NormalizedHash(c.source);
+    std::string kp = c.route + ":" + (hp.ok() ? *hp : c.program.id), kc = hc.ok() ? *hc : c.path;
     if (!seen_program.insert(kp).second || !seen_candidate.insert(kc).second) {
-      run->Reject(c.program, "dedupe", "duplicate", "same normalised syntax tree as an earlier sample");
+      run->Reject(c.program, "dedupe", "duplicate", "same normalised syntax tree as an earlier sample", nullptr, c.route);
       continue;
     }
     datagen::SampleText s = ToSample(c);
     messages += DumpJson(datagen::MessagesRecord(s)) + "\n";
     alpaca += DumpJson(datagen::AlpacaRecord(s)) + "\n";
     sharegpt += DumpJson(datagen::SharegptRecord(s)) + "\n";
-    run->counts.Add("kept", c.program.origin);
+    run->counts.Add(c.route == "inductor" ? "kept" : c.route + "_kept", c.program.origin);
     for (const auto& f : c.program.families) run->counts.Add("family", f);
-    samples->push_back({c.program, c.conversion.source, "inductor", s.reasoning, s.meta["kernels"].get<std::vector<std::string>>()});
+    samples->push_back({c.program, c.source, c.route, c.reasoning, c.kernels});
   }
   KILN_RETURN_IF_ERROR(WriteFile((fs::path(o.out) / "sft_messages.jsonl").string(), messages));
   KILN_RETURN_IF_ERROR(WriteFile((fs::path(o.out) / "sft_alpaca.jsonl").string(), alpaca));
@@ -181,19 +171,68 @@ Status WriteOutputs(const DatagenOptions& o, const std::vector<Converted>& verif
 
 }  // namespace
 
-int ConvertVerifyOutput(const DatagenOptions& o, const std::vector<Captured>& captured, DatagenRun* run) {
-  std::vector<Converted> converted = ConvertStage(o, captured, run);
-  run->Note(fmt::format("convert: {} of {} standalone", converted.size(), captured.size()));
-  if (o.stop_after == "convert") return FinishRun(o, run, {});
-  auto verified = VerifyStage(o, std::move(converted), run);
-  if (!verified.ok()) {
-    std::fprintf(stderr, "kiln datagen: error: %s\n", verified.status().message().c_str());
-    return 2;
+std::vector<Candidate> ConvertStage(const DatagenOptions& o, const std::vector<Captured>& captured, DatagenRun* run) {
+  fs::create_directories(fs::path(o.out) / "candidates");
+  std::vector<Candidate> out;
+  for (const auto& c : captured) {
+    datagen::Conversion conv = datagen::ConvertCapture(c.program.text, c.capture);
+    if (!conv.ok) {
+      run->Reject(c.program, "convert", conv.reason, conv.message, nullptr, "inductor");
+      continue;
+    }
+    std::string path = fs::absolute(fs::path(o.out) / "candidates" / (FileStem(c.program.id) + ".py")).string();
+    auto old = ReadFile(path);
+    if (!old.ok() || *old != conv.source) {
+      Status st = WriteFile(path, conv.source);
+      if (!st.ok()) {
+        run->Reject(c.program, "convert", "write_failed", st.message(), nullptr, "inductor");
+        continue;
+      }
+    }
+    run->counts.Add("converted", c.program.origin);
+    Candidate cand;
+    cand.program = c.program;
+    cand.route = "inductor";
+    cand.path = path;
+    cand.source = conv.source;
+    std::vector<datagen::KernelNote> notes;
+    for (const auto& k : conv.kernels) {
+      notes.push_back({k.name, k.kind, k.comment});
+      cand.kernels.push_back(k.name);
+    }
+    cand.reasoning = datagen::CompilerReasoning(c.program.families, notes);
+    cand.meta = {{"kernels", cand.kernels}};
+    out.push_back(std::move(cand));
   }
-  run->Note(fmt::format("verify: {} passed", verified->size()));
+  return out;
+}
+
+std::string FileStem(const std::string& id) {
+  std::string s = id;
+  for (char& c : s) {
+    if (c == '/') c = '_';
+  }
+  return s;
+}
+
+int VerifyOutput(const DatagenOptions& o, std::vector<Candidate> candidates, DatagenRun* run) {
+  std::vector<Candidate> verified;
+  for (const std::string route : {"inductor", "llm"}) {
+    std::vector<Candidate> mine;
+    for (auto& c : candidates)
+      if (c.route == route) mine.push_back(std::move(c));
+    if (mine.empty()) continue;
+    auto v = VerifyStage(o, route, std::move(mine), run);
+    if (!v.ok()) {
+      std::fprintf(stderr, "kiln datagen: error: %s\n", v.status().message().c_str());
+      return 2;
+    }
+    run->Note(fmt::format("verify ({} route): {} passed", route, v->size()));
+    for (auto& c : *v) verified.push_back(std::move(c));
+  }
   if (o.stop_after == "verify") return FinishRun(o, run, {});
   std::vector<Sample> samples;
-  Status st = WriteOutputs(o, *verified, run, &samples);
+  Status st = WriteOutputs(o, verified, run, &samples);
   if (!st.ok()) {
     std::fprintf(stderr, "kiln datagen: error: %s\n", st.message().c_str());
     return 2;

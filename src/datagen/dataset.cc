@@ -97,4 +97,38 @@ nlohmann::json SharegptRecord(const SampleText& s) {
           {"meta", s.meta}};
 }
 
+namespace {
+
+void EraseAll(std::string* s, const std::string& what) {
+  for (size_t p; (p = s->find(what)) != std::string::npos;) s->erase(p, what.size());
+}
+
+std::string Trimmed(const std::string& s) {
+  size_t b = s.find_first_not_of(" \t\r\n"), e = s.find_last_not_of(" \t\r\n");
+  return b == std::string::npos ? "" : s.substr(b, e - b + 1);
+}
+
+}  // namespace
+
+std::string ReasoningOf(const std::string& response, const std::string& code) {
+  std::string text = response;
+  std::string c = Trimmed(code);
+  size_t at = c.empty() ? std::string::npos : text.rfind(c);
+  if (at != std::string::npos) {
+    size_t open = text.rfind("```", at);
+    size_t begin = at;  // unfenced code: the code alone is cut
+    if (open != std::string::npos) {
+      size_t nl = text.rfind('\n', open);
+      begin = nl == std::string::npos ? 0 : nl + 1;
+    }
+    size_t close = text.find("```", at + c.size());
+    size_t end = close == std::string::npos ? text.size() : text.find('\n', close);
+    if (end == std::string::npos) end = text.size();
+    text = text.substr(0, begin) + text.substr(end);
+  }
+  EraseAll(&text, "<think>");
+  EraseAll(&text, "</think>");
+  return Trimmed(text);
+}
+
 }  // namespace kiln::datagen

@@ -38,4 +38,11 @@ nlohmann::json MessagesRecord(const SampleText& s);
 nlohmann::json AlpacaRecord(const SampleText& s);
 nlohmann::json SharegptRecord(const SampleText& s);
 
+// The LLM route (--llm): its built-in prompt template (prompts/datagen.txt, gen's template syntax).
+const char* DefaultLlmPromptText();
+// The reasoning of a model's answer: the answer without the fenced block that `code` was taken from (a
+// block left open runs to the end) and without <think> tags (their content is reasoning), trimmed. "" when
+// nothing but the code is there.
+std::string ReasoningOf(const std::string& response, const std::string& code);
+
 }  // namespace kiln::datagen

@@ -56,5 +56,27 @@ TEST(Dataset, ReasoningNamesEveryKernelAndWhy) {
   EXPECT_NE(one.find("combines basic operators"), std::string::npos) << one;
 }
 
+TEST(Dataset, ReasoningOfAnAnswerIsItsTextWithoutTheCode) {
+  std::string code = "import triton\n@triton.jit\ndef k(x):\n    pass\n";
+  EXPECT_EQ(ReasoningOf("Step 1: fuse.\nStep 2: launch.\n\n```python\n" + code + "```\n", code),
+            "Step 1: fuse.\nStep 2: launch.");
+  // text after the block stays; <think> tags go, their content stays; an earlier sketch block stays
+  EXPECT_EQ(ReasoningOf("<think>rows fit a block</think>\nPlan: ```x```\n```py\n" + code + "```\nDone.", code),
+            "rows fit a block\nPlan: ```x```\n\nDone.");
+  // a block left open runs to the end
+  EXPECT_EQ(ReasoningOf("Plan.\n```python\n" + code, code), "Plan.");
+  // nothing but code: no reasoning
+  EXPECT_EQ(ReasoningOf("```python\n" + code + "```", code), "");
+  EXPECT_EQ(ReasoningOf(code, code), "");
+}
+
+TEST(Dataset, TheLlmPromptIsAGenTemplateAskingForReasoning) {
+  std::string t = DefaultLlmPromptText();
+  EXPECT_NE(t.find("=== system ==="), std::string::npos);
+  EXPECT_NE(t.find("{{reference}}"), std::string::npos);
+  EXPECT_NE(t.find("step by step"), std::string::npos);
+  EXPECT_NE(t.find("libdevice"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace kiln::datagen

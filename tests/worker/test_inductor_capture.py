@@ -98,3 +98,55 @@ def test_list_mode_resumes_but_captures_again_what_a_cpu_or_a_crowded_gpu_could_
                         "--out", str(out2), "--jobs", "1", "--deadline", "0.000001"], capture_output=True, text=True,
                        env=env, timeout=300)
     assert r.returncode == 0 and (not out2.exists() or out2.read_text() == "")
+
+
+def test_list_mode_runs_a_program_that_ran_out_of_memory_beside_others_again_alone(tmp_path):
+    # the program runs out of memory the first time (as beside 15 other processes on one GPU), then fits
+    marker = tmp_path / "ran_once"
+    oom = PROGRAM.replace("        return torch.relu(self.lin(x)) + y",
+                          f"        import os\n"
+                          f"        if not os.path.exists({str(marker)!r}):\n"
+                          f"            open({str(marker)!r}, 'w').close()\n"
+                          f"            raise torch.OutOfMemoryError('CUDA out of memory. Tried to allocate 8.00 GiB')\n"
+                          f"        return torch.relu(self.lin(x)) + y")
+    ok, big = _write(tmp_path, "p.py", PROGRAM), _write(tmp_path, "big.py", oom)
+    listing = tmp_path / "list.jsonl"
+    listing.write_text("".join(json.dumps({"id": i, "path": p}) + "\n" for i, p in (("a", ok), ("big", big), ("c", ok))))
+    env = dict(os.environ, PYTHONPATH=os.path.join(REPO, "worker"))
+
+    def run(out, jobs):
+        r = subprocess.run([sys.executable, "-m", "kiln_worker.inductor_capture", "--eager-only", "--list", str(listing),
+                            "--out", str(out), "--jobs", str(jobs)], capture_output=True, text=True, env=env,
+                           timeout=300)
+        assert r.returncode == 0, r.stderr
+        run.stderr = r.stderr
+        return {json.loads(l)["id"]: json.loads(l) for l in out.read_text().splitlines()}
+
+    recs = run(tmp_path / "out.jsonl", 2)
+    # the process that ran out of memory stops taking programs: the GPU is full at this concurrency
+    assert "big ran out of memory beside others: 1 process(es) go on" in run.stderr, run.stderr
+    assert sorted(recs) == ["a", "big", "c"]        # one record each: the out-of-memory attempt is not kept
+    assert recs["big"]["ok"] and recs["big"].get("retried_alone"), recs["big"]
+    assert not recs["a"].get("retried_alone")
+    # one process has the GPU to itself already: its out-of-memory is the program's (a reject, no retry)
+    marker.unlink()
+    recs = run(tmp_path / "out1.jsonl", 1)
+    assert not recs["big"]["ok"] and recs["big"]["out_of_memory"], recs["big"]
+
+
+def test_past_the_deadline_an_out_of_memory_program_keeps_its_record_for_a_later_run(tmp_path):
+    always = PROGRAM.replace("        return torch.relu(self.lin(x)) + y",
+                             "        import time\n        time.sleep(2)\n"
+                             "        raise torch.OutOfMemoryError('CUDA out of memory. Tried to allocate 8.00 GiB')")
+    big = _write(tmp_path, "big.py", always)
+    listing = tmp_path / "list.jsonl"
+    listing.write_text(json.dumps({"id": "big", "path": big}) + "\n")
+    out = tmp_path / "out.jsonl"
+    env = dict(os.environ, PYTHONPATH=os.path.join(REPO, "worker"))
+    r = subprocess.run([sys.executable, "-m", "kiln_worker.inductor_capture", "--eager-only", "--list", str(listing),
+                        "--out", str(out), "--jobs", "2", "--deadline", "1"], capture_output=True, text=True,
+                       env=env, timeout=300)
+    assert r.returncode == 0, r.stderr
+    recs = [json.loads(l) for l in out.read_text().splitlines()]
+    assert len(recs) == 1 and recs[0]["out_of_memory"] and recs[0]["retry_skipped"] == "deadline", recs
+    assert not recs[0].get("retried_alone")

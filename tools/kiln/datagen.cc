@@ -47,6 +47,15 @@ Command RegisterDatagen(CLI::App& app) {
       ->check(CLI::Range(0, 64));
   sub->add_option("--workers", o->workers, "Verification without a GPU: parallel interpreter workers")
       ->check(CLI::Range(1, 256));
+  sub->add_option("--shapes", o->shapes,
+                  "LLM route, composed programs: shapes to verify (the program's, then other batch sizes)")
+      ->check(CLI::Range(1, 16))
+      ->capture_default_str();
+  sub->add_flag("--llm", o->use_llm, "Also ask a model (--llm-url, --llm-model) for each program's Triton with reasoning");
+  sub->add_flag("--llm-only", o->llm_only, "Only the LLM route: no capture, no conversion");
+  sub->add_option("--prompt-template", o->prompt_template,
+                  "LLM route: the prompt template (default: prompts/datagen.txt, built in)");
+  AddLlmFlags(sub, &o->llm);
   sub->add_flag("--quiet", o->quiet, "No progress on stderr");
   AddRecordsFlags(sub, &o->records);
   AddWorkerFlags(sub, &o->worker, kPython | kInterpret);

@@ -332,13 +332,25 @@ def run_list(args):
     counts = {"ok": 0, "rejected": 0}
     t0 = time.time()
 
-    def slot():
+    alone = {}                                 # ran out of memory beside others: tried again by itself
+
+    def write(it, rec):
+        with lock:
+            outf.write(json.dumps(rec) + "\n")
+            outf.flush()
+            counts["ok" if rec["ok"] else "rejected"] += 1
+            n = counts["ok"] + counts["rejected"]
+            print(f"[{n}/{len(items) - len(done)}] {it['id']}: "
+                  f"{'ok' if rec['ok'] else 'reject ' + rec.get('stage', '') + ' ' + rec.get('error', '')[:120]}"
+                  f" ({time.time() - t0:.0f} s)", file=sys.stderr, flush=True)
+
+    def slot(source, retry_oom):
         child = None
         while True:
             if args.deadline and time.time() - t0 > args.deadline:
                 break                          # the rest stays uncaptured; a later run resumes there
             try:
-                it = todo.get_nowait()
+                it = source.get_nowait()
             except queue.Empty:
                 break
             if child is None:
@@ -348,23 +360,45 @@ def run_list(args):
                 child.kill()
                 child = None
                 rec = {"id": it["id"], "path": it["path"], "ok": False, "stage": "compile", "error": err}
-            with lock:
-                outf.write(json.dumps(rec) + "\n")
-                outf.flush()
-                counts["ok" if rec["ok"] else "rejected"] += 1
-                n = counts["ok"] + counts["rejected"]
-                print(f"[{n}/{len(items) - len(done)}] {it['id']}: "
-                      f"{'ok' if rec['ok'] else 'reject ' + rec.get('stage', '') + ' ' + rec.get('error', '')[:120]}"
-                      f" ({time.time() - t0:.0f} s)", file=sys.stderr, flush=True)
+            if retry_oom and rec.get("out_of_memory"):
+                with lock:
+                    alone[it["id"]] = (it, rec)
+                    # the GPU is full at this concurrency: one process fewer (down to one)
+                    retire = active[0] > 1
+                    if retire:
+                        active[0] -= 1
+                if retire:
+                    print(f"{it['id']} ran out of memory beside others: {active[0]} process(es) go on",
+                          file=sys.stderr, flush=True)
+                    break
+                continue
+            if not retry_oom:
+                alone.pop(it["id"], None)
+                rec["retried_alone"] = True
+            write(it, rec)
         if child is not None:
             child.p.stdin.close()
             child.p.wait()
 
-    threads = [threading.Thread(target=slot) for _ in range(max(1, args.jobs))]
+    active = [max(1, args.jobs)]               # processes still taking programs
+    threads = [threading.Thread(target=slot, args=(todo, args.jobs > 1)) for _ in range(max(1, args.jobs))]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
+    # The GPU is shared by --jobs processes: a program that ran out of memory beside the others runs again
+    # with the GPU to itself (one process, after the others finished). Those the deadline leaves keep their
+    # out-of-memory record (captured again by a later run).
+    if alone:
+        print(f"{len(alone)} program(s) ran out of memory beside others: again, one at a time",
+              file=sys.stderr, flush=True)
+        again = queue.Queue()
+        for it, _ in list(alone.values()):
+            again.put(it)
+        slot(again, False)
+        for it, rec in list(alone.values()):
+            rec["retry_skipped"] = "deadline"
+            write(it, rec)
     outf.close()
     print(json.dumps({"ok": counts["ok"], "rejected": counts["rejected"], "seconds": round(time.time() - t0, 1)}))
     return 0
