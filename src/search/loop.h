@@ -93,6 +93,10 @@ struct OptimizeOptions {
 struct OptimizeInput {
   task::TaskSpec task;
   std::string original_source;  // the module candidates replace (TritonBench: the part above the line)
+  // The module candidates are rendered from when it is not the original: the original with its literal
+  // tile sizes lifted to constexpr parameters (rewrite::LiftLiterals; the same program at their defaults).
+  // Empty: the original. The baseline, verification's reference and a kept original stay original_source.
+  std::string render_source;
   std::string kernel;           // the tuned kernel
   Space space;
   Config baseline;  // the original's values
