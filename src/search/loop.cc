@@ -419,6 +419,8 @@ Status OptimizeRun::ChooseStrategy() {
   };
   sctx.moves = moves_;
   sctx.seed = o_.seed;
+  // The tiles tuned kernels use are measured first (the dry run checks a few candidates only).
+  if (!o_.dry_run && o_.tuned_seeds) sctx.seeds = TunedSeeds(in_.space, in_.baseline);
   sctx.accept_gain = o_.accept_gain;
   res_.strategy = o_.strategy.empty() || o_.strategy == "auto" ? ResolveAuto(sctx) : o_.strategy;
   auto made = MakeStrategy(res_.strategy, sctx);

@@ -74,6 +74,7 @@ struct OptimizeOptions {
                                           // search, verification; empty: all). "@largest:K" asks the
                                           // worker for the K cases with the most input bytes.
   bool dry_run = false;                   // --dry-run: interpreter correctness checks, no timing
+  bool tuned_seeds = true;                // measure TunedSeeds (search/space.h) before the strategy's proposals
   int dry_run_candidates = 4;
   bool emit_autotune = false;  // --emit-autotune
   int autotune_configs = 4;
