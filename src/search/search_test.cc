@@ -476,6 +476,20 @@ TEST(Strategy, SeedsAreMeasuredFirstAndTheSearchStartsFromTheBest) {
   EXPECT_LT(n, plain.second);  // the seeds saved the walk from 16/1/1
 }
 
+TEST(Notes, EventTimingSaysWhichCasesNoGraphCouldReplay) {
+  exec::EvalResult r;
+  exec::CaseResult a, b, c;
+  a.name = "perf_1", a.timing_method = "cuda_graph";
+  b.name = "perf_2", b.timing_method = "events_cold_l2_rng";
+  c.name = "perf_3", c.timing_method = "events_cold_l2_nocapture";
+  r.cases = {a};
+  EXPECT_EQ(internal::EventTimingNote(r), "");
+  r.cases = {a, b, c};
+  EXPECT_EQ(internal::EventTimingNote(r),
+            "the original draws random numbers in perf_2: timed with CUDA events, not a CUDA graph; a CUDA graph "
+            "could not be captured in perf_3: timed with CUDA events instead");
+}
+
 TEST(Space, RestrictToGrid) {
   Space s = SpaceGemm();
   Config base{{"BLOCK_M", 64}, {"BLOCK_N", 64}, {"BLOCK_K", 32}, {"GROUP_M", 1}, {"num_warps", 4}, {"num_stages", 3}};
