@@ -291,6 +291,16 @@ std::string EventTimingNote(const exec::EvalResult& r) {
   return out;
 }
 
+// Sizes the worker left out of `--cases @largest:K` because they do not fit the GPU (tasks.py, largest_cases).
+std::string SkippedCasesNote(const exec::EvalResult& r) {
+  const auto it = r.raw.find("skipped_cases");
+  if (it == r.raw.end() || !it->is_array() || it->empty()) return "";
+  std::string out = "sizes left out because they do not fit this GPU's memory (the next largest are timed): ";
+  for (size_t i = 0; i < it->size(); ++i)
+    out += (i ? "; " : "") + ((*it)[i].is_string() ? (*it)[i].get<std::string>() : (*it)[i].dump());
+  return out;
+}
+
 // The original, timed briefly: its cases, its score, its compile facts, the cases searched and profiled.
 Status OptimizeRun::MeasureOriginal() {
   Show("baseline");
@@ -338,6 +348,7 @@ Status OptimizeRun::MeasureOriginal() {
   for (const auto& n : AdoptRecordedValues(in_.runtime_valued, in_.kernel, br.kernels, &in_.space, &in_.baseline))
     res_.notes.push_back(n);
   if (std::string n = EventTimingNote(br); !n.empty()) res_.notes.push_back(n);
+  if (std::string n = SkippedCasesNote(br); !n.empty()) res_.notes.push_back(n);
   if (!in_.runtime_valued.empty()) {
     res_.space = in_.space;
     res_.baseline_config = res_.best_config = base_.config = in_.baseline;

@@ -490,6 +490,16 @@ TEST(Notes, EventTimingSaysWhichCasesNoGraphCouldReplay) {
             "could not be captured in perf_3: timed with CUDA events instead");
 }
 
+TEST(Notes, SkippedCasesNamesTheSizesThatDoNotFit) {
+  exec::EvalResult r;
+  r.raw = nlohmann::json::object();
+  EXPECT_EQ(internal::SkippedCasesNote(r), "");
+  r.raw["skipped_cases"] = {"perf_9: its inputs take 30 bytes; 4x that does not fit the GPU's 80 bytes"};
+  EXPECT_EQ(internal::SkippedCasesNote(r),
+            "sizes left out because they do not fit this GPU's memory (the next largest are timed): perf_9: its "
+            "inputs take 30 bytes; 4x that does not fit the GPU's 80 bytes");
+}
+
 TEST(Space, RestrictToGrid) {
   Space s = SpaceGemm();
   Config base{{"BLOCK_M", 64}, {"BLOCK_N", 64}, {"BLOCK_K", 32}, {"GROUP_M", 1}, {"num_warps", 4}, {"num_stages", 3}};
