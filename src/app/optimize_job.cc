@@ -217,7 +217,8 @@ int RunOptimize(const OptimizeJobOptions& o) {
   search::OptimizeOptions lo = LoopOptions(o, o.worker.replay.empty() ? m.compile_jobs : 0, &*in);
   StderrProgress progress;
   search::Deps deps{m.runner.get(), nullptr, m.profiler.get(), m.recorder.get(), o.quiet ? nullptr : &progress};
-  RewriteRenderer renderer(in->original_source, in->task.path, in->kernel);
+  RewriteRenderer renderer(in->render_source.empty() ? in->original_source : in->render_source, in->task.path,
+                           in->kernel);
   deps.renderer = &renderer;
   std::unique_ptr<llm::Client> llm_client;
   std::unique_ptr<LlmProposer> proposer;

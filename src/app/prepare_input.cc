@@ -1,6 +1,7 @@
 #include "app/prepare_input.h"
 
 #include <algorithm>
+#include <map>
 
 #include <fmt/format.h>
 
@@ -12,6 +13,74 @@
 #include "rewrite/rewrite.h"
 
 namespace kiln::app {
+
+namespace {
+
+struct KernelSpaceResult {
+  search::SpaceBuild build;
+  bool autotuned = false;
+  std::string render_source;            // the lifted module when it is used; empty: the original
+  std::vector<std::string> lift_notes;  // "literal 1024 (line 14) -> ...", "literal 64 stays fixed: ..."
+};
+
+// The literal each lifted parameter stands for, from LiftLiterals' notes ("literal 1024 (line 14) ->
+// constexpr KILN_BLOCK0 = 1024").
+std::map<std::string, std::string> LiftedNames(const std::vector<std::string>& notes) {
+  std::map<std::string, std::string> out;
+  for (const auto& n : notes) {
+    auto at = n.find("-> constexpr ");
+    if (n.rfind("literal ", 0) != 0 || at == std::string::npos) continue;
+    std::string rest = n.substr(at + 13);
+    out[rest.substr(0, rest.find(' '))] = n.substr(8, n.find(' ', 8) - 8);
+  }
+  return out;
+}
+
+// One kernel's space. Literal tile sizes in its body (rewrite::LiftLiterals) are lifted to constexpr
+// parameters when at least one of them is then editable: candidates are rendered from the lifted module
+// (the same program at the literals' values); each lifted size that stays fixed gets a note with why.
+Result<KernelSpaceResult> KernelSpace(const pyast::Tree& tree, const analysis::ModuleModel& model,
+                                      const std::string& path, const std::string& n,
+                                      const search::SpaceOptions& so) {
+  KILN_ASSIGN_OR_RETURN(auto t, analysis::ExtractTunables(tree, model, {n, {}}));
+  KernelSpaceResult r;
+  r.build = search::SpaceFromTunables(t, so);
+  r.autotuned = t.autotuned;
+  auto lifted = rewrite::Apply(tree, model, {n, {}}, rewrite::LiftLiterals{});
+  if (!lifted.ok()) {
+    const std::string& why = lifted.status().message();
+    if (why.find("stays fixed") != std::string::npos) r.lift_notes.push_back(why);
+    return r;
+  }
+  auto ltree = pyast::Tree::Parse(lifted->source, path);
+  if (!ltree.ok()) return r;
+  auto lmodel = analysis::AnalyzeModule(**ltree);
+  if (!lmodel.ok()) return r;
+  auto lt = analysis::ExtractTunables(**ltree, *lmodel, {n, {}});
+  if (!lt.ok()) return r;
+  const auto names = LiftedNames(lifted->notes);
+  std::vector<std::string> notes;
+  int editable = 0;
+  for (const auto& u : lt->items) {
+    auto it = names.find(u.name);
+    if (it == names.end()) continue;
+    if (u.editable)
+      ++editable;
+    else
+      notes.push_back(fmt::format("literal {} stays fixed: lifted as {} for the analysis, {}", it->second, u.name,
+                                  u.reason));
+  }
+  for (const auto& note : lifted->notes)
+    if (note.rfind("literal ", 0) == 0 && (editable > 0 || note.find("stays fixed") != std::string::npos))
+      notes.push_back(note);
+  r.lift_notes = notes;
+  if (editable == 0) return r;
+  r.build = search::SpaceFromTunables(*lt, so);
+  r.render_source = lifted->source;
+  return r;
+}
+
+}  // namespace
 
 Result<search::OptimizeInput> PrepareInput(const task::TaskSpec& spec, const std::string& kernel,
                                            const search::SpaceOptions& so) {
@@ -46,24 +115,27 @@ Result<search::OptimizeInput> PrepareInputFromSource(const task::TaskSpec& spec,
   if (names.empty()) return NotFound(path + ": no kernel is launched from the module; nothing to tune");
   int best_n = -1;
   for (const auto& n : names) {
-    auto t = analysis::ExtractTunables(*tree, model, {n, {}});
-    if (!t.ok()) {
-      in.notes.push_back(n + ": " + t.status().message());
+    auto ks = KernelSpace(*tree, model, spec.path, n, so);
+    if (!ks.ok()) {
+      in.notes.push_back(n + ": " + ks.status().message());
       continue;
     }
-    auto b = search::SpaceFromTunables(*t, so);
-    int n_params = static_cast<int>(b.space.params().size());
+    int n_params = static_cast<int>(ks->build.space.params().size());
     if (n_params > best_n) {
       best_n = n_params;
       in.kernel = n;
-      in.space = b.space;
-      in.baseline = b.baseline;
-      in.autotuned = t->autotuned;
-      in.runtime_valued = b.runtime_valued;
+      in.space = ks->build.space;
+      in.baseline = ks->build.baseline;
+      in.autotuned = ks->autotuned;
+      in.runtime_valued = ks->build.runtime_valued;
+      in.render_source = ks->render_source;
       in.notes.erase(std::remove_if(in.notes.begin(), in.notes.end(),
-                                    [](const std::string& s) { return s.rfind("skipped ", 0) == 0; }),
+                                    [](const std::string& s) {
+                                      return s.rfind("skipped ", 0) == 0 || s.rfind("literal ", 0) == 0;
+                                    }),
                      in.notes.end());
-      for (const auto& s : b.skipped) in.notes.push_back("skipped " + s);
+      for (const auto& s : ks->build.skipped) in.notes.push_back("skipped " + s);
+      for (const auto& s : ks->lift_notes) in.notes.push_back(s);
     }
   }
   if (best_n < 0) return InvalidArgument(path + ": no kernel's tunables could be extracted");

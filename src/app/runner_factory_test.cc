@@ -76,6 +76,39 @@ TEST(PrepareInput, PicksTheLaunchedKernelAndItsSpace) {
   EXPECT_NE(missing.status().message().find("no @triton.jit kernel named 'no_such_kernel'"), std::string::npos);
 }
 
+// Literal tile sizes in kernel bodies (issue 21, tests/rewrite/cases/literal_tiles.py): lifted and searched
+// where they only tile the data; fixed, with the reason, where the kernel or its caller relies on them.
+TEST(PrepareInput, LiftsLiteralTileSizesOrSaysWhyNot) {
+  task::LoadOptions lo;
+  lo.entry = "scale";
+  lo.bench = kSrc + "/tests/optimize/lift/bench.py";
+  auto spec = task::LoadTask(kSrc + "/tests/rewrite/cases/literal_tiles.py", lo);
+  ASSERT_TRUE(spec.ok()) << spec.status().message();
+  auto has_note = [](const search::OptimizeInput& in, const std::string& s) {
+    for (const auto& n : in.notes)
+      if (n.find(s) != std::string::npos) return true;
+    return false;
+  };
+  auto scale = PrepareInput(*spec, "scale_kernel");
+  ASSERT_TRUE(scale.ok()) << scale.status().message();
+  ASSERT_NE(scale->space.Find("KILN_BLOCK0"), nullptr);
+  EXPECT_EQ(scale->baseline.at("KILN_BLOCK0"), 1024);
+  EXPECT_NE(scale->render_source.find("KILN_BLOCK0: tl.constexpr = 1024"), std::string::npos);
+  EXPECT_EQ(scale->original_source.find("KILN_BLOCK0"), std::string::npos);  // the original stays the baseline
+  EXPECT_TRUE(has_note(*scale, "literal 1024 (line 14) -> constexpr KILN_BLOCK0 = 1024"));
+
+  auto row = PrepareInput(*spec, "row_kernel");  // covers a row of 64 unmasked: lifted, then fixed
+  ASSERT_TRUE(row.ok()) << row.status().message();
+  EXPECT_EQ(row->space.Find("KILN_BLOCK0"), nullptr);
+  EXPECT_TRUE(row->render_source.empty());
+  EXPECT_TRUE(has_note(*row, "literal 64 stays fixed: lifted as KILN_BLOCK0 for the analysis, it covers an extent"));
+
+  auto chunk = PrepareInput(*spec, "chunk_sum_kernel");  // the caller sizes a buffer with the same 128
+  ASSERT_TRUE(chunk.ok()) << chunk.status().message();
+  EXPECT_TRUE(chunk->render_source.empty());
+  EXPECT_TRUE(has_note(*chunk, "literal 128 stays fixed: host code uses the same number"));
+}
+
 TEST(PrepareInput, RefusesFormatsItCannotTune) {
   task::TaskSpec spec;
   spec.format = task::Format::kKernelBench;

@@ -38,6 +38,7 @@ Result<Plan> PlanSplitK(const Ctx& c, const SplitK& r);
 Result<Plan> PlanPersistentGrid(const Ctx& c, const PersistentGrid& r);
 Result<Plan> PlanRowsPerProgram(const Ctx& c, const RowsPerProgram& r);
 Result<Plan> PlanRemoveMasks(const Ctx& c, const RemoveMasks& r);
+Result<Plan> PlanLiftLiterals(const Ctx& c, const LiftLiterals& r);
 
 // How the grid of launch `l` relates to constexpr `name` (analysis::RelateGrid).
 inline GridRelation RelateGrid(const Ctx& c, const Launch& l, const std::string& name) {

@@ -52,6 +52,7 @@ const char* RewriteKindName(RewriteKind k) {
     case RewriteKind::kPersistentGrid: return "persistent_grid";
     case RewriteKind::kRowsPerProgram: return "rows_per_program";
     case RewriteKind::kRemoveMasks: return "remove_masks";
+    case RewriteKind::kLiftLiterals: return "lift_literals";
   }
   return "?";
 }
@@ -95,6 +96,12 @@ std::string Describe(const Request& r) {
                                  std::string s;
                                  for (const auto& g : x.guarantees) s += " " + g.expr + "%" + g.multiple;
                                  if (!x.guard) s += " guard=0";
+                                 return s;
+                               },
+                               [](const LiftLiterals& x) {
+                                 std::string s;
+                                 for (size_t i = 0; i < x.values.size(); ++i)
+                                   s += (i ? "," : " values=") + std::to_string(x.values[i]);
                                  return s;
                                },
                            },
@@ -271,6 +278,19 @@ Result<Request> ParseRequest(std::string_view text) {
       std::string m = b.substr(pct + 1);
       if (auto e = m.find("=="); e != std::string::npos) m = m.substr(0, e);
       r.guarantees.push_back({b.substr(0, pct), m});
+    }
+    return Request{r};
+  }
+  if (kind == "lift_literals") {
+    KILN_RETURN_IF_ERROR(no_bare());
+    LiftLiterals r;
+    for (auto& [k, v] : kv) {
+      if (k != "values") return InvalidArgument("unknown lift_literals option '" + k + "'");
+      for (const auto& item : SplitOn(v, ',')) {
+        auto n = ParseIntLiteral(item);
+        if (!n) return InvalidArgument("lift_literals: '" + item + "' is not an integer");
+        r.values.push_back(*n);
+      }
     }
     return Request{r};
   }
@@ -842,6 +862,7 @@ Result<Plan> MakePlan(const pyast::Tree& tree, const analysis::ModuleModel& mode
                              [&](const PersistentGrid& x) { return PlanPersistentGrid(c, x); },
                              [&](const RowsPerProgram& x) { return PlanRowsPerProgram(c, x); },
                              [&](const RemoveMasks& x) { return PlanRemoveMasks(c, x); },
+                             [&](const LiftLiterals& x) { return PlanLiftLiterals(c, x); },
                          },
                          r);
   if (!plan.ok()) return plan;
@@ -877,6 +898,7 @@ Request DefaultRequest(RewriteKind k) {
     case RewriteKind::kPersistentGrid: return PersistentGrid{};
     case RewriteKind::kRowsPerProgram: return RowsPerProgram{};
     case RewriteKind::kRemoveMasks: return RemoveMasks{};
+    case RewriteKind::kLiftLiterals: return LiftLiterals{};
   }
   return SetParams{};
 }
@@ -929,7 +951,7 @@ Applicability Check(const pyast::Tree& tree, const analysis::ModuleModel& model,
 std::vector<std::pair<RewriteKind, Applicability>> CheckAll(const pyast::Tree& tree, const analysis::ModuleModel& model,
                                                             const Target& target) {
   std::vector<std::pair<RewriteKind, Applicability>> out;
-  for (int i = 0; i <= static_cast<int>(RewriteKind::kRemoveMasks); ++i) {
+  for (int i = 0; i <= static_cast<int>(RewriteKind::kLiftLiterals); ++i) {
     auto k = static_cast<RewriteKind>(i);
     out.push_back({k, Check(tree, model, target, k)});
   }

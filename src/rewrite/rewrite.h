@@ -24,6 +24,8 @@
 //   PersistentGrid  one program per SM looping over tiles with a stride of the number of programs
 //   RowsPerProgram  several rows per program for row-wise reductions
 //   RemoveMasks     drop load/store masks under a divisibility guarantee (with a guard)
+//   LiftLiterals    literal tile sizes in a kernel body (`tl.arange(0, 128)`) become constexpr
+//                   parameters with the literal as default (tunable by SetParams afterwards)
 //
 // Roadmap: rewrites are local and syntactic over the model's spans; anything the model cannot
 // pin down (computed origins, configs produced by comprehensions, launches through **kwargs) is
@@ -121,8 +123,19 @@ struct RemoveMasks {
   bool guard = true;
 };
 
+// Literal tile sizes in the kernel body become constexpr parameters `KILN_BLOCK<i>: tl.constexpr = L`
+// (one per distinct literal L, appended to the signature), every occurrence replaced by the name. A
+// literal is lifted only when it is a `tl.arange(0, L)` bound (a power of two >= 16) and each of its
+// occurrences in the body is a tiling position (arange bound, product, loop step, increment, block
+// shape, cdiv divisor, multiple_of/max_contiguous hint) and no host code of the launching function
+// nor a called jit function uses it; others stay fixed with a note. Whether a lifted size may then
+// take other values is ExtractTunables' call on the lifted module (divisors, per-block data, grid).
+struct LiftLiterals {
+  std::vector<int64_t> values;  // the literals to lift (empty: every liftable one)
+};
+
 using Request = std::variant<SetParams, InsertAutotune, GroupMSwizzle, EvictionHints, DotPrecision, PipelineLoop,
-                             SplitK, PersistentGrid, RowsPerProgram, RemoveMasks>;
+                             SplitK, PersistentGrid, RowsPerProgram, RemoveMasks, LiftLiterals>;
 
 enum class RewriteKind {
   kSetParams,
@@ -135,13 +148,14 @@ enum class RewriteKind {
   kPersistentGrid,
   kRowsPerProgram,
   kRemoveMasks,
+  kLiftLiterals,
 };
 
 RewriteKind KindOf(const Request& r);
 const char* RewriteKindName(RewriteKind k);  // "set_params", "insert_autotune", "group_m_swizzle",
                                              // "eviction_hints", "dot_precision", "pipeline_loop",
                                              // "split_k", "persistent_grid", "rows_per_program",
-                                             // "remove_masks"
+                                             // "remove_masks", "lift_literals"
 // One line for reports and the inverse of ParseRequest, e.g.
 //   set_params BLOCK_SIZE=256 num_warps=8
 //   insert_autotune key=n_elements configs=BLOCK_SIZE:128,num_warps:4,num_stages:3;BLOCK_SIZE:256,num_warps:8
@@ -149,6 +163,7 @@ const char* RewriteKindName(RewriteKind k);  // "set_params", "insert_autotune",
 //   dot_precision input_precision=ieee pipeline_loop num_stages=3 [loop=0]
 //   split_k SPLIT_K=4                  persistent_grid [programs=132]
 //   rows_per_program rows=4            remove_masks n_elements%BLOCK_SIZE [guard=0]
+//   lift_literals [values=128,64]
 std::string Describe(const Request& r);
 Result<Request> ParseRequest(std::string_view text);
 

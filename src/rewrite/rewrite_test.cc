@@ -129,7 +129,7 @@ Parsed Parse(const std::string& file) {
 TEST(Check, AllKindsHaveReasons) {
   auto p = Parse("cases/matmul.py");
   auto all = CheckAll(*p.tree, p.model, Target{"matmul_kernel", {}});
-  ASSERT_EQ(all.size(), 10u);
+  ASSERT_EQ(all.size(), 11u);  // every RewriteKind, lift_literals included
   for (const auto& [k, a] : all) EXPECT_FALSE(a.reason.empty()) << RewriteKindName(k);
   EXPECT_TRUE(Check(*p.tree, p.model, Target{"matmul_kernel", {}}, RewriteKind::kGroupMSwizzle));
   EXPECT_FALSE(Check(*p.tree, p.model, Target{"matmul_kernel", {}}, RewriteKind::kRowsPerProgram));
@@ -179,6 +179,8 @@ TEST(Requests, RoundTrip) {
       "persistent_grid",
       "rows_per_program rows=2",
       "remove_masks n%BLOCK m%16 guard=0",
+      "lift_literals",
+      "lift_literals values=128,64",
   };
   for (const char* t : texts) {
     auto r = ParseRequest(t);
@@ -187,6 +189,7 @@ TEST(Requests, RoundTrip) {
   }
   EXPECT_FALSE(ParseRequest("frobnicate x=1").ok());
   EXPECT_FALSE(ParseRequest("set_params BLOCK=abc").ok());
+  EXPECT_FALSE(ParseRequest("lift_literals values=12x").ok());
   EXPECT_FALSE(ParseRequest("").ok());
 }
 

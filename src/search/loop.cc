@@ -277,6 +277,34 @@ Status OptimizeRun::ConnectToDevice() {
   return Status::Ok();
 }
 
+// Cases the worker could not time by CUDA-graph replay (docs/eval.md, timing): a call that draws random
+// numbers is never captured (method "..._rng"), a capture that failed (a host sync, ...) falls back to
+// events ("..._nocapture"). Said in a note: such a case is timed with events, launch overhead included.
+std::string EventTimingNote(const exec::EvalResult& r) {
+  std::string rng, failed;
+  for (const auto& c : r.cases) {
+    const std::string& m = c.timing_method;
+    if (m.size() >= 4 && m.compare(m.size() - 4, 4, "_rng") == 0) rng += (rng.empty() ? "" : ", ") + c.name;
+    if (m.find("_nocapture") != std::string::npos) failed += (failed.empty() ? "" : ", ") + c.name;
+  }
+  std::string out;
+  if (!rng.empty()) out = "the original draws random numbers in " + rng + ": timed with CUDA events, not a CUDA graph";
+  if (!failed.empty())
+    out += (out.empty() ? "" : "; ") + std::string("a CUDA graph could not be captured in ") + failed +
+           ": timed with CUDA events instead";
+  return out;
+}
+
+// Sizes the worker left out of `--cases @largest:K` because they do not fit the GPU (tasks.py, largest_cases).
+std::string SkippedCasesNote(const exec::EvalResult& r) {
+  const auto it = r.raw.find("skipped_cases");
+  if (it == r.raw.end() || !it->is_array() || it->empty()) return "";
+  std::string out = "sizes left out because they do not fit this GPU's memory (the next largest are timed): ";
+  for (size_t i = 0; i < it->size(); ++i)
+    out += (i ? "; " : "") + ((*it)[i].is_string() ? (*it)[i].get<std::string>() : (*it)[i].dump());
+  return out;
+}
+
 // The original, timed briefly: its cases, its score, its compile facts, the cases searched and profiled.
 Status OptimizeRun::MeasureOriginal() {
   Show("baseline");
@@ -323,6 +351,8 @@ Status OptimizeRun::MeasureOriginal() {
   }
   for (const auto& n : AdoptRecordedValues(in_.runtime_valued, in_.kernel, br.kernels, &in_.space, &in_.baseline))
     res_.notes.push_back(n);
+  if (std::string n = EventTimingNote(br); !n.empty()) res_.notes.push_back(n);
+  if (std::string n = SkippedCasesNote(br); !n.empty()) res_.notes.push_back(n);
   if (!in_.runtime_valued.empty()) {
     res_.space = in_.space;
     res_.baseline_config = res_.best_config = base_.config = in_.baseline;
@@ -423,6 +453,8 @@ Status OptimizeRun::ChooseStrategy() {
   };
   sctx.moves = moves_;
   sctx.seed = o_.seed;
+  // The tiles tuned kernels use are measured first (the dry run checks a few candidates only).
+  if (!o_.dry_run && o_.tuned_seeds) sctx.seeds = TunedSeeds(in_.space, in_.baseline);
   sctx.accept_gain = o_.accept_gain;
   res_.strategy = o_.strategy.empty() || o_.strategy == "auto" ? ResolveAuto(sctx) : o_.strategy;
   auto made = MakeStrategy(res_.strategy, sctx);

@@ -74,6 +74,7 @@ struct OptimizeOptions {
                                           // search, verification; empty: all). "@largest:K" asks the
                                           // worker for the K cases with the most input bytes.
   bool dry_run = false;                   // --dry-run: interpreter correctness checks, no timing
+  bool tuned_seeds = true;                // measure TunedSeeds (search/space.h) before the strategy's proposals
   int dry_run_candidates = 4;
   bool emit_autotune = false;  // --emit-autotune
   int autotune_configs = 4;
@@ -93,6 +94,10 @@ struct OptimizeOptions {
 struct OptimizeInput {
   task::TaskSpec task;
   std::string original_source;  // the module candidates replace (TritonBench: the part above the line)
+  // The module candidates are rendered from when it is not the original: the original with its literal
+  // tile sizes lifted to constexpr parameters (rewrite::LiftLiterals; the same program at their defaults).
+  // Empty: the original. The baseline, verification's reference and a kept original stay original_source.
+  std::string render_source;
   std::string kernel;           // the tuned kernel
   Space space;
   Config baseline;  // the original's values

@@ -34,6 +34,11 @@ std::vector<CaseTiming> CaseTimes(const exec::EvalResult& r);
 // case has no time.
 double Score(const exec::EvalResult& r, const std::vector<std::string>& names);
 nlohmann::json CandJson(const CandidateRecord& c);
+// A note when some of the original's cases were timed with events because no CUDA graph could replay them
+// (random numbers, a failed capture); empty otherwise.
+std::string EventTimingNote(const exec::EvalResult& r);
+// A note naming the perf sizes the worker skipped because they do not fit the GPU (response "skipped_cases").
+std::string SkippedCasesNote(const exec::EvalResult& r);
 // Per-case comparison of a finalist's long run against the original, which that request timed
 // interleaved with it (its timing baseline). A case without that timing cannot win.
 std::vector<CaseComparison> Compare(const exec::EvalResult& cand);

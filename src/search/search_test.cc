@@ -417,6 +417,89 @@ TEST(Strategy, RulesRoundTriesOneAndTwoSteps) {
   EXPECT_EQ((*s2)->Propose(2).size(), 2u);
 }
 
+TEST(Space, TunedSeedsAreTheTilesTunedKernelsUse) {
+  // GEMM: Hopper tiles first, GROUP_M 8, values snapped to the space (BLOCK_K at most 64 here).
+  Space g({{"BLOCK_M", Role::kBlockM, {32, 64, 128, 256}, false},
+           {"BLOCK_N", Role::kBlockN, {32, 64, 128, 256}, false},
+           {"BLOCK_K", Role::kBlockK, {16, 32}, false},
+           {"GROUP_M", Role::kGroupM, {1, 4, 8, 16}, false},
+           {"num_warps", Role::kNumWarps, {2, 4, 8}, true},
+           {"num_stages", Role::kNumStages, {2, 3, 4, 5, 6}, true}});
+  const Config base{{"BLOCK_M", 32}, {"BLOCK_N", 32}, {"BLOCK_K", 32}, {"GROUP_M", 1}, {"num_warps", 4},
+                    {"num_stages", 2}, {"OTHER", 7}};
+  auto seeds = TunedSeeds(g, base);
+  ASSERT_EQ(seeds.size(), 6u);
+  EXPECT_EQ(ConfigKey(seeds[0]), "BLOCK_K=32 BLOCK_M=128 BLOCK_N=128 GROUP_M=8 OTHER=7 num_stages=3 num_warps=8");
+  EXPECT_EQ(ConfigKey(seeds[1]), "BLOCK_K=32 BLOCK_M=128 BLOCK_N=256 GROUP_M=8 OTHER=7 num_stages=3 num_warps=8");
+  EXPECT_EQ(ConfigKey(seeds[2]), "BLOCK_K=32 BLOCK_M=64 BLOCK_N=256 GROUP_M=8 OTHER=7 num_stages=4 num_warps=4");
+  // 1-D memory-bound: blocks and warps by bytes in flight; the baseline itself is not a seed.
+  auto one = TunedSeeds(Space1D(), {{"BLOCK_SIZE", 1024}, {"num_warps", 4}, {"num_stages", 3}});
+  ASSERT_EQ(one.size(), 2u);  // 2048 and 4096 are outside Space1D (up to 1024): snapped to 1024/8 and 1024/16
+  EXPECT_EQ(ConfigKey(one[0]), "BLOCK_SIZE=1024 num_stages=3 num_warps=8");
+  EXPECT_EQ(ConfigKey(one[1]), "BLOCK_SIZE=1024 num_stages=3 num_warps=16");
+  Space wide({{"BLOCK", Role::kBlock, {256, 512, 1024, 2048, 4096}, false},
+              {"num_warps", Role::kNumWarps, {1, 2, 4, 8, 16}, true}});
+  auto w = TunedSeeds(wide, {{"BLOCK", 256}, {"num_warps", 4}});
+  ASSERT_EQ(w.size(), 4u);
+  EXPECT_EQ(ConfigKey(w[0]), "BLOCK=1024 num_warps=4");
+  EXPECT_EQ(ConfigKey(w[3]), "BLOCK=4096 num_warps=16");
+  // Neither shape (two 1-D blocks, or only launch options): no seeds.
+  Space two({{"XBLOCK", Role::kBlock, {64, 128}, false}, {"RBLOCK", Role::kBlock, {64, 128}, false}});
+  EXPECT_TRUE(TunedSeeds(two, {{"XBLOCK", 64}, {"RBLOCK", 64}}).empty());
+}
+
+TEST(Strategy, SeedsAreMeasuredFirstAndTheSearchStartsFromTheBest) {
+  // Bowl's optimum is BLOCK_SIZE=128/4 warps/3 stages; the seed 128/8/3 is one step from it, while the
+  // start 16/1/1 is far: the seeds come first, then coordinate descent steps from the best seed.
+  StrategyContext ctx{Space1D()};
+  ctx.seeds = {{{"BLOCK_SIZE", 128}, {"num_warps", 8}, {"num_stages", 3}},
+               {{"BLOCK_SIZE", 1024}, {"num_warps", 16}, {"num_stages", 1}}};
+  auto s = MakeStrategy("coordinate", ctx);
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ((*s)->name(), "coordinate");
+  const Config start{{"BLOCK_SIZE", 16}, {"num_warps", 1}, {"num_stages", 1}};
+  (*s)->Start(start, Bowl(start));
+  auto first = (*s)->Propose(8);
+  ASSERT_EQ(first.size(), 2u);
+  EXPECT_EQ(ConfigKey(first[0]), "BLOCK_SIZE=128 num_stages=3 num_warps=8");
+  for (auto& c : first) (*s)->Observe(c, Bowl(c));
+  auto next = (*s)->Propose(16);  // neighbours of the best seed, not of the start
+  bool has_opt = false;
+  for (auto& c : next) {
+    EXPECT_NE(ConfigKey(c), "BLOCK_SIZE=32 num_stages=1 num_warps=1");
+    has_opt |= ConfigKey(c) == "BLOCK_SIZE=128 num_stages=3 num_warps=4";
+  }
+  EXPECT_TRUE(has_opt);
+  auto [best, n] = Drive(**MakeStrategy("coordinate", ctx), start, Bowl);
+  EXPECT_EQ(ConfigKey(best), "BLOCK_SIZE=128 num_stages=3 num_warps=4");
+  auto plain = Drive(**MakeStrategy("coordinate", {Space1D()}), start, Bowl);
+  EXPECT_LT(n, plain.second);  // the seeds saved the walk from 16/1/1
+}
+
+TEST(Notes, EventTimingSaysWhichCasesNoGraphCouldReplay) {
+  exec::EvalResult r;
+  exec::CaseResult a, b, c;
+  a.name = "perf_1", a.timing_method = "cuda_graph";
+  b.name = "perf_2", b.timing_method = "events_cold_l2_rng";
+  c.name = "perf_3", c.timing_method = "events_cold_l2_nocapture";
+  r.cases = {a};
+  EXPECT_EQ(internal::EventTimingNote(r), "");
+  r.cases = {a, b, c};
+  EXPECT_EQ(internal::EventTimingNote(r),
+            "the original draws random numbers in perf_2: timed with CUDA events, not a CUDA graph; a CUDA graph "
+            "could not be captured in perf_3: timed with CUDA events instead");
+}
+
+TEST(Notes, SkippedCasesNamesTheSizesThatDoNotFit) {
+  exec::EvalResult r;
+  r.raw = nlohmann::json::object();
+  EXPECT_EQ(internal::SkippedCasesNote(r), "");
+  r.raw["skipped_cases"] = {"perf_9: its inputs take 30 bytes; 4x that does not fit the GPU's 80 bytes"};
+  EXPECT_EQ(internal::SkippedCasesNote(r),
+            "sizes left out because they do not fit this GPU's memory (the next largest are timed): perf_9: its "
+            "inputs take 30 bytes; 4x that does not fit the GPU's 80 bytes");
+}
+
 TEST(Space, RestrictToGrid) {
   Space s = SpaceGemm();
   Config base{{"BLOCK_M", 64}, {"BLOCK_N", 64}, {"BLOCK_K", 32}, {"GROUP_M", 1}, {"num_warps", 4}, {"num_stages", 3}};

@@ -314,6 +314,48 @@ SpaceBuild SpaceFromTunables(const analysis::Tunables& t, const SpaceOptions& op
   return b;
 }
 
+std::vector<Config> TunedSeeds(const Space& s, const Config& base) {
+  auto role_param = [&](Role r) -> const Param* {
+    for (const auto& p : s.params())
+      if (p.role == r) return &p;
+    return nullptr;
+  };
+  const Param *bm = role_param(Role::kBlockM), *bn = role_param(Role::kBlockN), *bk = role_param(Role::kBlockK),
+              *blk = role_param(Role::kBlock), *gm = role_param(Role::kGroupM), *w = role_param(Role::kNumWarps),
+              *st = role_param(Role::kNumStages);
+  struct Seed {
+    int64_t m, n, k, warps, stages;
+  };
+  std::vector<Seed> seeds;
+  if (bm && bn)
+    seeds = {{128, 128, 64, 8, 3}, {128, 256, 64, 8, 3}, {64, 256, 32, 4, 4},
+             {128, 128, 64, 4, 4}, {128, 64, 64, 4, 4},  {64, 128, 64, 4, 4}};
+  else if (blk && std::count_if(s.params().begin(), s.params().end(),
+                                 [](const Param& p) { return p.role == Role::kBlock; }) == 1)
+    seeds = {{1024, 0, 0, 4, 0}, {2048, 0, 0, 8, 0}, {4096, 0, 0, 8, 0}, {4096, 0, 0, 16, 0}};
+  const Config start = s.Complete(base, base);
+  std::vector<Config> out;
+  std::set<std::string> seen = {ConfigKey(start)};
+  for (const Seed& sd : seeds) {
+    Config c = start;
+    auto set = [&](const Param* p, int64_t v) {
+      if (p && v > 0) c[p->name] = v;
+    };
+    if (bm && bn) {
+      set(bm, sd.m), set(bn, sd.n), set(bk, sd.k), set(gm, 8);
+    } else {
+      for (const auto& p : s.params())
+        if (p.role == Role::kBlock) set(&p, sd.m);
+    }
+    set(w, sd.warps), set(st, sd.stages);
+    c = s.At(s.Indices(c));  // snapped to allowed values
+    for (const auto& [k, v] : base)  // keys outside the space stay as they are
+      if (!s.Find(k)) c[k] = v;
+    if (seen.insert(ConfigKey(c)).second) out.push_back(std::move(c));
+  }
+  return out;
+}
+
 Status Space::RestrictToGrid(const nlohmann::json& grid, const Config& keep, Space* s) {
   if (!grid.is_object()) return InvalidArgument("a grid is a JSON object {\"PARAM\": [values...]}");
   for (const auto& [name, vals] : grid.items()) {

@@ -125,4 +125,15 @@ struct SpaceBuild {
 };
 SpaceBuild SpaceFromTunables(const analysis::Tunables& t, const SpaceOptions& o);
 
+// Configs the search measures first (issue 21), each a complete config of `s` (from `base`, values
+// snapped to the nearest allowed one, duplicates and the baseline dropped), best guesses first:
+// - GEMM-like (BLOCK_M and BLOCK_N parameters): the tiles tuned Triton GEMMs use on Hopper, 128x128x64
+//   and 128x256x64 at 8 warps / 3 stages, 64x256x32, 128x128x64, 128x64x64 and 64x128x64 at 4 warps /
+//   4 stages, GROUP_M 8 where the kernel has one;
+// - memory-bound 1-D blocks (a block parameter, no BLOCK_M/BLOCK_N): blocks and warps that keep 8-16
+//   elements per thread and at least 64 KiB of fp32 loads in flight per SM at full occupancy (64 warps):
+//   1024/4, 2048/8, 4096/8, 4096/16 (block/warps).
+// Empty for other spaces.
+std::vector<Config> TunedSeeds(const Space& s, const Config& base);
+
 }  // namespace kiln::search

@@ -316,6 +316,57 @@ class Exhaustive : public Base {
   bool loaded_ = false;
 };
 
+// Seeds first (TunedSeeds), then the inner strategy, started from the best of the seeds and the baseline
+// with every score observed (coordinate and rules step from there, bayes fits them all).
+class Seeded : public Strategy {
+ public:
+  Seeded(StrategyContext ctx, std::unique_ptr<Strategy> inner) : ctx_(std::move(ctx)), inner_(std::move(inner)) {}
+  std::string name() const override { return inner_->name(); }
+  void Start(const Config& baseline, double score) override {
+    base_ = ctx_.space.Complete(baseline, baseline);
+    best_ = base_;
+    best_score_ = score;
+    base_score_ = score;
+    proposed_.insert(ConfigKey(base_));
+  }
+  std::vector<Config> Propose(size_t max_n) override {
+    if (!done_) {
+      std::vector<Config> out;
+      while (next_ < ctx_.seeds.size() && out.size() < max_n) {
+        Config c = ctx_.space.Complete(ctx_.seeds[next_++], base_);
+        if (!proposed_.insert(ConfigKey(c)).second) continue;
+        if (ctx_.feasible && !ctx_.feasible(c)) continue;
+        out.push_back(c);
+      }
+      outstanding_ += static_cast<int>(out.size());
+      if (!out.empty()) return out;
+      if (outstanding_ > 0) return {};
+      done_ = true;
+      inner_->Start(best_, best_score_);
+      if (ConfigKey(best_) != ConfigKey(base_)) inner_->Observe(base_, base_score_);
+      for (const auto& [c, sc] : seen_) inner_->Observe(c, sc);
+    }
+    return inner_->Propose(max_n);
+  }
+  void Observe(const Config& c, double score) override {
+    if (done_) return inner_->Observe(c, score);
+    if (outstanding_ > 0) --outstanding_;
+    seen_.push_back({c, score});
+    if (score < best_score_) best_ = c, best_score_ = score;
+  }
+
+ private:
+  StrategyContext ctx_;
+  std::unique_ptr<Strategy> inner_;
+  Config base_, best_;
+  double best_score_ = kFailed, base_score_ = kFailed;
+  std::set<std::string> proposed_;
+  std::vector<std::pair<Config, double>> seen_;
+  size_t next_ = 0;
+  int outstanding_ = 0;
+  bool done_ = false;
+};
+
 int64_t Step(const Param& p, int64_t v, int dir) {
   auto it = std::find(p.values.begin(), p.values.end(), v);
   if (it == p.values.end()) return v;
@@ -397,11 +448,14 @@ std::string ResolveAuto(const StrategyContext& ctx, double bayes_min_size) {
 Result<std::unique_ptr<Strategy>> MakeStrategy(const std::string& name0, StrategyContext ctx) {
   std::string name = name0.empty() ? "auto" : name0;
   if (name == "auto") name = ResolveAuto(ctx);
-  if (name == "coordinate") return std::unique_ptr<Strategy>(new Coordinate(std::move(ctx)));
-  if (name == "rules") return std::unique_ptr<Strategy>(new Rules(std::move(ctx)));
-  if (name == "bayes") return std::unique_ptr<Strategy>(new Bayes(std::move(ctx)));
   if (name == "exhaustive") return std::unique_ptr<Strategy>(new Exhaustive(std::move(ctx)));
-  return InvalidArgument("unknown strategy '" + name0 + "' (expected rules, coordinate, bayes or auto)");
+  std::unique_ptr<Strategy> s;
+  if (name == "coordinate") s.reset(new Coordinate(ctx));
+  if (name == "rules") s.reset(new Rules(ctx));
+  if (name == "bayes") s.reset(new Bayes(ctx));
+  if (!s) return InvalidArgument("unknown strategy '" + name0 + "' (expected rules, coordinate, bayes or auto)");
+  if (ctx.seeds.empty()) return s;
+  return std::unique_ptr<Strategy>(new Seeded(std::move(ctx), std::move(s)));
 }
 
 }  // namespace kiln::search

@@ -320,6 +320,7 @@ TEST(Loop, PrunesBeforeAndAfterCompiling) {
   f.ev.spills = [](const Config& c) { return c.at("num_stages") == 5 ? 100 : 0; };
   f.o.strategy = "coordinate";
   f.o.patience = 100;
+  f.o.tuned_seeds = false;  // the walk from the baseline is what this test follows
   auto r = f.Run(in);
   ASSERT_TRUE(r.ok()) << r.status().message();
   PruneContext p;
@@ -625,6 +626,7 @@ TEST(Loop, UndersizedBlockIsGrownFirst) {
   Fixture f;
   FakeProfiler prof;
   f.o.batch = 3;
+  f.o.tuned_seeds = false;  // without the seeds (1024/4 first), the growth move leads
   const Config small{{"BLOCK_SIZE", 16}, {"num_warps", 4}, {"num_stages", 3}};
   auto r = Optimize(Input(small), f.o, {&f.ev, &f.rr, &prof});
   ASSERT_TRUE(r.ok());
@@ -635,6 +637,34 @@ TEST(Loop, UndersizedBlockIsGrownFirst) {
   for (const auto& n : r->notes) noted |= n.find("BLOCK_SIZE=16 is far below") != std::string::npos;
   EXPECT_TRUE(noted);
   EXPECT_TRUE(r->improved);
+}
+
+TEST(Loop, GemmSearchMeasuresTheTunedTilesFirst) {
+  // A GEMM written with 32x32x32 tiles whose fastest config is 128x256x64/8 warps/3 stages (two seeds
+  // away, many coordinate steps away): the seeds are the first configs timed after the baseline, and
+  // the winner is the seed.
+  Fixture f;
+  OptimizeInput in;
+  in.task.name = "fake/gemm";
+  in.kernel = "matmul";
+  in.space = Space({{"BLOCK_M", Role::kBlockM, {32, 64, 128, 256}, false},
+                    {"BLOCK_N", Role::kBlockN, {32, 64, 128, 256}, false},
+                    {"BLOCK_K", Role::kBlockK, {32, 64}, false},
+                    {"num_warps", Role::kNumWarps, {2, 4, 8}, true},
+                    {"num_stages", Role::kNumStages, {2, 3, 4, 5}, true}});
+  in.baseline = {{"BLOCK_M", 32}, {"BLOCK_N", 32}, {"BLOCK_K", 32}, {"num_warps", 4}, {"num_stages", 2}};
+  in.original_source = RenderConfig(in.baseline);
+  const Config opt{{"BLOCK_M", 128}, {"BLOCK_N", 256}, {"BLOCK_K", 64}, {"num_warps", 8}, {"num_stages", 3}};
+  f.ev.time_ms = [opt](const Config& c, bool) { return c == opt ? 1.0 : 4.0; };
+  f.o.strategy = "coordinate";
+  f.o.max_evals = 8;
+  auto r = f.Run(in);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_GE(r->candidates.size(), 3u);
+  EXPECT_EQ(ConfigKey(r->candidates[1].config), "BLOCK_K=64 BLOCK_M=128 BLOCK_N=128 num_stages=3 num_warps=8");
+  EXPECT_EQ(ConfigKey(r->candidates[2].config), ConfigKey(opt));
+  EXPECT_TRUE(r->improved);
+  EXPECT_EQ(ConfigKey(r->best_config), ConfigKey(opt));
 }
 
 TEST(Loop, SplitFinalistBecomesAPerShapeAutotune) {

@@ -77,6 +77,33 @@ def test_largest_cases_selector_picks_the_biggest_perf_inputs():
     assert max(sizes) == sizes[want[-1]] or max(sizes) == sizes[want[0]]
 
 
+def test_largest_cases_skip_sizes_that_do_not_fit_the_gpu(monkeypatch):
+    """@largest:K on a GPU too small for the harness's largest sizes (issue 21: out of memory on an 80 GB
+    H100): a case whose inputs x FIT_FACTOR exceed the GPU's memory is skipped and listed, the next sizes
+    are timed instead."""
+    import sys
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "worker"))
+    from kiln_worker import tasks
+    t = tasks.TritonBenchTask(_spec("dequantize_rowwise", perf=True))
+    t.load_reference()
+    t._ensure_perf()
+    sizes = [tasks.tree_bytes(x) for x in t.perf_inputs]
+    order = sorted(range(len(sizes)), key=lambda i: (sizes[i], i))
+    biggest, second = order[-1], order[-2]
+    assert sizes[second] < sizes[biggest], sizes
+    # a GPU where the second largest fits and the largest does not
+    monkeypatch.setattr(tasks.plat, "INTERPRET", False)
+    monkeypatch.setattr(tasks, "_device_bytes", lambda: tasks.FIT_FACTOR * sizes[second])
+    got = t.largest_cases(2)
+    assert got == [f"perf_{i}" for i in sorted(order[-3:-1])], (got, sizes)
+    assert len(t.skipped_cases) == sum(s > sizes[second] for s in sizes)
+    assert t.skipped_cases[0].startswith(f"perf_{biggest}: its inputs take {sizes[biggest]} bytes") or \
+        any(c.startswith(f"perf_{biggest}:") for c in t.skipped_cases)
+    # a GPU large enough: nothing skipped
+    monkeypatch.setattr(tasks, "_device_bytes", lambda: tasks.FIT_FACTOR * sizes[biggest])
+    assert t.largest_cases(2) == [f"perf_{i}" for i in sorted(order[-2:])] and t.skipped_cases == []
+
+
 def test_perf_inputs_are_reused_only_for_trusted_requests():
     """A warm worker keeps the generated perf sweep between trusted requests (kiln optimize) and regenerates
     it for untrusted ones (inputs() hands out clones, never the cached tensors)."""

@@ -227,6 +227,8 @@ class Evaluator:
         resp["elapsed_s"] = round(_perf_counter() - t0, 4)
         if self.phases:
             resp["phases_s"] = self.phases
+        if getattr(self.task, "skipped_cases", None):  # @largest:K left out sizes that do not fit the GPU
+            resp["skipped_cases"] = list(self.task.skipped_cases)
         return resp
 
     def _run_with_legacy(self):

@@ -409,6 +409,10 @@ _PERF_CACHE = {}
 _PERF_GPU_BYTES_MAX = 0.25   # of the GPU's memory: a perf sweep drawn on the GPU larger than this moves to the host
 
 
+# A perf case fits when FIT_FACTOR x its input bytes fit the GPU's memory (TritonBenchTask.largest_cases).
+FIT_FACTOR = 4
+
+
 def _device_bytes():
     try:
         return torch.cuda.get_device_properties(plat.DEVICE_INDEX).total_memory
@@ -544,13 +548,21 @@ class TritonBenchTask(Task):
         return False   # the perf harness's sweep is drawn once (seeded by kiln); `test` makes its own
 
     def largest_cases(self, k):
-        """The k perf-harness cases with the most input bytes, in sweep order (the `test` case when the
-        task has no perf harness)."""
+        """The k perf-harness cases with the most input bytes that fit the GPU, in sweep order (the `test`
+        case when the task has no perf harness). A case whose inputs times FIT_FACTOR exceed the GPU's memory
+        is skipped, and said in `self.skipped_cases` (a timed check holds the inputs, the candidate's clones
+        and both outputs: an 80 GB H100 ran out of memory at the largest size of a harness written on a
+        141 GB H200; issue 21)."""
         if not self.perf_path:
             return ["test"]
         self._ensure_perf()
         size = [tree_bytes(x) for x in self.perf_inputs]
-        top = sorted(range(len(size)), key=lambda i: (size[i], i))[-max(1, k):]
+        cap = 0 if plat.INTERPRET else _device_bytes()
+        fits = [i for i in range(len(size)) if not cap or FIT_FACTOR * size[i] <= cap]
+        self.skipped_cases = [
+            f"perf_{i}: its inputs take {size[i]} bytes; {FIT_FACTOR}x that does not fit the GPU's {cap} bytes"
+            for i in range(len(size)) if i not in fits]
+        top = sorted(fits, key=lambda i: (size[i], i))[-max(1, k):]
         return [f"perf_{i}" for i in sorted(top)] or ["test"]
 
     def _load(self, top, role, name, candidate):

@@ -10,7 +10,8 @@ of GPU work (at most 200 calls), sized on that GPU time, so the replay's own lau
 of each sample. A call that draws random numbers from the CUDA generator (or reseeds it) is never
 captured: it is timed with events and its method says so (`events_cold_l2_rng`); a failed capture leaves
 the generator marked as capturing (every later draw raises "Offset increment outside graph capture"),
-so the generator's state is renewed after one. Candidate and reference are measured
+so the generator's state is renewed after one, and the method says the capture failed
+(`events_cold_l2_nocapture`). Candidate and reference are measured
 in `rounds` interleaved rounds (A B A B ...); the speedup is the ratio of medians over all samples and its
 spread the min/max of the per-round ratios. The SM clock is recorded before and after.
 """
@@ -43,6 +44,7 @@ GRAPH_TARGET_MS = 0.5    # GPU time of one graph replay (its launch cost is shar
 GRAPH_MAX_CALLS = 200
 _l2_buf = None
 RNG_SUFFIX = "_rng"      # appended to an events method: the call draws random numbers, no graph can replay it
+NOCAPTURE_SUFFIX = "_nocapture"  # appended to an events method: the CUDA-graph capture failed (a host sync, ...)
 
 
 def _cuda_generator():
@@ -158,6 +160,7 @@ class Timer:
         self.per_graph = 1
         self.graph_ms = None   # GPU time per call from one replay of the probe graph (auto mode)
         self.draws_random = False
+        self.capture_failed = False
 
     def warmup(self):
         probe = rng_probe_start()
@@ -206,9 +209,12 @@ class Timer:
                 _synchronize()
                 if not isinstance(e, _NotShort):
                     renew_rng()
+                    self.capture_failed = True
         self.method = "events_cold_l2" if self.opts.get("cold_l2", True) else "events"
         if self.draws_random:
             self.method += RNG_SUFFIX
+        if self.capture_failed:
+            self.method += NOCAPTURE_SUFFIX
 
     def _capture(self, calls):
         """A CUDA graph of `calls` calls, replayed once (the first replay is not timed)."""

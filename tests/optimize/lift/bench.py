@@ -1,0 +1,14 @@
+# Inputs for tests/rewrite/cases/literal_tiles.py as a kiln task (entry `scale`: its 1024 is a literal
+# tile size kiln optimize lifts to a constexpr parameter; issue 21).
+import torch
+
+CASES = {"n1m": {"n": 1 << 20}}
+INTERPRET_CASES = {"tiny": {"n": 3000}}
+
+
+def inputs(case, device):
+    return (torch.randn(case["n"], device=device), 0.5)
+
+
+def reference(x, alpha):
+    return x * alpha
