@@ -128,3 +128,19 @@ def test_gold_not_run_after_the_candidate_replaced_torch(fork_worker, tmp_path):
     lg = r["legacy_stdout"]
     assert r["verdict"] == "rejected", r.get("reasons")
     assert not lg["passed"] and not lg["gold"]["ran"] and "torch.zeros" in lg.get("note", ""), lg
+
+
+def test_shared_worker_restarts_after_the_legacy_scripts(tmp_path):
+    """The legacy scripts run whole test files in the worker's process; a shared worker is replaced after them
+    (a later request must not see the allocator or globals they left), and kept when none ran."""
+    from workerproc import Worker
+    w = Worker(isolation="shared")
+    try:
+        r = _eval(w, _task(tmp_path, TEST_PRINTS), MODULE, legacy=False)
+        assert r["verdict"] == "ok" and not r.get("restart_worker"), r
+        r = _eval(w, _task(tmp_path, TEST_PRINTS), MODULE)
+        assert r["verdict"] == "ok" and r["legacy_stdout"]["passed"], r
+        assert r.get("restart_worker") is True, r
+        assert w.proc.wait(timeout=30) == 3          # exited after answering: the runner starts a fresh one
+    finally:
+        w.close()
