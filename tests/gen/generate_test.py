@@ -23,50 +23,15 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
+import e2e_lib as lib
+from e2e_lib import ROOT, Standin, ans, check, golden
+
 CORPUS = os.path.join(os.path.dirname(ROOT), "shared", "corpus", "kernelbench", "examples")
 if not os.path.isdir(CORPUS):
     CORPUS = "/work/shared/corpus/kernelbench/examples"
 SECRET = "sk-standin-secret-0123"
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
-
-
-class Standin:
-    def __init__(self, workdir, steps, name, port=None, cert=None):
-        self.dir = os.path.join(workdir, name)
-        os.makedirs(self.dir, exist_ok=True)
-        self.log = os.path.join(self.dir, "requests.jsonl")
-        script = os.path.join(self.dir, "script.json")
-        with open(script, "w") as f:
-            json.dump({"steps": steps, "idle_exit_s": 60, "max_lifetime_s": 300}, f)
-        port_file = os.path.join(self.dir, "port")
-        cmd = [sys.executable, os.path.join(HERE, "standin_server.py"), script, port_file, self.log]
-        self.proc = subprocess.Popen(cmd + [str(port or 0)] + ([cert] if cert else []))
-        for _ in range(600):
-            if os.path.exists(port_file):
-                break
-            time.sleep(0.05)
-        self.port = int(open(port_file).read())
-        self.url = f"{'https' if cert else 'http'}://127.0.0.1:{self.port}/v1"
-
-    def requests(self):
-        if not os.path.exists(self.log):
-            return []
-        return [json.loads(l) for l in open(self.log)]
-
-    def stop(self):
-        self.proc.terminate()
-        self.proc.wait(10)
 
 
 def generate(kiln, out, url, db, *args):
@@ -81,20 +46,6 @@ def generate(kiln, out, url, db, *args):
 
 def transcript(out):
     return [json.loads(l) for l in open(os.path.join(out, "transcript.jsonl"))]
-
-
-def ans(name):
-    return {"file": os.path.join(HERE, "answers", name)}
-
-
-def golden(name, text):
-    path = os.path.join(HERE, "golden_e2e", name + ".txt")
-    if os.environ.get("KILN_UPDATE_GOLDEN"):
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path, "w") as f:
-            f.write(text + "\n")
-    want = open(path).read() if os.path.exists(path) else None
-    check(want == text + "\n", f"feedback for {name} differs from {path}:\n{text}")
 
 
 def scenarios(kiln, work):
@@ -242,12 +193,9 @@ def https(kiln, work):
 
 def main():
     kiln = os.path.abspath(sys.argv[1])
-    py = os.environ.get("KILN_PYTHON", "python3")
-    if subprocess.run([py, "-c", "import torch, triton"], capture_output=True).returncode != 0:
-        print("SKIP: no torch/triton for the worker ($KILN_PYTHON)")
-        return 77
-    work = tempfile.mkdtemp(prefix="kiln_generate_test_")
-    try:
+    if lib.worker_missing():
+        return lib.SKIP
+    with lib.work_dir("kiln_generate_test_") as work:
         usage_errors(kiln, work)
         https(kiln, work)
         task, db, port = scenarios(kiln, work)
@@ -257,13 +205,7 @@ def main():
             resume(kiln, work)
         else:
             print("note: no corpus at", CORPUS, "- the resume scenario is skipped")
-    finally:
-        if not failures:
-            shutil.rmtree(work, ignore_errors=True)
-        else:
-            print("kept", work)
-    print("ok" if not failures else f"{len(failures)} failure(s)")
-    return 1 if failures else 0
+    return lib.result()
 
 
 if __name__ == "__main__":

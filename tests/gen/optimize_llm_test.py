@@ -13,22 +13,22 @@ optimize_llm_test.py KILN (exit 77 without torch/triton).
 """
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import generate_test as g  # noqa: E402  (the stand-in helpers and the golden check)
+import e2e_lib as g
 
 
 def main():
     kiln = os.path.abspath(sys.argv[1])
-    py = os.environ.get("KILN_PYTHON", "python3")
-    if subprocess.run([py, "-c", "import torch, triton"], capture_output=True).returncode != 0:
-        print("SKIP: no torch/triton for the worker ($KILN_PYTHON)")
-        return 77
-    work = tempfile.mkdtemp(prefix="kiln_optimize_llm_test_")
+    if g.worker_missing():
+        return g.SKIP
+    with g.work_dir("kiln_optimize_llm_test_") as work:
+        run(kiln, work)
+    return g.result()
+
+
+def run(kiln, work):
     steps = [g.ans("softmax_compile_error.py"), g.ans("softmax_one_pass.py"),
              {"content": "The kernel is already optimal; I would not change it."}, g.ans("softmax_torch.py")]
     srv = g.Standin(work, steps, "optimize")
@@ -56,12 +56,6 @@ def main():
         g.golden("optimize_compile_error", reqs[2]["request"]["messages"][-1]["content"])
         g.golden("optimize_correct", reqs[3]["request"]["messages"][-1]["content"])
         g.check(len(reqs[3]["request"]["messages"]) == 4, "round 2 carries the conversation")
-    if not g.failures:
-        shutil.rmtree(work, ignore_errors=True)
-    else:
-        print("kept", work)
-    print("ok" if not g.failures else f"{len(g.failures)} failure(s)")
-    return 1 if g.failures else 0
 
 
 if __name__ == "__main__":

@@ -20,24 +20,24 @@ torch/triton).
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
-import tempfile
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import generate_test as g  # noqa: E402  (the stand-in helpers and the golden check)
+import e2e_lib as g
 
 MARK = "Online softmax: the running maximum and the rescaled sum in one pass"
 
 
 def main():
     kiln = os.path.abspath(sys.argv[1])
-    py = os.environ.get("KILN_PYTHON", "python3")
-    if subprocess.run([py, "-c", "import torch, triton"], capture_output=True).returncode != 0:
-        print("SKIP: no torch/triton for the worker ($KILN_PYTHON)")
-        return 77
-    work = tempfile.mkdtemp(prefix="kiln_optimize_llm_tuned_test_")
+    if g.worker_missing():
+        return g.SKIP
+    with g.work_dir("kiln_optimize_llm_tuned_test_") as work:
+        run(kiln, work)
+    return g.result()
+
+
+def run(kiln, work):
     none = {"content": "I have nothing better to propose."}
     steps = [g.ans("softmax_compile_error.py"), g.ans("softmax_online_small.py"), g.ans("softmax_online.py"),
              none, g.ans("softmax_online_small.py"), g.ans("softmax_online.py")]
@@ -50,7 +50,7 @@ def main():
            "--json", os.path.join(work, "report.json"), "--out", out, "--llm", "--llm-url", srv.url,
            "--llm-model", "standin", "--llm-samples", "3", "--llm-rounds", "2", "--llm-retries", "0",
            "--budget-seconds", "600"]
-    env = dict(os.environ, INTERP_TIMED_PYTHON=py)
+    env = dict(os.environ, INTERP_TIMED_PYTHON=g.PYTHON)
     p = subprocess.run(cmd, capture_output=True, text=True, cwd=g.ROOT, env=env)
     srv.stop()
     print(p.stdout[-4000:], p.stderr[-2000:])
@@ -82,12 +82,6 @@ def main():
                          "--entry", "softmax", "--candidate", out, "--interpret", "--no-db"],
                         capture_output=True, text=True, cwd=g.ROOT)
     g.check(ev.returncode == 0 and "verdict: ok" in ev.stdout, f"the written module passes kiln eval: {ev.stdout[-500:]}")
-    if not g.failures:
-        shutil.rmtree(work, ignore_errors=True)
-    else:
-        print("kept", work)
-    print("ok" if not g.failures else f"{len(g.failures)} failure(s)")
-    return 1 if g.failures else 0
 
 
 if __name__ == "__main__":
