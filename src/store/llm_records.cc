@@ -7,19 +7,9 @@
 
 namespace kiln::store {
 
-namespace {
-
-using internal::Busy;
+using internal::StepDone;
 using internal::Stmt;
 using nlohmann::json;
-
-Status StepDone(Stmt& st) {
-  int rc = st.Step();
-  if (rc == SQLITE_DONE) return Status::Ok();
-  return Status(Busy(rc) ? Code::kUnavailable : Code::kIo, st.Error());
-}
-
-}  // namespace
 
 Result<std::optional<json>> Store::LlmCached(const std::string& key) {
   std::lock_guard<std::mutex> lock(mu_);

@@ -11,18 +11,8 @@
 
 namespace kiln::store {
 
-namespace {
-
-using internal::Busy;
+using internal::StepDone;
 using internal::Stmt;
-
-Status StepDone(Stmt& st) {
-  int rc = st.Step();
-  if (rc == SQLITE_DONE) return Status::Ok();
-  return Status(Busy(rc) ? Code::kUnavailable : Code::kIo, st.Error());
-}
-
-}  // namespace
 
 Result<int64_t> Store::BeginOptimizeRun(const nlohmann::json& info) {
   std::lock_guard<std::mutex> lock(mu_);

@@ -11,15 +11,10 @@ namespace kiln::store {
 
 namespace {
 
-using internal::Busy;
+using internal::StepDone;
+using internal::StepError;
 using internal::Stmt;
 using nlohmann::json;
-
-Status StepDone(Stmt& st) {
-  int rc = st.Step();
-  if (rc == SQLITE_DONE) return Status::Ok();
-  return Status(Busy(rc) ? Code::kUnavailable : Code::kIo, st.Error());
-}
 
 constexpr const char* kJobColumns = "id, COALESCE(idem_key, ''), state, request_json, response_json, created_at";
 
@@ -47,7 +42,7 @@ Status Store::PutServeJob(const std::string& id, const std::string& idem_key, co
     if (rc == SQLITE_DONE) return Status::Ok();
     if (rc == SQLITE_CONSTRAINT)
       return InvalidArgument(fmt::format("serve job {} or its idempotency key exists already", id));
-    return Status(Busy(rc) ? Code::kUnavailable : Code::kIo, st.Error());
+    return StepError(rc, st);
   });
 }
 

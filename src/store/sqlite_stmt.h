@@ -7,6 +7,8 @@
 #include <optional>
 #include <string>
 
+#include "common/status.h"
+
 namespace kiln::store::internal {
 
 // RAII prepared statement with 1-based binds.
@@ -53,6 +55,18 @@ class Stmt {
 };
 
 inline bool Busy(int rc) { return rc == SQLITE_BUSY || rc == SQLITE_LOCKED; }
+
+// The error of a step that did not finish: kUnavailable while the database is busy or locked (so that
+// Store::WithRetry tries again), kIo otherwise.
+inline Status StepError(int rc, const Stmt& st) {
+  return Status(Busy(rc) ? Code::kUnavailable : Code::kIo, st.Error());
+}
+
+// Steps a write to its end: ok when it is done, else StepError.
+inline Status StepDone(Stmt& st) {
+  int rc = st.Step();
+  return rc == SQLITE_DONE ? Status::Ok() : StepError(rc, st);
+}
 
 inline constexpr const char* kNow = "strftime('%Y-%m-%dT%H:%M:%fZ','now')";
 

@@ -37,6 +37,8 @@ std::string CacheKey::Digest() const {
 
 using internal::Busy;
 using internal::kNow;
+using internal::StepDone;
+using internal::StepError;
 using internal::Stmt;
 
 namespace {
@@ -225,9 +227,7 @@ Status Store::PutDevice(const std::string& uuid, const json& info) {
                      .c_str());
     if (!st.ok()) return IoError(st.Error());
     st.Bind(1, uuid).Bind(2, info.value("name", std::string())).Bind(3, DumpJson(info));
-    int rc = st.Step();
-    if (rc == SQLITE_DONE) return Status::Ok();
-    return Status(Busy(rc) ? Code::kUnavailable : Code::kIo, st.Error());
+    return StepDone(st);
   });
 }
 
@@ -240,9 +240,7 @@ Status Store::PutTask(const std::string& hash, const std::string& name, const st
                      .c_str());
     if (!st.ok()) return IoError(st.Error());
     st.Bind(1, hash).Bind(2, name).Bind(3, format).Bind(4, DumpJson(spec));
-    int rc = st.Step();
-    if (rc == SQLITE_DONE) return Status::Ok();
-    return Status(Busy(rc) ? Code::kUnavailable : Code::kIo, st.Error());
+    return StepDone(st);
   });
 }
 
@@ -255,9 +253,7 @@ Status Store::PutCandidate(const std::string& hash, const std::string& name, con
                      .c_str());
     if (!st.ok()) return IoError(st.Error());
     st.Bind(1, hash).Bind(2, name).Bind(3, source);
-    int rc = st.Step();
-    if (rc == SQLITE_DONE) return Status::Ok();
-    return Status(Busy(rc) ? Code::kUnavailable : Code::kIo, st.Error());
+    return StepDone(st);
   });
 }
 
@@ -279,8 +275,7 @@ Result<int64_t> Store::PutEvaluation(const EvaluationRecord& r) {
     st.Bind(9, r.task_name).Bind(10, r.verdict).Bind(11, r.mode).Bind(12, r.policy);
     st.Bind(13, r.speedup).Bind(14, r.candidate_ms).Bind(15, r.reference_ms).BindD(16, r.elapsed_s);
     st.Bind(17, DumpJson(r.response));
-    int rc = st.Step();
-    if (rc != SQLITE_DONE) return Status(Busy(rc) ? Code::kUnavailable : Code::kIo, st.Error());
+    KILN_RETURN_IF_ERROR(StepDone(st));
     id = sqlite3_last_insert_rowid(db_);
     return Status::Ok();
   });
@@ -334,7 +329,7 @@ Result<std::optional<EvaluationRecord>> Store::Lookup(const CacheKey& key) {
       return Status::Ok();
     }
     if (rc == SQLITE_DONE) return Status::Ok();
-    return Status(Busy(rc) ? Code::kUnavailable : Code::kIo, st.Error());
+    return StepError(rc, st);
   });
   if (!s.ok()) return s;
   return out;

@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <thread>
 
+#include "store/sqlite_stmt.h"
+
 namespace kiln::store {
 namespace {
 
@@ -287,6 +289,36 @@ TEST_F(StoreTest, Version2DatabaseUpgradesToTheOptimizeRecords) {
     EXPECT_EQ(*(*s)->CountOptimizeSteps(*run), 1);
     EXPECT_EQ(*(*s)->CountOptimizeSteps(1), 1);
   }
+}
+
+// The step helpers every write shares (sqlite_stmt.h): done is ok; a locked database is kUnavailable (so
+// that WithRetry tries again), any other failure kIo with SQLite's message.
+TEST_F(StoreTest, StepDoneSaysWhyAWriteFailed) {
+  fs::create_directories(dir_);
+  const std::string path = (dir_ / "step.db").string();
+  sqlite3* a = nullptr;
+  sqlite3* b = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &a), SQLITE_OK);
+  ASSERT_EQ(sqlite3_open(path.c_str(), &b), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(a, "CREATE TABLE t(x TEXT NOT NULL)", nullptr, nullptr, nullptr), SQLITE_OK);
+  {
+    internal::Stmt ok(a, "INSERT INTO t(x) VALUES(?1)");
+    ok.Bind(1, std::string("v"));
+    EXPECT_TRUE(internal::StepDone(ok).ok());
+    internal::Stmt null(a, "INSERT INTO t(x) VALUES(NULL)");
+    Status s = internal::StepDone(null);
+    EXPECT_EQ(s.code(), Code::kIo);
+    EXPECT_NE(s.message().find("NOT NULL"), std::string::npos) << s.message();
+  }
+  {
+    internal::Stmt locked(b, "INSERT INTO t(x) VALUES('w')");
+    ASSERT_TRUE(locked.ok()) << locked.Error();
+    ASSERT_EQ(sqlite3_exec(a, "BEGIN EXCLUSIVE", nullptr, nullptr, nullptr), SQLITE_OK);
+    EXPECT_EQ(internal::StepDone(locked).code(), Code::kUnavailable);
+  }
+  sqlite3_exec(a, "ROLLBACK", nullptr, nullptr, nullptr);
+  sqlite3_close(b);
+  sqlite3_close(a);
 }
 
 TEST(StorePaths, DefaultDbPathFollowsXdg) {
