@@ -8,16 +8,9 @@ import subprocess
 import sys
 import time
 
-from serve_util import Server, call, fenced, jcall, skip_without_worker, source
+from serve_util import Server, call, check, failures, fenced, jcall, result, skip_without_worker, source
 
 KILN = os.path.abspath(sys.argv[1])
-failures = []
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        failures.append(what)
 
 
 def rewards(url, body, headers=None):
@@ -176,8 +169,7 @@ def main():
             print(srv.read_log())
         srv.stop()
     security(srv.dir)
-    print(f"{len(failures)} failure(s)")
-    return 1 if failures else 0
+    return result()
 
 
 if __name__ == "__main__":

@@ -9,19 +9,12 @@ import os
 import sys
 import threading
 
-from serve_util import Server, call, fenced, skip_without_worker, source
+from serve_util import Server, call, check, fenced, result, skip_without_worker, source
 
 import kiln_client
 from kiln_client import KilnClient, SCORE_KEYS, compute_score, compute_score_async, make_trl_reward
 
 KILN = os.path.abspath(sys.argv[1])
-failures = []
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        failures.append(what)
 
 
 class Captured(logging.Handler):
@@ -87,8 +80,7 @@ def main():
     finally:
         a.stop()
         b.stop()
-    print(f"{len(failures)} failure(s)")
-    return 1 if failures else 0
+    return result()
 
 
 if __name__ == "__main__":

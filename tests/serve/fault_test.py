@@ -17,7 +17,7 @@ import sys
 import threading
 import time
 
-from serve_util import Server, jcall, fenced, skip_without_worker, source
+from serve_util import Server, check, fenced, jcall, result, skip_without_worker, source
 
 KILN = os.path.abspath(sys.argv[1])
 # bench/serve/fault_burst.sh runs the 1000-request version (KILN_SERVE_FAULT_REQUESTS=1000).
@@ -108,7 +108,6 @@ def main():
     db, workdir = srv.db, srv.dir
     url_box = [srv.url]
     jobs, lock = {}, threading.Lock()
-    failures = []
     killed = 0
     with cf.ThreadPoolExecutor(16) as pool:
         futures = [pool.submit(submit, url_box, n, jobs, lock) for n in range(N_REQUESTS // 2)]
@@ -153,11 +152,6 @@ def main():
     finally:
         srv.stop()
 
-    def check(cond, what):
-        print(("ok   " if cond else "FAIL ") + what)
-        if not cond:
-            failures.append(what)
-
     check(len(jobs) == N_REQUESTS, f"all {N_REQUESTS} requests accepted ({len(jobs)})")
     check(all(len(j) == 1 for j in jobs.values()), "one job per idempotency key, across the restart")
     check(not pending, f"every job answered ({len(pending)} left)")
@@ -197,8 +191,7 @@ def main():
                      ("real evaluations", latencies(True))):
         print(f"latency of {what}, server side (acceptance, or the restart, to result): p50 {q(xs, 0.5):.2f} s, "
               f"p99 {q(xs, 0.99):.2f} s, max {q(xs, 1):.2f} s over {len(xs)}")
-    print(f"{len(failures)} failure(s)")
-    return 1 if failures else 0
+    return result()
 
 
 if __name__ == "__main__":

@@ -1,4 +1,5 @@
-"""Starting and stopping a real `kiln serve` on loopback for the tests in this folder."""
+"""Starting and stopping a real `kiln serve` on loopback for the tests in this folder, and their checks:
+check(cond, what) prints each outcome and collects the failures; result() is the test's exit code."""
 
 import json
 import os
@@ -12,6 +13,18 @@ import urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "clients", "python"))
+failures = []
+
+
+def check(cond, what):
+    print(("ok   " if cond else "FAIL ") + what)
+    if not cond:
+        failures.append(what)
+
+
+def result():
+    print(f"{len(failures)} failure(s)")
+    return 1 if failures else 0
 
 
 def skip_without_worker():
