@@ -22,24 +22,10 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
-CANDIDATES = os.path.join(REPO, "tests", "candidates")
-CORPUS = os.environ.get("KILN_CORPUS_DIR") or os.path.abspath(os.path.join(REPO, "..", "shared", "corpus"))
+sys.path.insert(0, os.path.join(HERE, "..", "worker"))
+from workerproc import CANDIDATES, CORPUS, REPO, header  # noqa: E402  (shared with the worker's tests)
+
 SKIP = 77
-
-
-def header(path):
-    h = {}
-    with open(path) as f:
-        for line in f:
-            if not line.startswith("#"):
-                break
-            body = line[1:].strip()
-            if ":" in body:
-                k, v = body.split(":", 1)
-                k = k.strip()
-                h[k] = (h[k] + " " + v.strip()) if k in h else v.strip()
-    return h
 
 
 def overrides():
@@ -156,6 +142,8 @@ def main():
             failures.append(f"{name}: want {verdict} {code}, got {res['verdict']} {codes}: {res.get('message', '')[:300]}")
     if rc not in (0,):
         failures.append(f"kiln eval --batch exited {rc}")
+    if not expect:
+        failures.append("no candidate selected (none has both a task and an expect header)")
     if len(results) != len(pairs):
         failures.append(f"{len(pairs)} pairs but {len(results)} result lines")
     for f in failures:
