@@ -9,9 +9,11 @@ Exit 77 when torch or triton is missing (CTest skip), 1 on any mismatch or failu
 import argparse
 import importlib.util
 import os
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 
 os.environ["TRITON_INTERPRET"] = "1"
 
@@ -96,15 +98,38 @@ def compare(a, b):
     return None
 
 
-def run_one(args):
-    """Child process: compare one original/rewritten pair; exit 0 equal, 1 different."""
-    ref = load(args.one[0], "orig").kiln_check()
-    got = load(args.one[1], "rew").kiln_check()
-    why = compare(ref, got)
-    if why:
-        print(why)
-        return 1
-    return 0
+def compare_in_child(src, out, timeout_s=300):
+    """(exit code, message) of comparing one original/rewritten pair in a forked child: a rewrite that
+    breaks memory safety can crash the interpreter, and the child starts with torch and triton imported
+    (one import for the whole run, not one per pair). Exit 0 equal, 1 different or raised, -N killed by
+    signal N, -1 past timeout_s."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns
+        os.close(r)
+        code, msg = 1, ""
+        try:
+            why = compare(load(src, "orig").kiln_check(), load(out, "rew").kiln_check())
+            code, msg = (1, why) if why else (0, "")
+        except BaseException as e:  # noqa: BLE001 - reported to the parent
+            msg = f"{type(e).__name__}: {e}"
+        os.write(w, msg.encode(errors="replace")[-4000:])
+        os._exit(code)
+    os.close(w)
+    deadline = time.monotonic() + timeout_s
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        if time.monotonic() > deadline:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            os.close(r)
+            return -1, "timed out"
+        time.sleep(0.02)
+    with os.fdopen(r, "rb") as f:
+        msg = f.read().decode(errors="replace").strip()
+    return os.waitstatus_to_exitcode(status), msg
 
 
 def main():
@@ -113,10 +138,7 @@ def main():
     ap.add_argument("--manifest")
     ap.add_argument("--root")
     ap.add_argument("--only", default="")
-    ap.add_argument("--one", nargs=2, help=argparse.SUPPRESS)
     args = ap.parse_args()
-    if args.one:
-        return run_one(args)
     failures = 0
     ran = 0
     with tempfile.TemporaryDirectory() as tmp:
@@ -134,16 +156,11 @@ def main():
             out = os.path.join(tmp, f"case{n}.py")
             with open(out, "w") as f:
                 f.write(p.stdout)
-            # One child per pair: a rewrite that breaks memory safety can crash the interpreter.
-            try:
-                c = subprocess.run([sys.executable, __file__, "--one", src, out], capture_output=True,
-                                   text=True, timeout=300)
-                rc, msg = c.returncode, (c.stdout + c.stderr).strip().splitlines()[-1:] 
-            except subprocess.TimeoutExpired:
-                rc, msg = -1, ["timed out"]
+            sys.stdout.flush()  # the child would print the buffered lines again
+            rc, msg = compare_in_child(src, out)
             ran += 1
             if rc != 0:
-                print(f"FAIL {label}: exit {rc}: {' '.join(msg)}")
+                print(f"FAIL {label}: exit {rc}: {msg.splitlines()[-1] if msg else ''}")
                 failures += 1
             else:
                 print(f"ok   {label}")
