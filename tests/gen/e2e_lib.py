@@ -3,11 +3,11 @@ optimize_llm_tuned_test.py): the skip check, the failure list, the scripted stan
 (standin_server.py), the golden texts (golden_e2e/; KILN_UPDATE_GOLDEN=1 rewrites them) and the end of a
 run (the work folder removed when every check passed, kept and named otherwise; the exit code).
 
-    if lib.worker_missing():
-        return lib.SKIP
-    with lib.work_dir("kiln_my_test_") as work:
+    def run(kiln, work):
         ...lib.check(cond, what)...
-    return lib.result()
+
+    if __name__ == "__main__":
+        sys.exit(lib.main("kiln_my_test_", run))   # usage: my_test.py KILN
 """
 import contextlib
 import json
@@ -61,6 +61,17 @@ def result():
     """The exit code of the test after its checks, with a last line saying how it went."""
     print("ok" if not failures else f"{len(failures)} failure(s)")
     return 1 if failures else 0
+
+
+def main(prefix, run):
+    """Runs `run(kiln, work)` (kiln: sys.argv[1]; work: a fresh folder named prefix...) unless the worker's
+    Python lacks torch/triton; returns the exit code: 0 passed, 1 failed, SKIP."""
+    kiln = os.path.abspath(sys.argv[1])
+    if worker_missing():
+        return SKIP
+    with work_dir(prefix) as work:
+        run(kiln, work)
+    return result()
 
 
 class Standin:

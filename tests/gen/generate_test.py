@@ -191,22 +191,17 @@ def https(kiln, work):
     check(len(srv.requests()) == 1, "https: one request reached the server")
 
 
-def main():
-    kiln = os.path.abspath(sys.argv[1])
-    if lib.worker_missing():
-        return lib.SKIP
-    with lib.work_dir("kiln_generate_test_") as work:
-        usage_errors(kiln, work)
-        https(kiln, work)
-        task, db, port = scenarios(kiln, work)
-        cache(kiln, work, task, db, port)
-        exhausted(kiln, work, task)
-        if os.path.isdir(CORPUS):
-            resume(kiln, work)
-        else:
-            print("note: no corpus at", CORPUS, "- the resume scenario is skipped")
-    return lib.result()
+def run(kiln, work):
+    usage_errors(kiln, work)
+    https(kiln, work)
+    task, db, port = scenarios(kiln, work)
+    cache(kiln, work, task, db, port)
+    exhausted(kiln, work, task)
+    if os.path.isdir(CORPUS):
+        resume(kiln, work)
+    else:
+        print("note: no corpus at", CORPUS, "- the resume scenario is skipped")
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(lib.main("kiln_generate_test_", run))

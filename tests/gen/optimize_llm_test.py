@@ -19,15 +19,6 @@ import sys
 import e2e_lib as g
 
 
-def main():
-    kiln = os.path.abspath(sys.argv[1])
-    if g.worker_missing():
-        return g.SKIP
-    with g.work_dir("kiln_optimize_llm_test_") as work:
-        run(kiln, work)
-    return g.result()
-
-
 def run(kiln, work):
     steps = [g.ans("softmax_compile_error.py"), g.ans("softmax_one_pass.py"),
              {"content": "The kernel is already optimal; I would not change it."}, g.ans("softmax_torch.py")]
@@ -59,4 +50,4 @@ def run(kiln, work):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(g.main("kiln_optimize_llm_test_", run))

@@ -28,15 +28,6 @@ import e2e_lib as g
 MARK = "Online softmax: the running maximum and the rescaled sum in one pass"
 
 
-def main():
-    kiln = os.path.abspath(sys.argv[1])
-    if g.worker_missing():
-        return g.SKIP
-    with g.work_dir("kiln_optimize_llm_tuned_test_") as work:
-        run(kiln, work)
-    return g.result()
-
-
 def run(kiln, work):
     none = {"content": "I have nothing better to propose."}
     steps = [g.ans("softmax_compile_error.py"), g.ans("softmax_online_small.py"), g.ans("softmax_online.py"),
@@ -85,4 +76,4 @@ def run(kiln, work):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(g.main("kiln_optimize_llm_tuned_test_", run))
