@@ -327,7 +327,11 @@ def _():
     proc = subprocess.Popen([Ctx.kiln, "eval", "--batch", p, "--out", out, "--no-db", "--timeout", "300",
                              "--policy", "trusted"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
-    time.sleep(15)
+    # interrupted while the candidate runs: once the worker and its fork child are up (was a fixed 15 s)
+    end = time.monotonic() + 120
+    while time.monotonic() < end and len(_descendants(proc.pid)) < 2:
+        time.sleep(0.5)
+    time.sleep(1)
     proc.send_signal(signal.SIGINT)
     try:
         _, err = proc.communicate(timeout=30)
