@@ -9,13 +9,13 @@ Exit 77 when torch or triton is missing (CTest skip), 1 on any mismatch or failu
 import argparse
 import importlib.util
 import os
-import signal
 import subprocess
 import sys
 import tempfile
-import time
 
 os.environ["TRITON_INTERPRET"] = "1"
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from forked import run_forked  # noqa: E402  (tests/forked.py)
 
 try:
     import torch  # noqa: F401
@@ -98,38 +98,13 @@ def compare(a, b):
     return None
 
 
-def compare_in_child(src, out, timeout_s=300):
-    """(exit code, message) of comparing one original/rewritten pair in a forked child: a rewrite that
-    breaks memory safety can crash the interpreter, and the child starts with torch and triton imported
-    (one import for the whole run, not one per pair). Exit 0 equal, 1 different or raised, -N killed by
-    signal N, -1 past timeout_s."""
-    r, w = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: never returns
-        os.close(r)
-        code, msg = 1, ""
-        try:
-            why = compare(load(src, "orig").kiln_check(), load(out, "rew").kiln_check())
-            code, msg = (1, why) if why else (0, "")
-        except BaseException as e:  # noqa: BLE001 - reported to the parent
-            msg = f"{type(e).__name__}: {e}"
-        os.write(w, msg.encode(errors="replace")[-4000:])
-        os._exit(code)
-    os.close(w)
-    deadline = time.monotonic() + timeout_s
-    while True:
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            break
-        if time.monotonic() > deadline:
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-            os.close(r)
-            return -1, "timed out"
-        time.sleep(0.02)
-    with os.fdopen(r, "rb") as f:
-        msg = f.read().decode(errors="replace").strip()
-    return os.waitstatus_to_exitcode(status), msg
+def compare_pair(src, out):
+    """In the child: exit 0 when both modules' kiln_check() outputs match, else 1 with the reason printed."""
+    why = compare(load(src, "orig").kiln_check(), load(out, "rew").kiln_check())
+    if why:
+        print(why)
+        return 1
+    return 0
 
 
 def main():
@@ -156,8 +131,9 @@ def main():
             out = os.path.join(tmp, f"case{n}.py")
             with open(out, "w") as f:
                 f.write(p.stdout)
-            sys.stdout.flush()  # the child would print the buffered lines again
-            rc, msg = compare_in_child(src, out)
+            # A child per pair, forked after torch and triton were imported: a rewrite that breaks memory
+            # safety can crash the interpreter.
+            rc, msg = run_forked(lambda: compare_pair(src, out))
             ran += 1
             if rc != 0:
                 print(f"FAIL {label}: exit {rc}: {msg.splitlines()[-1] if msg else ''}")
