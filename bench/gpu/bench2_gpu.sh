@@ -9,7 +9,10 @@
 #               torch.compile baseline measured (--baseline compile)
 #   alone       rotary_emb_nopad and token_attn_reduceV alone: `kiln eval` in a fresh process, and each gold
 #               file as a plain `python3 FILE` (outside kiln)
+#   test_repeat the same two gold files' own tests twice in a plain process, outside kiln
+#               (tritonbench_g_test_repeat.py: same seed, free memory flooded with NaN, then 1500)
 #   e2e_gpu     tests/bench/bench_e2e_test.py --gpu (the e2e test's GPU mode)
+#   e2e_tbg     the e2e test's TritonBench-G samples (tests/bench_samples/tbg.jsonl) alone, mode time, results kept
 # Steps named in $BG run in the background (all are waited for before the end). Each step has a limit
 # (seconds, env <STEP>_S); a bench step cut there (SIGINT) is reported from what it has (--report-only) and
 # resumes in a later command (RESUME_FROM=carried folder of an earlier $OUT/bench2).
@@ -22,17 +25,20 @@ set -u
 r=$(cd "$(dirname "$0")/../.." && pwd)
 if [ -z "${KILN_BIN:-}" ] && [ -x "$r/bin/kiln" ]; then export KILN_BIN=$r/bin/kiln; fi
 if [ -z "${KILN_CORPUS_DIR:-}" ] && [ -d "$r/corpus" ]; then export KILN_CORPUS_DIR=$r/corpus; fi
+if [ -n "${RESUME_FROM:-}" ]; then RESUME_FROM=$(cd "$RESUME_FROM" && pwd) || exit 2; fi   # before lib.sh's cd
 JOB=bench2
 source "$(dirname "$0")/lib.sh"
 export LD_LIBRARY_PATH=$(dirname "$KILN_BIN")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 TB=$KILN_CORPUS_DIR/tritonbench
 for f in "$KILN_BIN" "$KILN_WORKER_DIR/kiln_worker/legacy.py" "$G/add_example.py" "$TB/T" \
          "$KILN_CORPUS_DIR/kernelbench/level1/19_ReLU.py" bench/gpu/kb1_samples.jsonl tests/bench/bench_e2e_test.py \
-         tests/bench_samples bench/gpu/bench_nonok.py; do
+         tests/bench_samples bench/gpu/bench_nonok.py bench/gpu/tritonbench_g_test_repeat.py; do
   [ -e "$f" ] || { echo "missing input: $f"; exit 2; }
 done
 "$KILN_BIN" bench --help | grep -q -- --baseline-file || { echo "$KILN_BIN has no bench --baseline-file"; exit 2; }
-if [ -n "${RESUME_FROM:-}" ]; then cp -r "$RESUME_FROM"/. "$w"/; fi
+if [ -n "${RESUME_FROM:-}" ]; then   # (its summary is kept as summary_earlier.txt)
+  cp -r "$RESUME_FROM"/. "$w"/ && { [ ! -f "$w/summary.txt" ] || mv "$w/summary.txt" "$w/summary_earlier.txt"; }
+fi
 touch "$w/summary.txt"
 # the slowest gold modules (bench/results/bench2_h100: elapsed with the legacy scripts, 6 workers sharing an H100)
 TBG_SLOW=${TBG_SLOW:-int8_matmul_quantization matrix_vector_multip attention_fwd_triton1 bmm_optimized chunk_delta_fwd
@@ -67,6 +73,12 @@ step() {
                    --dataset "$KILN_CORPUS_DIR/kernelbench" --size dim=16384 --check-workers 2 --baseline compile \
                    --label kiln-written-samples ;;
     alone) alone ;;
+    test_repeat) for m in rotary_emb_nopad token_attn_reduceV; do
+                   timeout 90 "$KILN_PYTHON" bench/gpu/tritonbench_g_test_repeat.py "$m" 2>&1 | tail -1 | cut -c1-400 \
+                     | sed 's/^/test_repeat (outside kiln) /' | tee -a "$w/summary.txt"
+                 done ;;
+    e2e_tbg) bench_step e2e_tbg "${E2E_TBG_S:-90}" tritonbench-g --samples tests/bench_samples/tbg.jsonl --dataset "$TB" \
+               --trials 1 ;;
     e2e_gpu) local t=$SECONDS
              timeout "${E2E_S:-180}" "$KILN_PYTHON" tests/bench/bench_e2e_test.py "$KILN_BIN" --gpu > "$w/e2e_gpu.log" 2>&1
              echo "e2e_gpu rc=$? wall $((SECONDS - t)) s: $(tail -1 "$w/e2e_gpu.log")" | tee -a "$w/summary.txt"
@@ -78,5 +90,7 @@ for s in "$@"; do
   if [[ " ${BG:-} " == *" $s "* ]]; then step "$s" & else step "$s"; fi
 done
 wait
-"$KILN_PYTHON" bench/gpu/bench_nonok.py "$w"/tbg_gold/results.jsonl "$w"/tbt_gold/results.jsonl >> "$w/summary.txt" 2>&1
+for f in tbg_gold tbt_gold e2e_tbg; do
+  [ -f "$w/$f/results.jsonl" ] && "$KILN_PYTHON" bench/gpu/bench_nonok.py "$w/$f/results.jsonl" >> "$w/summary.txt" 2>&1
+done
 finish
