@@ -4,6 +4,8 @@
 #               the legacy scripts), one wave of check workers, into tbg_gold/ (so none is left unreached)
 #   tbg_gold    TritonBench-G --gold over the whole corpus (mode check, with TritonBench's legacy stdout check;
 #               resumes what tbg_slow left in tbg_gold/)
+#   tbg_alone   TritonBench-G --gold on $TBG_ALONE (default chunk_retention_ops: one of its autotune configs
+#               compiles for over 10 minutes, docs/status.md) with a short limit of its own, into tbg_alone/
 #   tbt_gold    TritonBench-T --gold over the corpus (mode check, legacy stdout check)
 #   kb1_compile KernelBench level 1, the samples of bench/gpu/kb1_samples.jsonl, mode time, with the
 #               torch.compile baseline measured (--baseline compile)
@@ -68,6 +70,8 @@ step() {
     tbg_slow) BENCH_OUT=tbg_gold bench_step tbg_slow "${TBG_SLOW_S:-100}" "${tbg[@]}" --check-workers "${CW_SLOW:-14}" \
                 $(tasks $TBG_SLOW) ;;
     tbg_gold) bench_step tbg_gold "${TBG_S:-180}" "${tbg[@]}" --check-workers "${CW:-12}" $(tasks ${TBG_TASKS:-}) ;;
+    tbg_alone) bench_step tbg_alone "${TBG_ALONE_S:-75}" tritonbench-g --gold --dataset "$TB" --mode check \
+                 --timeout "${TBG_ALONE_TIMEOUT:-50}" --check-workers 1 $(tasks ${TBG_ALONE:-chunk_retention_ops}) ;;
     tbt_gold) bench_step tbt_gold "${TBT_S:-150}" "${tbt[@]}" --check-workers "${CW_T:-8}" $(tasks ${TBT_TASKS:-}) ;;
     kb1_compile) bench_step kb1_compile "${KB1_S:-150}" kernelbench --level 1 --samples bench/gpu/kb1_samples.jsonl \
                    --dataset "$KILN_CORPUS_DIR/kernelbench" --size dim=16384 --check-workers 2 --baseline compile \
@@ -90,7 +94,7 @@ for s in "$@"; do
   if [[ " ${BG:-} " == *" $s "* ]]; then step "$s" & else step "$s"; fi
 done
 wait
-for f in tbg_gold tbt_gold e2e_tbg; do
+for f in tbg_gold tbg_alone tbt_gold e2e_tbg; do
   [ -f "$w/$f/results.jsonl" ] && "$KILN_PYTHON" bench/gpu/bench_nonok.py "$w/$f/results.jsonl" >> "$w/summary.txt" 2>&1
 done
 finish
