@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `kiln bench` on a GPU (issue 18), one device command of named steps (sessions 9-10):
-#   tbg_slow    TritonBench-G --gold, the slowest modules only ($TBG_SLOW: about 40-70 s each on an H100 with
-#               the legacy scripts), one wave of check workers, into tbg_gold/ (so none is left unreached)
+#   tbg_slow    TritonBench-G --gold, the slowest modules only ($TBG_SLOW: 40-76 s each on an H100 with the
+#               legacy scripts and 14 workers; at 100 s, 4 of 14 were unfinished), one wave of check workers,
+#               into tbg_gold/ (so none is left unreached)
 #   tbg_gold    TritonBench-G --gold over the whole corpus (mode check, with TritonBench's legacy stdout check;
 #               resumes what tbg_slow left in tbg_gold/)
 #   tbg_alone   TritonBench-G --gold on $TBG_ALONE (default chunk_retention_ops: one of its autotune configs
@@ -67,7 +68,7 @@ print(r.get("verdict"), (rs[0].get("message") or "")[:120])' "$w/alone_$m.json" 
 
 step() {
   case $1 in
-    tbg_slow) BENCH_OUT=tbg_gold bench_step tbg_slow "${TBG_SLOW_S:-100}" "${tbg[@]}" --check-workers "${CW_SLOW:-14}" \
+    tbg_slow) BENCH_OUT=tbg_gold bench_step tbg_slow "${TBG_SLOW_S:-130}" "${tbg[@]}" --check-workers "${CW_SLOW:-14}" \
                 $(tasks $TBG_SLOW) ;;
     tbg_gold) bench_step tbg_gold "${TBG_S:-180}" "${tbg[@]}" --check-workers "${CW:-12}" $(tasks ${TBG_TASKS:-}) ;;
     tbg_alone) bench_step tbg_alone "${TBG_ALONE_S:-75}" tritonbench-g --gold --dataset "$TB" --mode check \
