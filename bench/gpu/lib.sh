@@ -23,6 +23,22 @@ recheck() {
     --timeout "$limit" --no-db --out "$w/recheck.jsonl" > /dev/null 2> "$w/recheck_stderr.txt"
 }
 
+# bench_step NAME LIMIT_S ARGS...: one `kiln bench ARGS` into $w/${BENCH_OUT:-NAME} (records in $BENCH_DB), cut
+# at LIMIT_S (SIGINT: kiln keeps the results it has) and then reported as it stands (--report-only); its line
+# in $w/summary.txt: exit status, wall time, result lines, the table's first row, the legacy/compile line.
+bench_step() {
+  local name=$1 limit=$2 s=$SECONDS rc n out=$w/${BENCH_OUT:-$1}
+  shift 2
+  timeout -s INT -k 20 "$limit" "$KILN_BIN" bench "$@" --out "$out" --db "${BENCH_DB:-/tmp/kiln-bench-steps.db}" > "$w/$name.txt" 2> "$w/$name.err"
+  rc=$?
+  if [ ! -f "$out/summary.json" ] || [ $rc -ge 124 ]; then
+    "$KILN_BIN" bench "$@" --out "$out" --report-only > "$w/$name.txt" 2>> "$w/$name.err"
+  fi
+  n=$(wc -l < "$out/results.jsonl" 2>/dev/null || echo 0)
+  echo "$name rc=$rc wall $((SECONDS - s)) s, $n result lines: $(grep -m1 '^| [^-M]' "$w/$name.txt")" | tee -a "$w/summary.txt"
+  grep -m1 -i "legacy stdout exec\|torch.compile baseline" "$w/$name.txt" | tee -a "$w/summary.txt"
+}
+
 # Ends a job: its wall time, a tarball of its folder, and its summary last (the device reply shows the tail).
 finish() {
   echo "$JOB in $((SECONDS - t0)) s"

@@ -37,6 +37,14 @@ CHANNELS = {
             {"hacked": {"patched_torch": 1}, "failed": {"syntax_error": 1}, "wrong": {"value_mismatch": 1}}),
 }
 HAND = {"correct": 1, "wrong": 1, "hacked": 1, "failed": 1, "no_code": 1, "error": 0}
+# On a GPU (--gpu) the reasons differ where the platform decides them (seen on an H100, session 10): a hack whose
+# torch does the work is also `foreign_kernel` (the profiler attributes the GPU time; the interpreter has none), and
+# kb1's crash, an exception whose message names an illegal memory access, is classified as one.
+GPU_REASONS = {
+    "tbt": {"hacked": {"foreign_kernel": 1, "no_triton_launch": 1, "torch_compute": 1}},
+    "kb1": {"hacked": {"foreign_kernel": 1, "torch_compute": 1}, "failed": {"illegal_memory_access": 1}},
+    "kb2": {"hacked": {"foreign_kernel": 1, "no_triton_launch": 1, "torch_compute": 1}},
+}
 
 fails = 0
 
@@ -54,6 +62,8 @@ def run(kiln, args, common):
 
 def check_channel(kiln, key, out, common, gpu):
     args, reasons = CHANNELS[key]
+    if gpu:
+        reasons = dict(reasons, **GPU_REASONS.get(key, {}))
     rc, stdout, err = run(kiln, args + ["--out", out], common)
     check(f"{key}: exit 0", rc == 0, f"rc {rc}\n{stdout}\n{err}")
     if rc != 0:

@@ -184,6 +184,7 @@ class Evaluator:
         self._legacy_on = False     # TritonBench's legacy stdout check asked for (legacy.py)
         self._legacy_source = None  # the candidate's module, for its script
         self.legacy = None          # the response's legacy_stdout
+        self.ran_legacy_scripts = False  # a legacy script ran in this process (a shared worker is then replaced)
 
     def release(self):
         """After the response: drop the request's tensors and give cached GPU blocks back (memory.py)."""
@@ -260,6 +261,7 @@ class Evaluator:
             t_ph = _perf_counter()
             name = (self.req.get("candidate") or {}).get("name") or os.path.basename(self.task.path)
             script = legacy.script_of(self._legacy_source, self.task.text)
+            self.ran_legacy_scripts = True
             cand = legacy.run_script(script, name, True, self.task)
             self._phase("legacy_candidate", t_ph)
         changed = guards.compare_snapshots(self._baseline, guards.snapshot()) if self._baseline is not None else []
@@ -267,6 +269,7 @@ class Evaluator:
             note = f"the gold's script was not run: the candidate replaced {changed[0][1]}"
         elif not (cand or {}).get("fatal"):
             t_ph = _perf_counter()
+            self.ran_legacy_scripts = True
             gold = legacy.run_script(self.task.text, os.path.basename(self.task.path), False, self.task)
             self._phase("legacy_gold", t_ph)
         if (cand or {}).get("fatal") or (gold or {}).get("fatal"):
@@ -452,6 +455,9 @@ class Evaluator:
             self.reasons.add("excessive_speedup", f"speedup {max(speedups):.1f}x > 10x: re-verified with "
                                                   f"{self.trials * 3} trials")
             self.runtime["reverified"] = True
+            # timing.time_cases turned the launch log off (its launch hook counts alone): the re-verification's
+            # trials must record launches again, or an honest kernel reads as no_triton_launch (H100, session 10)
+            plat.LAUNCHES.active = True
             self._check(cases, self.trials * 3, baseline, seed_offset=7919, record=False)
 
     def _load_timing_baseline(self, task):

@@ -186,7 +186,7 @@ def eval_in_process(req, worker) -> dict:
             log(f"the evaluation left {left} running; exiting after this response so the runner restarts "
                 "the worker")
             resp["restart_worker"] = True
-        elif _ran_legacy_scripts(resp):
+        elif ev.ran_legacy_scripts:
             # TritonBench's legacy check ran whole test scripts as __main__ in this process (the gold's without
             # the candidate guards): on an H100 the next request in the same worker read a dirty allocator
             # (illegal memory accesses, mismatches in modules that pass in a fresh worker), so it gets a fresh one
@@ -432,14 +432,6 @@ def serve(isolation: str):
             os._exit(3)
     _proto_out.flush()
     return 0
-
-
-def _ran_legacy_scripts(resp: dict) -> bool:
-    """Whether the response's legacy_stdout check ran a script (either side) in this process."""
-    lg = resp.get("legacy_stdout")
-    if not isinstance(lg, dict):
-        return False
-    return any(isinstance(lg.get(k), dict) and lg[k].get("error") != "not run" for k in ("gold", "candidate"))
 
 
 def one_shot(request_path: str, out_path: str | None, isolation: str):
