@@ -269,6 +269,7 @@ Result<exec::EvalResult> OptimizeRun::Measure(exec::EvalRequest r) {
     }
     r.timeout_s = std::min(r.timeout_s, left);
   }
+  last_timeout_s_ = r.timeout_s;
   auto res = d_.measurer->Evaluate(r);
   if (!res.ok()) return Status(res.status().code(), "the measuring machinery failed: " + res.status().message());
   return res;
@@ -280,6 +281,10 @@ Result<exec::EvalResult> OptimizeRun::TimeShort(const std::string& src, Candidat
   exec::EvalRequest rq = MakeRequest(src, exec::Mode::kTime, NextSeed(), o_.search_trials, o_.short_timing,
                                      search_cases_);
   rq.timeout_s = CandidateTimeout();
+  // With --budget-scope search a search measurement ends by the budget's end (plus one typical
+  // measurement): one slow candidate must not stretch the search past it.
+  if (o_.budget_is_search && t_search0_ >= 0 && search_end_ > 0 && t_verify0_ < 0)
+    rq.timeout_s = std::min(rq.timeout_s, std::max(o_.slow_floor_s, search_end_ - Elapsed() + std::max(1.0, t_measure_)));
   KILN_ASSIGN_OR_RETURN(exec::EvalResult r, Measure(rq));
   rec->eval_s = Now() - t1;
   rec->phases = r.raw.value("phases_s", nlohmann::json::object());

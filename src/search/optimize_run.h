@@ -79,6 +79,7 @@ class OptimizeRun {
     CandidateRecord rec;
     std::string src;
     int compile_index = -1;
+    double compile_timeout_s = 0;  // the timeout its compile request was sent with
   };
   Status SearchRound(const std::vector<Config>& proposals, bool* stopped);
   std::vector<Pending> RenderRound(const std::vector<Config>& proposals, std::vector<exec::EvalRequest>* compiles);
@@ -140,6 +141,7 @@ class OptimizeRun {
   bool finished_ = false;      // a phase ended the run with a result
   bool original_passed_ = false;  // the original passed its baseline: a later failure keeps it (exit 0)
   bool hard_end_hit_ = false;     // a request could not start before the hard end
+  double last_timeout_s_ = 0;     // the timeout the last request was sent with (after the hard end's cut)
   double budget_start_ = 0;       // seconds since the start where the budget begins (--budget-scope)
   double t_search0_ = -1, t_verify0_ = -1;  // seconds since the start: the search's and verification's starts
   std::string finish_status_;  // its status ("kept", "dry-run", ...)

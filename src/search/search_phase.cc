@@ -114,11 +114,18 @@ double OptimizeRun::CandidateTimeout() const {
 // is far slower than the original (or its compile is), so it is pruned, not waited for.
 bool OptimizeRun::CutAsSlow(const exec::EvalRequest& rq, const exec::EvalResult& r, CandidateRecord* rec) {
   if (r.verdict != exec::Verdict::kTimeout || rq.timeout_s >= o_.timeout_s) return false;
+  // What set the limit: the candidate's own deadline, the search budget's end, or the run's hard end
+  // (Measure cut the timeout it sent).
+  const double sent = std::min(rq.timeout_s, last_timeout_s_ > 0 ? last_timeout_s_ : rq.timeout_s);
+  std::string why;
+  if (sent < rq.timeout_s - 1e-9)
+    why = "the run's hard end";
+  else if (rq.timeout_s < CandidateTimeout() - 1e-9)
+    why = "the search budget's end";
+  else
+    why = fmt::format("{:g}x the original's measurement of {:.1f} s, --slow-factor", o_.slow_factor, base_.eval_s);
   rec->verdict = "pruned";
-  rec->message = fmt::format(
-      "too slow: no answer within {:.1f} s ({:g}x the original's measurement of {:.1f} s, --slow-factor); "
-      "not waited for",
-      rq.timeout_s, o_.slow_factor, base_.eval_s);
+  rec->message = fmt::format("too slow: no answer within {:.1f} s ({}); not waited for", sent, why);
   rec->score_ms = kInf;
   ++res_.cut_slow;
   return true;
@@ -236,6 +243,7 @@ std::vector<OptimizeRun::Pending> OptimizeRun::RenderRound(const std::vector<Con
         if (o_.hard_end_s > 0)
           compiles->back().timeout_s =
               std::max(1.0, std::min(compiles->back().timeout_s, o_.hard_end_s - Elapsed() - o_.runner_grace_s));
+        p.compile_timeout_s = compiles->back().timeout_s;
       }
     }
     pending.push_back(std::move(p));
@@ -265,6 +273,7 @@ Status OptimizeRun::MeasurePending(Pending* p, CompileBatch* batch, bool* stoppe
       rec.message = cr.message;
       exec::EvalRequest as_sent;
       as_sent.timeout_s = CandidateTimeout();
+      last_timeout_s_ = p->compile_timeout_s;  // (a compile does not pass Measure)
       if (CutAsSlow(as_sent, cr, &rec)) rec.message = "compile " + rec.message;
       if (IsResourceFailure(cr.message)) prune_.out_of_resources.push_back(rec.config);  // learned: its supersets
     } else if (auto why_not = PruneAfterCompile(cr.kernels, prune_)) {

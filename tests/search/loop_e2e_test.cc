@@ -879,5 +879,27 @@ TEST(Loop, BudgetScopeSearchCountsFixedCostsApart) {
   }
 }
 
+// reversed_cumsum on the H100 (session 10): one candidate ran until its 5x deadline and the search took 47 s
+// of a 20 s budget. With --budget-scope search a search measurement also ends by the budget's end (plus one
+// typical measurement), and the message says which limit cut it.
+TEST(Loop, SearchMeasurementEndsByTheBudgetsEnd) {
+  TimedFixture f;
+  f.tm.slow = [](const Config& c) { return c.at("num_warps") == 1; };
+  f.o.slow_factor = 0;  // no deadline of its own: only the budget's end cuts it
+  f.o.budget_is_search = true;
+  f.o.budget_seconds = 20;
+  f.o.strategy = "coordinate";
+  f.o.tuned_seeds = false;
+  f.o.patience = 100;
+  const Config start{{"BLOCK_SIZE", 256}, {"num_warps", 2}, {"num_stages", 2}};
+  auto r = f.Run(Input(start));
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_LE(r->timings["search"].get<double>(), 20.0 + 2.0 + 2.0 + 1e-9);  // + one measurement + halving's
+  bool cut = false;
+  for (const auto& c : r->candidates)
+    cut |= c.verdict == "pruned" && c.message.find("the search budget's end") != std::string::npos;
+  EXPECT_TRUE(cut);
+}
+
 }  // namespace
 }  // namespace kiln::search
