@@ -15,7 +15,8 @@
 //      least `min_speedup` and no case is slower than 1 - case_slack; a second run on other fresh
 //      inputs must confirm it. When no finalist wins, the original is kept.
 //
-// Stops: budget (wall seconds; 25% is reserved for finalists and verification), max evaluations,
+// Stops: budget (wall seconds: the search's own with budget_is_search, else from the start with a share
+// reserved for verification), the hard end (the whole run), max evaluations,
 // the strategy converged, `patience` rounds without a gain of at least `min_round_gain`, or the
 // estimated roofline fraction reaching `roofline_stop` (the baseline's ncu fraction scaled by the
 // time ratio, valid because the work does not change).
