@@ -3,11 +3,12 @@
 # from a carried tree: ROOT/{bin/kiln + its libs, worker/, bench/, corpus/tritonbench/G} (session 9:
 # .device-carry/opt2). Checks its inputs first, runs the named slices module by module in the split's order,
 # starts no module that would end past WALL_LIMIT seconds (each costs at most BUDGET + GRACE), prints a
-# table last and tars the per-module JSON reports and logs into $OUT/opt2_gen.tar.gz.
+# table last and tars the per-module JSON reports and logs into $OUT/<basename of KILN_SUITE_DIR>.tar.gz.
 #
 #   bash ROOT/bench/gpu/opt2_generalization.sh "dev:0:2 held:0:1"     PART:FROM:COUNT, in that order
 # Env: BUDGET (kiln optimize --budget-seconds, default 20), GRACE (default 60), WALL_LIMIT (default 540),
-#      CASES (default @largest:3), KILN_PYTHON (default python3), OUT.
+#      CASES (default @largest:3), OPTIMIZE_FLAGS (more kiln optimize flags), KILN_SUITE_DIR (default
+#      /tmp/opt2_gen), KILN_PYTHON (default python3), OUT.
 set -uo pipefail
 t0=$SECONDS
 c=$(cd "$(dirname "$0")/../.." && pwd)
@@ -48,5 +49,9 @@ for part in dev held; do
   for f in "$d"/*.json; do cp "$f" "$KILN_SUITE_DIR/$part.$(basename "$f")"; done
   echo "== $part"; "$KILN_PYTHON" "$c/bench/optimize_suite/summarize.py" "$d" 2>&1 | tail -n 25
 done
-tar -czf "$OUT/opt2_gen.tar.gz" -C "$(dirname "$KILN_SUITE_DIR")" "$(basename "$KILN_SUITE_DIR")" 2>/dev/null
+# Where each module's time went (kiln optimize's `time:` line, issue 21).
+for f in "$KILN_SUITE_DIR"/*/logs/*.log; do
+  [ -f "$f" ] && echo "$(basename "$f" .log): $(grep -m1 '^time:' "$f" || echo 'no time line')"
+done
+tar -czf "$OUT/$(basename "$KILN_SUITE_DIR").tar.gz" -C "$(dirname "$KILN_SUITE_DIR")" "$(basename "$KILN_SUITE_DIR")" 2>/dev/null
 echo "opt2_generalization: $((SECONDS - t0)) s"

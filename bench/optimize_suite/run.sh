@@ -14,6 +14,7 @@
 # Env: KERNELS (the list, default kernels.txt), KILN_BIN (default: build/h6/kiln, else build/release/kiln), KILN_PYTHON (python3 with torch +
 # triton), BUDGET (per-kernel seconds, default 60), OUT (results folder; default $KILN_SUITE_DIR/out),
 # CASES (kiln optimize --cases; default @largest:3, the three largest sizes of the perf harness),
+# OPTIMIZE_FLAGS (more kiln optimize flags for every kernel, e.g. "--hard-end-seconds 90"),
 # AT_BUDGET (autotune: kiln's budget, default 120 s: the comparison caps kiln by measurements, 25% of
 # the grid, and a 45 s budget let it use only 14 of its 32 on matmul_triton2), EX_BUDGET (the exhaustive run's).
 set -uo pipefail
@@ -44,7 +45,7 @@ optimize_one() {  # name category
   echo "== $name ($cat): budget ${BUDGET}s"
   local t0=$(date +%s.%N)
   timeout $((BUDGET + ${GRACE:-120})) "$kiln" optimize "$G/kernels/$name.py" --budget-seconds "$BUDGET" \
-      --cases "${CASES:-@largest:3}" --search-cases largest --db "$db" --json "$res.tmp" --html "$state/logs/$name.html" \
+      --cases "${CASES:-@largest:3}" --search-cases largest ${OPTIMIZE_FLAGS:-} --db "$db" --json "$res.tmp" --html "$state/logs/$name.html" \
       -o "$state/logs/$name.optimized.py" > "$log" 2>&1
   local rc=$? t1=$(date +%s.%N)
   if [ $rc -eq 0 ] && [ -s "$res.tmp" ]; then

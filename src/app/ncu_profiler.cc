@@ -1,5 +1,9 @@
 #include "app/ncu_profiler.h"
 
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
 #include "app/facts_join.h"
 #include "common/file.h"
 #include "common/source_text.h"
@@ -39,6 +43,8 @@ Result<search::ProfileSummary> NcuProfiler::Profile(const task::TaskSpec& task,
   po.ncu.ncu_path = ncu_path_;
   po.python = python_;
   po.case_name = case_name;
+  if (limit_s_ > 0)
+    po.ncu.timeout = std::min(po.ncu.timeout, std::chrono::seconds(static_cast<int64_t>(std::ceil(limit_s_))));
   auto out = profile::ProfileTask(task, source, po, device_);
   if (!out.ok()) return out.status();
   // The static facts of what ran (the candidate, else the task's module), as `kiln profile` joins them.

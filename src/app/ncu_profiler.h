@@ -24,8 +24,10 @@ class NcuProfiler : public search::Profiler {
   Status Available() override;
   Result<search::ProfileSummary> Profile(const task::TaskSpec& task, const std::optional<std::string>& source,
                                          const std::string& case_name) override;
+  void LimitSeconds(double seconds) override { limit_s_ = seconds; }
 
  private:
+  double limit_s_ = 0;  // > 0: ncu's timeout is cut to it (the loop's hard end)
   std::string kernel_;
   std::optional<profile::DeviceRecord> device_;
   std::string python_, ncu_path_;

@@ -26,6 +26,9 @@ struct OptimizeJobOptions {
   std::string grid;
   std::string isolation = "shared";
   double budget = 60;
+  std::string budget_scope = "search";  // --budget-scope search|run
+  double hard_end = -1;                 // --hard-end-seconds (< 0: budget + 150; 0: none)
+  double slow_factor = 5;               // --slow-factor
   int max_evals = 0;
   int compile_jobs = -1;
   int patience = 2;

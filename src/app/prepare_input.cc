@@ -36,6 +36,21 @@ std::map<std::string, std::string> LiftedNames(const std::vector<std::string>& n
   return out;
 }
 
+// The streaming-load hint as a searched knob (search::kEvictFirstParam, 0 = the original's loads) where
+// rewrite::EvictionHints applies to the module candidates are rendered from; a note says so.
+void AddEvictionKnob(const pyast::Tree& tree, const analysis::ModuleModel& model, const std::string& n,
+                     KernelSpaceResult* r) {
+  rewrite::EvictionHints h;
+  h.eviction_policy = "evict_first";
+  if (!rewrite::Check(tree, model, {n, {}}, rewrite::Request(h))) return;
+  std::vector<search::Param> params = r->build.space.params();
+  params.push_back({search::kEvictFirstParam, search::Role::kOther, {0, 1}, false});
+  r->build.space = search::Space(std::move(params));
+  r->build.baseline[search::kEvictFirstParam] = 0;
+  r->lift_notes.push_back(std::string("searched: ") + search::kEvictFirstParam +
+                          " (1: the loads each program reads once get eviction_policy='evict_first')");
+}
+
 // One kernel's space. Literal tile sizes in its body (rewrite::LiftLiterals) are lifted to constexpr
 // parameters when at least one of them is then editable: candidates are rendered from the lifted module
 // (the same program at the literals' values); each lifted size that stays fixed gets a note with why.
@@ -46,18 +61,22 @@ Result<KernelSpaceResult> KernelSpace(const pyast::Tree& tree, const analysis::M
   KernelSpaceResult r;
   r.build = search::SpaceFromTunables(t, so);
   r.autotuned = t.autotuned;
+  auto original = [&]() -> Result<KernelSpaceResult> {  // candidates rendered from the original
+    if (!r.build.space.empty()) AddEvictionKnob(tree, model, n, &r);
+    return r;
+  };
   auto lifted = rewrite::Apply(tree, model, {n, {}}, rewrite::LiftLiterals{});
   if (!lifted.ok()) {
     const std::string& why = lifted.status().message();
     if (why.find("stays fixed") != std::string::npos) r.lift_notes.push_back(why);
-    return r;
+    return original();
   }
   auto ltree = pyast::Tree::Parse(lifted->source, path);
-  if (!ltree.ok()) return r;
+  if (!ltree.ok()) return original();
   auto lmodel = analysis::AnalyzeModule(**ltree);
-  if (!lmodel.ok()) return r;
+  if (!lmodel.ok()) return original();
   auto lt = analysis::ExtractTunables(**ltree, *lmodel, {n, {}});
-  if (!lt.ok()) return r;
+  if (!lt.ok()) return original();
   const auto names = LiftedNames(lifted->notes);
   std::vector<std::string> notes;
   int editable = 0;
@@ -74,9 +93,10 @@ Result<KernelSpaceResult> KernelSpace(const pyast::Tree& tree, const analysis::M
     if (note.rfind("literal ", 0) == 0 && (editable > 0 || note.find("stays fixed") != std::string::npos))
       notes.push_back(note);
   r.lift_notes = notes;
-  if (editable == 0) return r;
+  if (editable == 0) return original();
   r.build = search::SpaceFromTunables(*lt, so);
   r.render_source = lifted->source;
+  if (!r.build.space.empty()) AddEvictionKnob(**ltree, *lmodel, n, &r);
   return r;
 }
 
@@ -120,7 +140,8 @@ Result<search::OptimizeInput> PrepareInputFromSource(const task::TaskSpec& spec,
       in.notes.push_back(n + ": " + ks.status().message());
       continue;
     }
-    int n_params = static_cast<int>(ks->build.space.params().size());
+    int n_params = static_cast<int>(ks->build.space.params().size()) -
+                   (ks->build.space.Find(search::kEvictFirstParam) ? 1 : 0);  // (the kernel with the most values)
     if (n_params > best_n) {
       best_n = n_params;
       in.kernel = n;
@@ -131,7 +152,8 @@ Result<search::OptimizeInput> PrepareInputFromSource(const task::TaskSpec& spec,
       in.render_source = ks->render_source;
       in.notes.erase(std::remove_if(in.notes.begin(), in.notes.end(),
                                     [](const std::string& s) {
-                                      return s.rfind("skipped ", 0) == 0 || s.rfind("literal ", 0) == 0;
+                                      return s.rfind("skipped ", 0) == 0 || s.rfind("literal ", 0) == 0 ||
+                                             s.rfind("searched: ", 0) == 0;
                                     }),
                      in.notes.end());
       for (const auto& s : ks->build.skipped) in.notes.push_back("skipped " + s);

@@ -1,6 +1,8 @@
 // The optimizer's renderer over the rewrite module: per-shape autotune of a winner and the original.
 #include "app/rewrite_renderer.h"
 
+#include "app/prepare_input.h"
+
 #include <gtest/gtest.h>
 
 namespace kiln::app {
@@ -66,6 +68,85 @@ TEST(Renderer, PerShapeKeepsAnAutotunedOriginalsConfigs) {
       << *s;
   EXPECT_NE(s->find("triton.Config({'BLOCK_SIZE': 256}, num_warps=4)"), std::string::npos) << *s;
   EXPECT_NE(s->find("key=['n_elements']"), std::string::npos) << *s;
+}
+
+// The streaming-load hint searched as a value (issue 21): kiln_evict_first=1 renders the values and the
+// hint on the loads each program reads once; 0 renders the values alone. (Golden: the whole module.)
+TEST(Renderer, EvictFirstKnobRendersTheHintWithTheValues) {
+  RewriteRenderer r(kPlainAdd, "add.py", "add_kernel");
+  auto on = r.Render({{"BLOCK_SIZE", 2048}, {"kiln_evict_first", 1}, {"num_warps", 8}});
+  ASSERT_TRUE(on.ok()) << on.status().message();
+  EXPECT_EQ(*on, R"(import triton
+import triton.language as tl
+
+
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+    mask = offs < n_elements
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask, eviction_policy='evict_first') + tl.load(y_ptr + offs, mask=mask, eviction_policy='evict_first'), mask=mask)
+
+
+def add(x, y, out):
+    n = out.numel()
+    add_kernel[(triton.cdiv(n, 2048),)](x, y, out, n, BLOCK_SIZE=2048, num_warps=8)
+)");
+  auto off = r.Render({{"BLOCK_SIZE", 2048}, {"kiln_evict_first", 0}, {"num_warps", 8}});
+  ASSERT_TRUE(off.ok()) << off.status().message();
+  EXPECT_EQ(off->find("eviction_policy"), std::string::npos) << *off;
+  EXPECT_NE(off->find("BLOCK_SIZE=2048, num_warps=8"), std::string::npos) << *off;
+}
+
+// One autotuned module holds configs of one hint only: with the hint for all, it is applied once and the
+// knob is no autotune parameter; configs that differ in it are refused (the per-shape fallback says why).
+TEST(Renderer, AutotuneOverTheEvictFirstKnob) {
+  RewriteRenderer r(kPlainAdd, "add.py", "add_kernel");
+  auto both = r.RenderAutotune({{{"BLOCK_SIZE", 2048}, {"kiln_evict_first", 1}, {"num_warps", 8}},
+                                {{"BLOCK_SIZE", 1024}, {"kiln_evict_first", 1}, {"num_warps", 4}}});
+  ASSERT_TRUE(both.ok()) << both.status().message();
+  EXPECT_NE(both->find("@triton.autotune("), std::string::npos) << *both;
+  EXPECT_NE(both->find("eviction_policy='evict_first'"), std::string::npos) << *both;
+  EXPECT_EQ(both->find("'kiln_evict_first'"), std::string::npos) << *both;
+  auto mixed = r.RenderPerShape({{"BLOCK_SIZE", 2048}, {"kiln_evict_first", 1}, {"num_warps", 8}},
+                                {{"BLOCK_SIZE", 1024}, {"kiln_evict_first", 0}, {"num_warps", 4}});
+  ASSERT_FALSE(mixed.ok());
+  EXPECT_NE(mixed.status().message().find("differ in the streaming-load hint"), std::string::npos);
+}
+
+const char* kDotKernel = R"(import triton
+import triton.language as tl
+
+
+@triton.jit
+def mm_kernel(a_ptr, b_ptr, c_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    a = tl.load(a_ptr + offs[:, None] * BLOCK + offs[None, :])
+    b = tl.load(b_ptr + offs[:, None] * BLOCK + offs[None, :])
+    tl.store(c_ptr + offs[:, None] * BLOCK + offs[None, :], tl.dot(a, b))
+
+
+def mm(a, b, c):
+    mm_kernel[(1,)](a, b, c, BLOCK=32)
+)";
+
+// The knob is in the space (at 0, the original's loads) where the hint applies, with a note; a product's
+// tiles are re-read through L2 by other programs, so a kernel with tl.dot keeps its loads as they are.
+TEST(Renderer, EvictFirstKnobOnlyWhereTheHintApplies) {
+  task::TaskSpec spec;
+  spec.format = task::Format::kKiln;
+  auto add = PrepareInputFromSource(spec, kPlainAdd, "add.py", "", {});
+  ASSERT_TRUE(add.ok()) << add.status().message();
+  const search::Param* p = add->space.Find(search::kEvictFirstParam);
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(p->values, (std::vector<int64_t>{0, 1}));
+  EXPECT_EQ(add->baseline.at(search::kEvictFirstParam), 0);
+  bool noted = false;
+  for (const auto& n : add->notes) noted |= n.rfind("searched: kiln_evict_first", 0) == 0;
+  EXPECT_TRUE(noted);
+  auto mm = PrepareInputFromSource(spec, kDotKernel, "mm.py", "", {});
+  ASSERT_TRUE(mm.ok()) << mm.status().message();
+  EXPECT_EQ(mm->space.Find(search::kEvictFirstParam), nullptr);
+  EXPECT_FALSE(mm->space.empty());
 }
 
 }  // namespace

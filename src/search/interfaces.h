@@ -97,6 +97,9 @@ class Profiler {
   // Profiles the candidate (nullopt: the task's own code) on one case (empty: the task's first).
   virtual Result<ProfileSummary> Profile(const task::TaskSpec& task, const std::optional<std::string>& source,
                                          const std::string& case_name) = 0;
+  // The longest the next profiles may take, in seconds (the run's hard end); a profiler that cannot be cut
+  // ignores it.
+  virtual void LimitSeconds(double seconds) {}
 };
 
 class Recorder {

@@ -86,6 +86,8 @@ Result<OptimizeResult> OptimizeRun::Run() {
     KILN_RETURN_IF_ERROR(ChooseStrategy());
     KILN_RETURN_IF_ERROR(MeasureAutotunedStart());
     if (finished_) return Status::Ok();
+    t_search0_ = Elapsed();
+    if (o_.budget_is_search) budget_start_ = t_search0_;  // the fixed costs before it are counted apart
     KILN_RETURN_IF_ERROR(ProposeRewrites());
     if (o_.dry_run) return DryRun();
     KILN_RETURN_IF_ERROR(ContinueFromProposal());  // a proposal that wins: the search continues from it
@@ -93,6 +95,7 @@ Result<OptimizeResult> OptimizeRun::Run() {
     if (!res_.improved) {
       KILN_RETURN_IF_ERROR(Search());
       order = PickFinalists();
+      t_verify0_ = Elapsed();
       if (finished_) return Status::Ok();
       KILN_RETURN_IF_ERROR(VerifyFinalists(order));
     }
@@ -109,6 +112,12 @@ Result<OptimizeResult> OptimizeRun::Run() {
     return Status::Ok();
   };
   Status s = phases();
+  if (!s.ok() && hard_end_hit_ && original_passed_ && (res_.improved || o_.dry_run)) {
+    // A winner verified before the hard end stands (what followed it, e.g. --emit-autotune, is cut).
+    res_.notes.push_back(s.message() + ": the run ends here");
+    res_.stop_reason = "hard end";
+    return Finish(o_.dry_run ? "dry-run" : "improved");
+  }
   if (!s.ok() && original_passed_ && !o_.dry_run) return KeepAfterFailure(s);
   if (!s.ok()) {
     if (!finished_) {
@@ -136,11 +145,29 @@ void OptimizeRun::Show(const std::string& phase) {
   if (!d_.progress) return;
   ps_.phase = phase;
   ps_.elapsed_s = Elapsed();
-  ps_.budget_s = o_.budget_seconds;
+  ps_.budget_s = BudgetEnd();
   d_.progress->Update(ps_);
 }
 
+void OptimizeRun::RecordTimings() {
+  auto& t = res_.timings;
+  const double end = Elapsed();
+  const double baseline_at = res_.startup.value("baseline_starts_at_s", 0.0);
+  const double search0 = t_search0_ >= 0 ? t_search0_ : end;
+  const double verify0 = t_verify0_ >= 0 ? t_verify0_ : (t_search0_ >= 0 ? end : search0);
+  t["startup"] = baseline_at;
+  t["baseline"] = base_.eval_s;
+  t["profile"] = profile_s_;
+  t["before_search"] = search0;  // startup, baseline, profile and an autotuned original's first config
+  t["search"] = std::max(0.0, verify0 - search0);
+  t["verification"] = std::max(0.0, end - verify0);
+  t["budget"] = o_.budget_seconds;
+  t["budget_scope"] = o_.budget_is_search ? "search" : "run";
+  t["hard_end"] = o_.hard_end_s;
+}
+
 Result<OptimizeResult> OptimizeRun::Finish(const std::string& status) {
+  RecordTimings();
   res_.wall_s = Elapsed();
   if (d_.progress) {
     ps_.elapsed_s = res_.wall_s;
@@ -171,8 +198,13 @@ Result<OptimizeResult> OptimizeRun::KeepAfterFailure(const Status& error) {
   res_.geomean_speedup = 1.0;
   res_.cases.clear();
   KeepOriginal();
-  res_.kept_reason = "original kept, because the loop failed: " + why;
-  res_.stop_reason = "failure in the loop: " + (res_.stop_reason.empty() ? why : res_.stop_reason);
+  if (hard_end_hit_) {
+    res_.kept_reason = "original kept, because " + why;
+    res_.stop_reason = "hard end";
+  } else {
+    res_.kept_reason = "original kept, because the loop failed: " + why;
+    res_.stop_reason = "failure in the loop: " + (res_.stop_reason.empty() ? why : res_.stop_reason);
+  }
   res_.notes.push_back(res_.kept_reason);
   Say("kiln: " + res_.kept_reason);
   return Finish("kept");
@@ -180,6 +212,17 @@ Result<OptimizeResult> OptimizeRun::KeepAfterFailure(const Status& error) {
 
 Status OptimizeRun::CheckOriginalOnItsOwn(const std::string& failure) {
   auto own = Measure(MakeRequest(in_.original_source, exec::Mode::kCheck, NextSeed(), o_.verify_trials, {}, {}));
+  if (!own.ok() && hard_end_hit_) {
+    // Not a verdict on the original: the run's time ended before its own check could run.
+    res_.kept_reason = "original kept, because " + failure.substr(failure.find(' ') + 1) + "; " +
+                       own.status().message() + ", so it was not checked on its own";
+    res_.stop_reason = "hard end";
+    res_.notes.push_back(res_.kept_reason);
+    Say("kiln: " + res_.kept_reason);
+    finish_status_ = "kept";
+    finished_ = true;
+    return Status::Ok();
+  }
   if (!own.ok() || own->verdict != exec::Verdict::kOk) return InvalidArgument(failure);
   original_ = std::move(*own);
   res_.kept_reason = "original kept, because " + failure.substr(failure.find(' ') + 1) +
@@ -216,7 +259,17 @@ exec::EvalRequest OptimizeRun::MakeRequest(const std::optional<std::string>& sou
 }
 
 // Every request goes through here: a machinery failure stops the run with a clear message.
-Result<exec::EvalResult> OptimizeRun::Measure(const exec::EvalRequest& r) {
+Result<exec::EvalResult> OptimizeRun::Measure(exec::EvalRequest r) {
+  if (o_.hard_end_s > 0) {
+    const double left = o_.hard_end_s - Elapsed() - o_.runner_grace_s;
+    if (left < 1.0) {
+      hard_end_hit_ = true;
+      return Timeout(fmt::format("the run reached its hard end ({:.0f} s after the start, --hard-end-seconds)",
+                                 o_.hard_end_s));
+    }
+    r.timeout_s = std::min(r.timeout_s, left);
+  }
+  last_timeout_s_ = r.timeout_s;
   auto res = d_.measurer->Evaluate(r);
   if (!res.ok()) return Status(res.status().code(), "the measuring machinery failed: " + res.status().message());
   return res;
@@ -225,8 +278,14 @@ Result<exec::EvalResult> OptimizeRun::Measure(const exec::EvalRequest& r) {
 // One short timing of a search candidate (one trial, the search cases), recorded in `rec`.
 Result<exec::EvalResult> OptimizeRun::TimeShort(const std::string& src, CandidateRecord* rec) {
   const double t1 = Now();
-  KILN_ASSIGN_OR_RETURN(exec::EvalResult r, Measure(MakeRequest(src, exec::Mode::kTime, NextSeed(), o_.search_trials,
-                                                                o_.short_timing, search_cases_)));
+  exec::EvalRequest rq = MakeRequest(src, exec::Mode::kTime, NextSeed(), o_.search_trials, o_.short_timing,
+                                     search_cases_);
+  rq.timeout_s = CandidateTimeout();
+  // With --budget-scope search a search measurement ends by the budget's end (plus one typical
+  // measurement): one slow candidate must not stretch the search past it.
+  if (o_.budget_is_search && t_search0_ >= 0 && search_end_ > 0 && t_verify0_ < 0)
+    rq.timeout_s = std::min(rq.timeout_s, std::max(o_.slow_floor_s, search_end_ - Elapsed() + std::max(1.0, t_measure_)));
+  KILN_ASSIGN_OR_RETURN(exec::EvalResult r, Measure(rq));
   rec->eval_s = Now() - t1;
   rec->phases = r.raw.value("phases_s", nlohmann::json::object());
   ++res_.measured;
@@ -235,6 +294,7 @@ Result<exec::EvalResult> OptimizeRun::TimeShort(const std::string& src, Candidat
   rec->cases = CaseTimes(r);
   if (!r.kernels.empty()) rec->kernels = r.kernels;
   rec->score_ms = Score(r, search_cases_);
+  (void)CutAsSlow(rq, r, rec);
   return r;
 }
 
@@ -392,6 +452,7 @@ void OptimizeRun::ProfileOriginal() {
   } else if (available.ok()) {
     Show("profile");
     const double t_prof0 = Now();
+    if (o_.hard_end_s > 0) d_.profiler->LimitSeconds(std::max(1.0, o_.hard_end_s - Elapsed() - o_.runner_grace_s));
     auto p = d_.profiler->Profile(in_.task, in_.original_source, profile_case_);
     profile_s_ = Now() - t_prof0;
     if (p.ok()) {

@@ -15,7 +15,8 @@
 //      least `min_speedup` and no case is slower than 1 - case_slack; a second run on other fresh
 //      inputs must confirm it. When no finalist wins, the original is kept.
 //
-// Stops: budget (wall seconds; 25% is reserved for finalists and verification), max evaluations,
+// Stops: budget (wall seconds: the search's own with budget_is_search, else from the start with a share
+// reserved for verification), the hard end (the whole run), max evaluations,
 // the strategy converged, `patience` rounds without a gain of at least `min_round_gain`, or the
 // estimated roofline fraction reaching `roofline_stop` (the baseline's ncu fraction scaled by the
 // time ratio, valid because the work does not change).
@@ -46,6 +47,21 @@ double SteadySeconds();
 struct OptimizeOptions {
   std::string strategy = "auto";  // --strategy rules|coordinate|bayes|auto
   double budget_seconds = 60;     // --budget-seconds (KILN_BUDGET_SECONDS)
+  // --budget-scope: false ("run"): the budget counts from the command's start and the search ends where
+  // verification still fits it; true ("search", the command's default): the budget is the search's own
+  // window, from its start (after the worker start, the original's baseline and profile) to the start of
+  // verification, which are counted apart (OptimizeResult::timings).
+  bool budget_is_search = false;
+  // --hard-end-seconds: the whole run ends by then (seconds from the command's start; 0: no hard end).
+  // Every request's timeout is cut to what is left (less the runner's grace); a request that cannot start
+  // before it ends the run: the original kept (or a winner already verified), with a note.
+  double hard_end_s = 0;
+  double runner_grace_s = 10;  // what the runner adds to a request's timeout before it kills the worker
+  // --slow-factor: a search candidate's measurement (its compile, its short timing, a halving re-timing) gets
+  // at most slow_factor x the original's baseline measurement (at least slow_floor_s) and is pruned as too
+  // slow when it takes longer, not waited for (0: only timeout_s).
+  double slow_factor = 5;
+  double slow_floor_s = 2;
   int max_evals = 0;              // --max-evals: timed measurements (rung 0 + later rungs); 0 = none
   int patience = 2;               // --patience: rounds without a >= min_round_gain gain
   double min_round_gain = 0.01;
@@ -197,6 +213,11 @@ struct OptimizeResult {
   bool best_is_autotune = false;  // best_source is @triton.autotune over the winner and the original  // from the
                                   // profiled case's speedup (the winner not profiled)
   double reserve_s = 0;           // seconds of the budget kept for verification after the search
+  // Where the run's time went, in seconds: startup (before the baseline), baseline, profile, search (the
+  // strategy's rounds and halving; what --budget-scope search bounds), verification (finalists, per-shape,
+  // --emit-autotune, the winner's profile), and budget/budget_scope/hard_end as the run used them.
+  nlohmann::json timings = nlohmann::json::object();
+  int cut_slow = 0;               // candidates pruned at their deadline (slow_factor x the original's measurement)
   nlohmann::json startup = nlohmann::json::object();  // seconds before the loop, by step (worker start, ...)
   std::vector<CandidateRecord> candidates;
   int measured = 0, compiled = 0, pruned = 0, failed = 0;

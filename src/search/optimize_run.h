@@ -79,12 +79,22 @@ class OptimizeRun {
     CandidateRecord rec;
     std::string src;
     int compile_index = -1;
+    double compile_timeout_s = 0;  // the timeout its compile request was sent with
   };
   Status SearchRound(const std::vector<Config>& proposals, bool* stopped);
   std::vector<Pending> RenderRound(const std::vector<Config>& proposals, std::vector<exec::EvalRequest>* compiles);
   Status MeasurePending(Pending* p, CompileBatch* batch, bool* stopped);
   void ObserveCandidate(CandidateRecord rec);
   bool OverBudget() const { return Elapsed() >= search_end_; }
+  // Where the budget ends, in seconds since the start (--budget-scope: the command's start, or the search's).
+  double BudgetEnd() const { return budget_start_ + o_.budget_seconds; }
+  // A search candidate's deadline per request: slow_factor x the original's measurement (at least
+  // slow_floor_s), never more than timeout_s; cut further by Measure at the hard end.
+  double CandidateTimeout() const;
+  // A candidate's request that ran into its deadline is pruned as too slow (not a failure): -> whether it was.
+  bool CutAsSlow(const exec::EvalRequest& rq, const exec::EvalResult& r, CandidateRecord* rec);
+  // The run's time, by phase (OptimizeResult::timings), at its end.
+  void RecordTimings();
   int EvalsLeft() const { return o_.max_evals > 0 ? o_.max_evals - res_.measured : 1 << 30; }
   void UpdateReserve();
 
@@ -106,7 +116,8 @@ class OptimizeRun {
   // Measurement.
   exec::EvalRequest MakeRequest(const std::optional<std::string>& source, exec::Mode mode, uint64_t seed, int trials,
                                 const nlohmann::json& timing, const std::vector<std::string>& cases) const;
-  Result<exec::EvalResult> Measure(const exec::EvalRequest& r);
+  // Every request: its timeout cut at the hard end; none starts past it (the run then ends, hard_end_hit_).
+  Result<exec::EvalResult> Measure(exec::EvalRequest r);
   Result<exec::EvalResult> TimeShort(const std::string& src, CandidateRecord* rec);
   uint64_t NextSeed();
 
@@ -129,6 +140,10 @@ class OptimizeRun {
   int next_id_ = 0;
   bool finished_ = false;      // a phase ended the run with a result
   bool original_passed_ = false;  // the original passed its baseline: a later failure keeps it (exit 0)
+  bool hard_end_hit_ = false;     // a request could not start before the hard end
+  double last_timeout_s_ = 0;     // the timeout the last request was sent with (after the hard end's cut)
+  double budget_start_ = 0;       // seconds since the start where the budget begins (--budget-scope)
+  double t_search0_ = -1, t_verify0_ = -1;  // seconds since the start: the search's and verification's starts
   std::string finish_status_;  // its status ("kept", "dry-run", ...)
 
   // What the original's measurement established.
@@ -151,6 +166,7 @@ class OptimizeRun {
   double t_measure_ = 0;  // what one search measurement costs (for the reserve)
   std::vector<double> cand_eval_s_;
   double search_floor_ = 0, search_end_ = 0;
+  bool search_ends_at_hard_end_ = false;  // the hard end, not the budget, sets search_end_ (verification must fit)
   int measured_search_ = 0;
   double base_profile_case_ms_ = 0, best_profile_case_ms_ = 0;
 

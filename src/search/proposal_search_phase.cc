@@ -78,10 +78,10 @@ Status OptimizeRun::SearchProposal(const CandidateRecord& prop, const std::strin
   ps->from = ps->to = space.baseline;
   const double t_long = o_.long_cost_factor * std::max(0.1, MeasurementCost());
   // Left for the nested run: what the budget still holds, less the two runs against the original.
-  const double left = o_.budget_seconds - Elapsed() - 2 * t_long;
+  const double left = BudgetEnd() - Elapsed() - 2 * t_long;
   if (left < 3 * t_long + 3 * MeasurementCost()) {
     ps->outcome = fmt::format("kept as is: {:.0f} s of the budget are left, too few to search its tunables",
-                              std::max(0.0, o_.budget_seconds - Elapsed()));
+                              std::max(0.0, BudgetEnd() - Elapsed()));
     return Status::Ok();
   }
   OptimizeInput in;
@@ -95,6 +95,8 @@ Status OptimizeRun::SearchProposal(const CandidateRecord& prop, const std::strin
   in.notes = space.notes;
   OptimizeOptions o = o_;
   o.budget_seconds = left;
+  o.budget_is_search = false;  // `left` counts from the nested run's start
+  o.hard_end_s = o_.hard_end_s > 0 ? std::max(1.0, o_.hard_end_s - Elapsed()) : 0.0;
   o.started_at = Now();
   o.policy = exec::Policy::kStrict;  // the proposal's code is not the user's
   o.emit_autotune = false;

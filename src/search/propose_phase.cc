@@ -29,7 +29,7 @@ Status OptimizeRun::ProposeRewrites() {
   if (ctx.profile) best.findings = ctx.profile->findings;
   std::string best_source;  // a proposal's, when one is the best
   for (ctx.round = 0; ctx.round < d_.proposer->rounds(); ++ctx.round) {
-    if (!o_.dry_run && Elapsed() >= o_.budget_seconds * (1.0 - o_.reserve_fraction)) {
+    if (!o_.dry_run && Elapsed() >= BudgetEnd() - o_.budget_seconds * o_.reserve_fraction) {
       res_.notes.push_back(fmt::format("{}: the budget ended before round {}", origin, ctx.round + 1));
       break;
     }
@@ -97,7 +97,7 @@ Status OptimizeRun::ProposeRewrites() {
 // budget has room for it twice over before the reserve (else the original's findings stand for it).
 void OptimizeRun::ProfileBestProposal(BestSoFar* best, std::string* source) {
   if (best->is_original || source->empty() || !d_.profiler || res_.mode != "profiled") return;
-  if (Elapsed() + 2 * profile_s_ >= o_.budget_seconds * (1.0 - o_.reserve_fraction)) return;
+  if (Elapsed() + 2 * profile_s_ >= BudgetEnd() - o_.budget_seconds * o_.reserve_fraction) return;
   Show("profile");
   auto p = d_.profiler->Profile(in_.task, *source, profile_case_);
   source->clear();  // profiled once

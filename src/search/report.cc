@@ -51,6 +51,15 @@ std::string FormatReportText(const OptimizeResult& r, int max_rows) {
                    r.device.empty() ? "?" : r.device);
   s += fmt::format("strategy {}, mode {}{}, stop: {}, wall {:.1f} s\n", r.strategy, r.mode,
                    r.mode_note.empty() ? "" : " (" + r.mode_note + ")", r.stop_reason, r.wall_s);
+  if (r.timings.contains("search")) {
+    const auto& t = r.timings;
+    s += fmt::format(
+        "time: {:.1f} s before the search (startup {:.1f}, baseline {:.1f}, profile {:.1f}), search {:.1f} s "
+        "(budget {:.0f} s, counted from the {}'s start), verification and after {:.1f} s\n",
+        t.value("before_search", 0.0), t.value("startup", 0.0), t.value("baseline", 0.0), t.value("profile", 0.0),
+        t.value("search", 0.0), t.value("budget", 0.0), t.value("budget_scope", "run") == "search" ? "search" : "run",
+        t.value("verification", 0.0));
+  }
   s += fmt::format("candidates: {} measured, {} compiled, {} pruned after compiling, {} pruned before, {} failed\n",
                    r.measured, r.compiled, r.pruned, r.pruned_static, r.failed);
   if (r.improved) {

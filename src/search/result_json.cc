@@ -189,6 +189,8 @@ nlohmann::json OptimizeResult::ToJson() const {
   j["roofline_after_estimated"] = roofline_after_estimated;
   j["reserve_s"] = reserve_s;
   j["startup_s"] = startup;
+  j["timings_s"] = timings;
+  j["cut_slow"] = cut_slow;
   j["best_is_autotune"] = best_is_autotune;
   j["proposal_search"] = proposal_search ? proposal_search->ToJson() : nlohmann::json(nullptr);
   return j;

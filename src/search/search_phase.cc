@@ -45,7 +45,7 @@ Status OptimizeRun::DryRun() {
   size_t checked = 0;
   for (const auto& cfg : props) {
     // The budget holds here too: under the interpreter one check can take minutes.
-    if (Elapsed() >= o_.budget_seconds) {
+    if (Elapsed() >= BudgetEnd()) {
       res_.notes.push_back(fmt::format("dry run: the {:.0f} s budget ended after {} of {} candidates",
                                        o_.budget_seconds, checked, props.size()));
       break;
@@ -62,11 +62,15 @@ Status OptimizeRun::DryRun() {
       cr.message = src.status().message();
     } else {
       cr.source_hash = HashHex(*src);
-      KILN_ASSIGN_OR_RETURN(exec::EvalResult r, Measure(MakeRequest(*src, exec::Mode::kCheck, NextSeed(),
-                                                                    o_.verify_trials, {}, run_cases_)));
+      exec::EvalRequest rq = MakeRequest(*src, exec::Mode::kCheck, NextSeed(), o_.verify_trials, {}, run_cases_);
+      rq.timeout_s = CandidateTimeout();
+      KILN_ASSIGN_OR_RETURN(exec::EvalResult r, Measure(rq));
       cr.verdict = exec::VerdictName(r.verdict);
       cr.message = r.message;
-      if (r.verdict != exec::Verdict::kOk) ++res_.failed;
+      if (CutAsSlow(rq, r, &cr))
+        ++res_.pruned;
+      else if (r.verdict != exec::Verdict::kOk)
+        ++res_.failed;
     }
     Step("dry_run_check", CandJson(cr));
     Say(fmt::format("kiln: dry-run {}: {}", ConfigKey(cfg), cr.verdict));
@@ -87,11 +91,44 @@ Status OptimizeRun::DryRun() {
 // timing: its check also paid the first compile), or its whole run when no phases came back; then
 // from the median of the search's own measurements. The winner's profile runs only when the budget
 // still has room for it at that point.
+//
+// With --budget-scope search the budget is the search's alone: it ends BudgetEnd(), verification follows
+// outside it. Either way verification must still fit before the hard end.
 void OptimizeRun::UpdateReserve() {
-  res_.reserve_s = o_.dry_run ? 0.0
-                              : std::max(o_.budget_seconds * o_.reserve_fraction,
-                                         3.0 * o_.long_cost_factor * std::max(0.1, t_measure_) + 1.0);
-  search_end_ = std::max(o_.budget_seconds - res_.reserve_s, search_floor_);
+  const double long_runs = 3.0 * o_.long_cost_factor * std::max(0.1, t_measure_) + 1.0;
+  res_.reserve_s = o_.dry_run || o_.budget_is_search ? 0.0 : std::max(o_.budget_seconds * o_.reserve_fraction, long_runs);
+  search_end_ = std::max(BudgetEnd() - res_.reserve_s, search_floor_);
+  search_ends_at_hard_end_ = false;
+  if (o_.hard_end_s > 0 && !o_.dry_run && o_.hard_end_s - o_.runner_grace_s - long_runs < search_end_) {
+    search_end_ = o_.hard_end_s - o_.runner_grace_s - long_runs;
+    search_ends_at_hard_end_ = true;
+  }
+}
+
+double OptimizeRun::CandidateTimeout() const {
+  if (o_.slow_factor <= 0) return o_.timeout_s;
+  return std::min(o_.timeout_s, std::max(o_.slow_floor_s, o_.slow_factor * base_.eval_s));
+}
+
+// A measurement the worker timed out at the candidate's own deadline (not the run's timeout): the candidate
+// is far slower than the original (or its compile is), so it is pruned, not waited for.
+bool OptimizeRun::CutAsSlow(const exec::EvalRequest& rq, const exec::EvalResult& r, CandidateRecord* rec) {
+  if (r.verdict != exec::Verdict::kTimeout || rq.timeout_s >= o_.timeout_s) return false;
+  // What set the limit: the candidate's own deadline, the search budget's end, or the run's hard end
+  // (Measure cut the timeout it sent).
+  const double sent = std::min(rq.timeout_s, last_timeout_s_ > 0 ? last_timeout_s_ : rq.timeout_s);
+  std::string why;
+  if (sent < rq.timeout_s - 1e-9)
+    why = "the run's hard end";
+  else if (rq.timeout_s < CandidateTimeout() - 1e-9)
+    why = "the search budget's end";
+  else
+    why = fmt::format("{:g}x the original's measurement of {:.1f} s, --slow-factor", o_.slow_factor, base_.eval_s);
+  rec->verdict = "pruned";
+  rec->message = fmt::format("too slow: no answer within {:.1f} s ({}); not waited for", sent, why);
+  rec->score_ms = kInf;
+  ++res_.cut_slow;
+  return true;
 }
 
 Status OptimizeRun::Search() {
@@ -112,7 +149,7 @@ Status OptimizeRun::Search() {
   int rounds_without_gain = 0;
   while (true) {
     if (OverBudget()) {
-      res_.stop_reason = "budget";
+      res_.stop_reason = search_ends_at_hard_end_ ? "hard end" : "budget";
       break;
     }
     if (EvalsLeft() <= 0) {
@@ -128,7 +165,7 @@ Status OptimizeRun::Search() {
     bool stopped = false;
     KILN_RETURN_IF_ERROR(SearchRound(props, &stopped));
     if (stopped) {
-      res_.stop_reason = OverBudget() ? "budget" : "max-evals";
+      res_.stop_reason = !OverBudget() ? "max-evals" : search_ends_at_hard_end_ ? "hard end" : "budget";
       break;
     }
     if (best_score_ < round_start_best * (1.0 - o_.min_round_gain))
@@ -151,6 +188,10 @@ Status OptimizeRun::Search() {
   if (!static_pruned_.empty())
     res_.notes.push_back(fmt::format("{} configs pruned before compiling, e.g. {}: {}", static_pruned_.size(),
                                      static_pruned_.begin()->first, static_pruned_.begin()->second));
+  if (res_.cut_slow)
+    res_.notes.push_back(fmt::format("{} candidate measurement(s) cut at their deadline ({:.1f} s: {:g}x the original's "
+                                     "measurement, --slow-factor) and pruned as too slow",
+                                     res_.cut_slow, CandidateTimeout(), o_.slow_factor));
   Say(fmt::format(
       "kiln: search stopped ({}) after {} measured, {} pruned, {} failed; best {} ({:.3f}x on short timings)",
       res_.stop_reason, measured_search_, res_.pruned, res_.failed, ConfigKey(best_config_),
@@ -198,6 +239,11 @@ std::vector<OptimizeRun::Pending> OptimizeRun::RenderRound(const std::vector<Con
       if (o_.compile_jobs > 0) {
         p.compile_index = static_cast<int>(compiles->size());
         compiles->push_back(MakeRequest(p.src, exec::Mode::kCompile, 0, 1, {}, search_cases_));
+        compiles->back().timeout_s = CandidateTimeout();  // (compiles do not pass Measure: the hard end here)
+        if (o_.hard_end_s > 0)
+          compiles->back().timeout_s =
+              std::max(1.0, std::min(compiles->back().timeout_s, o_.hard_end_s - Elapsed() - o_.runner_grace_s));
+        p.compile_timeout_s = compiles->back().timeout_s;
       }
     }
     pending.push_back(std::move(p));
@@ -225,6 +271,10 @@ Status OptimizeRun::MeasurePending(Pending* p, CompileBatch* batch, bool* stoppe
     if (cr.verdict != exec::Verdict::kOk) {
       rec.verdict = exec::VerdictName(cr.verdict);
       rec.message = cr.message;
+      exec::EvalRequest as_sent;
+      as_sent.timeout_s = CandidateTimeout();
+      last_timeout_s_ = p->compile_timeout_s;  // (a compile does not pass Measure)
+      if (CutAsSlow(as_sent, cr, &rec)) rec.message = "compile " + rec.message;
       if (IsResourceFailure(cr.message)) prune_.out_of_resources.push_back(rec.config);  // learned: its supersets
     } else if (auto why_not = PruneAfterCompile(cr.kernels, prune_)) {
       rec.verdict = "pruned";

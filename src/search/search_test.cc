@@ -551,6 +551,13 @@ TEST(Strategy, ApplyMove) {
   EXPECT_EQ(ApplyMove(g, c, "group_m")->at("GROUP_M"), 8);
   EXPECT_EQ(ApplyMove(g, c, "more_stages")->at("num_stages"), 4);
   EXPECT_FALSE(ApplyMove(g, c, "split_k"));
+  EXPECT_FALSE(ApplyMove(g, c, "eviction_hints"));  // no streaming-load knob in this space
+  Space e({{"BLOCK", Role::kBlock, {512, 1024}, false}, {kEvictFirstParam, Role::kOther, {0, 1}, false}});
+  auto h = ApplyMove(e, {{"BLOCK", 1024}, {kEvictFirstParam, 0}}, "eviction_hints");
+  ASSERT_TRUE(h);
+  EXPECT_EQ(h->at(kEvictFirstParam), 1);
+  EXPECT_EQ(h->at("BLOCK"), 1024);
+  EXPECT_FALSE(ApplyMove(e, *h, "eviction_hints"));  // already on
   c["num_warps"] = 8;
   EXPECT_FALSE(ApplyMove(g, c, "more_warps"));  // already at the top
 }

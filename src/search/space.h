@@ -43,6 +43,11 @@ struct Param {
 
 using Config = std::map<std::string, int64_t>;
 
+// A source move searched like a value (issue 21): 1 renders the kernel's streaming loads (read once per
+// program) with eviction_policy='evict_first' (rewrite::EvictionHints), 0 leaves them as they are. In the
+// space only where that rewrite applies; the diagnosis's move `eviction_hints` sets it.
+inline constexpr const char* kEvictFirstParam = "kiln_evict_first";
+
 // "BLOCK_M=64 BLOCK_N=128 num_warps=4" (sorted by name): stable key for visited sets and reports.
 std::string ConfigKey(const Config& c);
 nlohmann::json ConfigToJson(const Config& c);

@@ -380,7 +380,8 @@ int64_t Step(const Param& p, int64_t v, int dir) {
 const std::vector<std::string>& KnownMoves() {
   static const std::vector<std::string> m = {"bigger_tiles", "more_stages",   "more_warps",  "group_m",
                                              "bigger_block", "bigger_k",      "fewer_warps", "smaller_tiles",
-                                             "fewer_stages", "smaller_block", "smaller_k",   "typical_block"};
+                                             "fewer_stages", "smaller_block", "smaller_k",   "typical_block",
+                                             "eviction_hints"};
   return m;
 }
 
@@ -416,6 +417,9 @@ std::optional<Config> ApplyMove(const Space& s, const Config& c0, const std::str
           best = v;
       n[p.name] = best;
     }
+  } else if (move == "eviction_hints") {
+    if (!s.Find(kEvictFirstParam)) return std::nullopt;
+    n[kEvictFirstParam] = 1;
   } else if (move == "group_m") {
     for (const auto& p : s.params()) {
       if (p.role != Role::kGroupM) continue;

@@ -56,8 +56,10 @@ std::vector<size_t> OptimizeRun::PickFinalists() {
   auto survivors = SuccessiveHalving(s0, ho, [&](size_t k, int rung) {
     if (EvalsLeft() <= 0 || !halving_error_.ok()) return s0[k];  // no measurements left: the rung-0 score
     auto& cr = res_.candidates[idx[k]];
-    auto r = Measure(MakeRequest(SourceOf(idx[k]), exec::Mode::kTime, NextSeed(), o_.search_trials, o_.medium_timing,
-                                 search_cases_));
+    exec::EvalRequest rq = MakeRequest(SourceOf(idx[k]), exec::Mode::kTime, NextSeed(), o_.search_trials,
+                                       o_.medium_timing, search_cases_);
+    rq.timeout_s = CandidateTimeout();
+    auto r = Measure(rq);
     if (!r.ok()) {
       halving_error_ = r.status();
       return s0[k];
@@ -258,12 +260,12 @@ void OptimizeRun::KeepOriginal() {
 // the profiled case's verified speedup).
 void OptimizeRun::ProfileWinner() {
   if (res_.mode != "profiled") return;
-  if (Elapsed() + profile_s_ > o_.budget_seconds && !o_.profile_winner_always) {
+  if (Elapsed() + profile_s_ > BudgetEnd() && !o_.profile_winner_always) {
     res_.notes.push_back(
         fmt::format("the winner was not profiled: the profile takes {:.0f} s and {:.0f} s of the "
                     "budget are left (roofline after is estimated from the profiled case's "
                     "speedup; --profile-winner to profile it anyway)",
-                    profile_s_, std::max(0.0, o_.budget_seconds - Elapsed())));
+                    profile_s_, std::max(0.0, BudgetEnd() - Elapsed())));
     for (const auto& x : res_.cases)
       if (x.name == profile_case_ && res_.roofline_before > 0 && x.speedup > 0) {
         res_.roofline_after = res_.roofline_before * x.speedup;
@@ -272,6 +274,13 @@ void OptimizeRun::ProfileWinner() {
     return;
   }
   Show("profile");
+  if (o_.hard_end_s > 0) {
+    if (o_.hard_end_s - Elapsed() - o_.runner_grace_s < 1.0) {
+      res_.notes.push_back("the winner was not profiled: the run reached its hard end");
+      return;
+    }
+    d_.profiler->LimitSeconds(o_.hard_end_s - Elapsed() - o_.runner_grace_s);
+  }
   auto p = d_.profiler->Profile(in_.task, res_.best_source, profile_case_);
   if (p.ok()) {
     res_.profile_after = *p;

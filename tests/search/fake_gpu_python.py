@@ -19,6 +19,9 @@ FAKE_GPU_CHAOS=1: what real workers do now and then: stderr noise and a stray st
   request; a compile worker that asks to be replaced (`fatal`) on its 1st request (odd pids) and dies without
   answering on its 2nd (kiln restarts it).
 FAKE_GPU_SLEEP: "MODE=SECONDS,..." (compile, check, time, profile): how long each request takes.
+FAKE_GPU_SLOW: "NAME=VALUE:SECONDS": a check or time request whose candidate has that value takes that long;
+  when the request's limits.timeout_s is shorter, it answers verdict "timeout" at the timeout (as kiln_worker's
+  deadline does).
 """
 import json
 import math
@@ -73,9 +76,30 @@ def time_ms(src, case):
     return t * {"small": 0.5, "wide": 2.0, "fp16": 1.5}.get(case, 1.0)
 
 
+def slow_timeout(req):
+    """FAKE_GPU_SLOW: sleeps as a slow candidate would; -> a timeout response when the request's limit cut it."""
+    spec = os.environ.get("FAKE_GPU_SLOW", "")
+    if not spec or req.get("mode") not in ("check", "time"):
+        return None
+    kv, _, secs = spec.partition(":")
+    k, _, v = kv.partition("=")
+    if values((req.get("candidate") or {}).get("source")).get(k) != int(v):
+        return None
+    limit = float((req.get("limits") or {}).get("timeout_s") or 60)
+    time.sleep(min(float(secs), limit))
+    if limit >= float(secs):
+        return None
+    return {"ok": True, "verdict": "timeout", "message": "timeout after %g s" % limit,
+            "reasons": [{"code": "timeout", "message": "killed after %g s" % limit}], "cases": [],
+            "kernels": [], "versions": VERSIONS, "device": DEVICE, "elapsed_s": limit}
+
+
 def eval_response(req):
     cand = (req.get("candidate") or {}).get("source")
     mode = req.get("mode", "check")
+    cut = slow_timeout(req)
+    if cut:
+        return cut
     timing = req.get("timing") or {}
     v = values(cand)
     resp = {"ok": True, "verdict": "ok", "reasons": [], "message": "", "cases": [],

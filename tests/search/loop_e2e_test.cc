@@ -739,5 +739,167 @@ TEST(Loop, MachineryFailureAfterTheOriginalKeepsIt) {
   EXPECT_EQ(r.status().code(), Code::kUnavailable);
 }
 
+
+// ---- issue 21: the budget is the search's, a slow candidate is cut, the run has a hard end ----------------
+
+// A measurer whose requests cost fake-clock time by config: `slow` configs take `slow_s` unless the request's
+// timeout cuts them (then the worker answers "timeout" at the timeout, as kiln_worker does). Records every
+// request's timeout and the time it started.
+class TimedMeasurer : public FakeMeasurer {
+ public:
+  std::function<bool(const Config&)> slow = [](const Config&) { return false; };
+  double slow_s = 96;
+  std::vector<std::pair<double, double>> started_and_timeout;  // (clock at the start, timeout_s)
+  exec::EvalResult Run(const exec::EvalRequest& r) override {
+    Config cfg = testing::ParseConfig(r.candidate_source.value_or(""));
+    {
+      std::lock_guard<std::mutex> l(mu);
+      started_and_timeout.push_back({*clock, r.timeout_s});
+    }
+    if (r.mode != exec::Mode::kCompile && slow(cfg) && r.timeout_s < slow_s) {
+      *clock += r.timeout_s;
+      return exec::EvalResult::Make(exec::Verdict::kTimeout, "timeout", "killed after the request's timeout");
+    }
+    if (r.mode != exec::Mode::kCompile && slow(cfg)) *clock += slow_s - cost_s;
+    return FakeMeasurer::Run(r);
+  }
+};
+
+struct TimedFixture : Fixture {
+  TimedMeasurer tm;
+  TimedFixture() {
+    tm.time_ms = ev.time_ms;
+    tm.clock = &clock;
+    tm.cost_s = 2;
+  }
+  Result<OptimizeResult> Run(const OptimizeInput& in) { return Optimize(in, o, {&tm, &rr}); }
+};
+
+// ksoftmax_triton on the H100 (session 9): one num_warps=1 candidate ran 96 s and the run ended past the
+// suite's limit. Each candidate now gets slow_factor x the original's measurement (2 s here: 10 s) and is
+// pruned as too slow, not waited for; the run goes on and still finds the optimum.
+TEST(Loop, SlowCandidateIsCutAtItsDeadline) {
+  for (double factor : {5.0, 0.0}) {
+    TimedFixture f;
+    f.tm.slow = [](const Config& c) { return c.at("num_warps") == 1; };
+    f.o.slow_factor = factor;
+    f.o.strategy = "coordinate";
+    f.o.tuned_seeds = false;
+    f.o.patience = 100;
+    const Config start{{"BLOCK_SIZE", 256}, {"num_warps", 2}, {"num_stages", 2}};  // num_warps 1 is a neighbour
+    auto r = f.Run(Input(start));
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    int cut = 0;
+    double slowest = 0;
+    for (const auto& c : r->candidates) {
+      if (c.config.at("num_warps") == 1 && c.id > 0) {
+        EXPECT_EQ(c.verdict, factor > 0 ? "pruned" : "ok") << c.message;
+        cut += c.message.find("too slow") != std::string::npos;
+      }
+      if (c.id > 0 && !c.finalist) slowest = std::max(slowest, c.eval_s);
+    }
+    if (factor > 0) {
+      EXPECT_GE(cut, 1);
+      EXPECT_EQ(r->cut_slow, cut);
+      EXPECT_LE(slowest, 10.0 + 1e-9);  // never waited past the deadline
+      EXPECT_TRUE(r->improved);
+      EXPECT_EQ(ConfigKey(r->best_config), ConfigKey(kBest));
+      bool noted = false;
+      for (const auto& n : r->notes) noted |= n.find("pruned as too slow") != std::string::npos;
+      EXPECT_TRUE(noted);
+    } else {
+      EXPECT_GE(slowest, 96.0);  // without the deadline the slow candidate is waited for
+    }
+  }
+}
+
+// attention_fwd_triton1 on the H100 (session 9): a measurement in flight outlasted the suite's limit. With a
+// hard end every request's timeout is cut to what is left (less the runner's grace) and none starts after it:
+// the run ends by the hard end, the original kept with the reason, exit 0 (a result, not an error).
+TEST(Loop, HardEndCutsTheRunAndKeepsTheOriginal) {
+  TimedFixture f;
+  f.tm.slow = [](const Config& c) { return c.at("BLOCK_SIZE") != 64; };  // every candidate hangs
+  f.o.slow_factor = 0;                                                     // (only the hard end cuts them)
+  f.o.hard_end_s = 100;
+  f.o.budget_seconds = 1000;
+  f.o.strategy = "coordinate";
+  auto r = f.Run(Input());
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_FALSE(r->improved);
+  EXPECT_LE(r->wall_s, 100.0 - f.o.runner_grace_s + 1e-9);
+  for (const auto& [at, timeout] : f.tm.started_and_timeout)
+    EXPECT_LE(at + timeout, 100.0 - f.o.runner_grace_s + 1e-9) << "a request could outlast the hard end";
+  EXPECT_EQ(r->stop_reason, "hard end");
+}
+
+// The original's own timed run does not end before the hard end: kept (exit 0), said so, not a failure.
+TEST(Loop, HardEndDuringTheBaselineKeepsTheOriginal) {
+  TimedFixture f;
+  f.tm.slow = [](const Config&) { return true; };
+  f.o.hard_end_s = 40;
+  auto r = f.Run(Input());
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_FALSE(r->improved);
+  EXPECT_EQ(r->stop_reason, "hard end");
+  EXPECT_NE(r->kept_reason.find("it was not checked on its own"), std::string::npos) << r->kept_reason;
+  EXPECT_LE(r->wall_s, 40.0);
+}
+
+// Session 9 on the H100: the baseline and the ncu profile took 20-40 s of a 40 s budget and the search
+// measured 1-6 configs. With --budget-scope search the budget is the search's: a 30 s profile leaves the
+// search its whole 20 s, and the timings say where the time went.
+TEST(Loop, BudgetScopeSearchCountsFixedCostsApart) {
+  for (bool search_scope : {true, false}) {
+    TimedFixture f;
+    SlowProfiler prof;
+    prof.clock = &f.clock;
+    f.o.budget_seconds = 20;
+    f.o.budget_is_search = search_scope;
+    f.o.patience = 100;
+    f.o.strategy = "coordinate";
+    auto r = Optimize(Input(), f.o, {&f.tm, &f.rr, &prof});
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    const auto& t = r->timings;
+    ASSERT_TRUE(t.contains("search")) << t.dump();
+    EXPECT_NEAR(t["profile"].get<double>(), 15.0, 1e-9);
+    EXPECT_NEAR(t["baseline"].get<double>(), 2.0, 1e-9);
+    EXPECT_EQ(t["budget_scope"], search_scope ? "search" : "run");
+    int measured = 0;
+    for (const auto& c : r->candidates) measured += c.id > 0 && !c.finalist && c.verdict == "ok";
+    if (search_scope) {
+      EXPECT_GE(t["search"].get<double>(), 18.0);  // its 20 s, less the last measurement's 2 s
+      for (const auto& c : r->candidates)  // none started after the budget's end (halving re-times follow)
+        if (c.id > 0 && !c.finalist) EXPECT_LE(c.at_s, t["before_search"].get<double>() + 20.0 + 1e-9);
+      EXPECT_GE(measured, 8);
+      EXPECT_NEAR(r->reserve_s, 0.0, 1e-9);
+    } else {
+      EXPECT_LE(measured, 3);  // the old meaning: only the search's floor (15% of the budget) was left
+    }
+    EXPECT_NE(FormatReportText(*r).find("before the search (startup"), std::string::npos);
+  }
+}
+
+// reversed_cumsum on the H100 (session 10): one candidate ran until its 5x deadline and the search took 47 s
+// of a 20 s budget. With --budget-scope search a search measurement also ends by the budget's end (plus one
+// typical measurement), and the message says which limit cut it.
+TEST(Loop, SearchMeasurementEndsByTheBudgetsEnd) {
+  TimedFixture f;
+  f.tm.slow = [](const Config& c) { return c.at("num_warps") == 1; };
+  f.o.slow_factor = 0;  // no deadline of its own: only the budget's end cuts it
+  f.o.budget_is_search = true;
+  f.o.budget_seconds = 20;
+  f.o.strategy = "coordinate";
+  f.o.tuned_seeds = false;
+  f.o.patience = 100;
+  const Config start{{"BLOCK_SIZE", 256}, {"num_warps", 2}, {"num_stages", 2}};
+  auto r = f.Run(Input(start));
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_LE(r->timings["search"].get<double>(), 20.0 + 2.0 + 2.0 + 1e-9);  // + one measurement + halving's
+  bool cut = false;
+  for (const auto& c : r->candidates)
+    cut |= c.verdict == "pruned" && c.message.find("the search budget's end") != std::string::npos;
+  EXPECT_TRUE(cut);
+}
+
 }  // namespace
 }  // namespace kiln::search

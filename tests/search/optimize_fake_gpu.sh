@@ -104,5 +104,25 @@ rc=$?
 { [ $rc -eq 2 ] && grep -q "badgrid.json: error: grid parameter 'BLOCK_Q' is not a tunable" "$tmp/out5"; } ||
   { bad "bad grid: exit $rc"; cat "$tmp/out5"; }
 
+# 6. A candidate far slower than the original (BLOCK=2048 answers after 60 s, a tuned 1-D seed: measured in the
+#    first round) is cut at its deadline (--slow-factor x the original's measurement, at least 2 s) and pruned,
+#    not waited for; the run goes on, finds the optimum and ends long before the slow answer (issue 21).
+t0=$(date +%s)
+FAKE_GPU_SLOW="BLOCK=2048:60" FAKE_NCU_CSV=$src/tests/profile/data/small_grid.csv "$kiln" optimize "$src/examples/softmax" \
+  --python "$py" --ncu "$ncu" --budget-seconds 20 --hard-end-seconds 50 --no-db --json "$tmp/S.json" -q \
+  >"$tmp/out6" 2>"$tmp/err6"
+rc=$?
+took=$(( $(date +%s) - t0 ))
+if [ $rc -ne 0 ]; then
+  bad "slow candidate: exit $rc"; cat "$tmp/out6" "$tmp/err6"
+else
+  [ "$(json "$tmp/S.json" "j['cut_slow'] >= 1")" = True ] || bad "slow candidate: not cut ($(json "$tmp/S.json" "[(c['config'], c['verdict'], c['message']) for c in j['candidates']]"))"
+  [ "$(json "$tmp/S.json" "any(c['config'].get('BLOCK') == 2048 and c['verdict'] == 'pruned' and 'too slow' in c['message'] for c in j['candidates'])")" = True ] ||
+    bad "slow candidate: BLOCK=2048 not pruned as too slow"
+  [ "$(json "$tmp/S.json" "j['improved'] and j['best_config']['BLOCK'] == 1024")" = True ] || bad "slow candidate: the optimum was not found"
+  [ "$(json "$tmp/S.json" "j['timings_s']['budget_scope']")" = search ] || bad "slow candidate: budget scope is not search by default"
+  [ "$took" -lt 45 ] || bad "slow candidate: the run took $took s"
+fi
+
 [ $fail -eq 0 ] && say "ok"
 exit $fail

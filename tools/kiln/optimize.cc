@@ -18,6 +18,20 @@ void AddSearchFlags(CLI::App* sub, app::OptimizeJobOptions* o) {
       ->envname("KILN_BUDGET_SECONDS")
       ->check(FiniteRange(1, 1e7))
       ->capture_default_str();
+  sub->add_option("--budget-scope", o->budget_scope,
+                  "search: the budget is the search's own (baseline, profile and verification counted apart); "
+                  "run: it counts from the command's start and includes verification")
+      ->check(CLI::IsMember({"search", "run"}))
+      ->capture_default_str();
+  sub->add_option("--hard-end-seconds", o->hard_end,
+                  "The whole run ends by then, from the command's start, measurements in flight cut (default: "
+                  "budget + 150; 0: none)")
+      ->check(FiniteRange(0, 1e7));
+  sub->add_option("--slow-factor", o->slow_factor,
+                  "A search candidate taking longer than this many times the original's measurement is pruned, "
+                  "not waited for (0: off)")
+      ->check(FiniteRange(0, 1e6))
+      ->capture_default_str();
   sub->add_option("--max-evals", o->max_evals, "Maximum timed measurements while searching (0: no limit)");
   sub->add_option("--patience", o->patience, "Stop after this many rounds without a 1% gain");
   sub->add_option("--min-speedup", o->min_speedup, "A winner must be at least this much faster (geomean)")
