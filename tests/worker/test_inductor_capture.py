@@ -101,11 +101,12 @@ def test_list_mode_resumes_but_captures_again_what_a_cpu_or_a_crowded_gpu_could_
 
 
 def test_list_mode_runs_a_program_that_ran_out_of_memory_beside_others_again_alone(tmp_path):
-    # the program runs out of memory the first time (as beside 15 other processes on one GPU), then fits
+    # the program runs out of memory the first time (as beside 15 other processes on one GPU), then fits (its
+    # memory estimate runs the forward on meta tensors before: not an attempt)
     marker = tmp_path / "ran_once"
     oom = PROGRAM.replace("        return torch.relu(self.lin(x)) + y",
                           f"        import os\n"
-                          f"        if not os.path.exists({str(marker)!r}):\n"
+                          f"        if x.device.type != 'meta' and not os.path.exists({str(marker)!r}):\n"
                           f"            open({str(marker)!r}, 'w').close()\n"
                           f"            raise torch.OutOfMemoryError('CUDA out of memory. Tried to allocate 8.00 GiB')\n"
                           f"        return torch.relu(self.lin(x)) + y")
@@ -150,3 +151,79 @@ def test_past_the_deadline_an_out_of_memory_program_keeps_its_record_for_a_later
     recs = [json.loads(l) for l in out.read_text().splitlines()]
     assert len(recs) == 1 and recs[0]["out_of_memory"] and recs[0]["retry_skipped"] == "deadline", recs
     assert not recs[0].get("retried_alone")
+
+
+SIZED = '''import os, time
+import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def forward(self, x):
+        if x.device.type != "meta":        # the memory estimate runs the forward on meta tensors first
+            with open(LOG, "a") as f:
+                f.write(f"start {time.time()}\\n")
+            time.sleep(0.8)
+            with open(LOG, "a") as f:
+                f.write(f"end {time.time()}\\n")
+        return x * 2
+
+def get_inputs():
+    return [torch.randn(ROWS, 1024)]
+
+def get_init_inputs():
+    return []
+'''
+
+
+def test_the_memory_estimate_comes_from_the_sizes_on_the_meta_device(tmp_path):
+    p = _write(tmp_path, "p.py", SIZED.replace("LOG", repr(str(tmp_path / "log"))).replace("ROWS", "256"))
+    # a 1 MiB input and a 1 MiB result: the input once, the result three times, 1 GiB of overhead
+    assert ic.estimate_bytes(p) == (1 << 20) + 3 * (1 << 20) + (1 << 30)
+    # a forward that meta tensors cannot run: its result taken as large as its inputs
+    data_dependent = p.replace("p.py", "dd.py")
+    open(data_dependent, "w").write(open(p).read().replace("return x * 2", "return x[: int(x.sum().item()) % 3]"))
+    assert ic.estimate_bytes(data_dependent) == 4 * (1 << 20) + (1 << 30)
+    assert ic.estimate_bytes(_write(tmp_path, "bad.py", "x = 1\n")) is None
+
+
+def _most_at_once(log):
+    """The most forwards that ran at the same time, from their start/end lines."""
+    events = sorted((float(t), 1 if kind == "start" else -1)
+                    for kind, t in (line.split() for line in log.read_text().splitlines()))
+    now = most = 0
+    for _, step in events:
+        now += step
+        most = max(most, now)
+    return most
+
+
+def test_list_mode_starts_a_program_when_its_memory_fits_beside_the_running_ones(tmp_path):
+    # three programs of 16 MiB inputs (an estimate of 1 GiB + 64 MiB each) over three processes
+    log = tmp_path / "log"
+    big = _write(tmp_path, "big.py", SIZED.replace("LOG", repr(str(log))).replace("ROWS", "4096"))
+    listing = tmp_path / "list.jsonl"
+    listing.write_text("".join(json.dumps({"id": i, "path": big}) + "\n" for i in ("a", "b", "c")))
+    env = dict(os.environ, PYTHONPATH=os.path.join(REPO, "worker"))
+
+    def run(out, budget):
+        if log.exists():
+            log.unlink()
+        r = subprocess.run([sys.executable, "-m", "kiln_worker.inductor_capture", "--eager-only", "--list",
+                            str(listing), "--out", str(out), "--jobs", "3", "--gpu-memory", str(budget)],
+                           capture_output=True, text=True, env=env, timeout=300)
+        assert r.returncode == 0, r.stderr
+        recs = [json.loads(l) for l in out.read_text().splitlines()]
+        assert sorted(r["id"] for r in recs) == ["a", "b", "c"] and all(r["ok"] for r in recs), recs
+        assert all(r["estimate_bytes"] == 4 * (16 << 20) + (1 << 30) for r in recs), recs
+        return _most_at_once(log), json.loads(r.stdout.strip().splitlines()[-1])
+
+    # a budget of 1.5 GiB: one at a time (no program starts before the one running ended)
+    most, summary = run(tmp_path / "one.jsonl", 3 << 29)
+    assert most == 1, most
+    assert summary["max_running"] == 1 and summary["gpu_budget_bytes"] == 3 << 29, summary
+    # a budget of 2.5 GiB: two at once, never three
+    most, summary = run(tmp_path / "two.jsonl", 5 << 29)
+    assert summary["max_running"] == 2 and most <= 2, (summary, most)
+    # a budget smaller than one program: it runs alone, not never
+    most, summary = run(tmp_path / "alone.jsonl", 1 << 29)
+    assert summary["max_running"] == 1 and most == 1, (summary, most)

@@ -15,7 +15,9 @@ What one capture holds (one JSON object per program):
 Modes: `--eager-only` runs the program in eager torch only (any device: the composer's check on CPU);
 otherwise the program is compiled on the GPU. `--list FILE` runs many programs over `--jobs` child processes
 (each serves programs one by one; a child that dies or overruns `--timeout` is a recorded reject and is
-replaced), writing JSON lines to `--out`. Nothing here is imported by the eval path.
+replaced), writing JSON lines to `--out`. The processes share the GPU's memory as a budget: each program's need is
+estimated from its sizes on the meta device first, and it starts when that fits beside the programs running (one
+larger than the budget runs alone). Nothing here is imported by the eval path.
 """
 from __future__ import annotations
 
@@ -197,12 +199,16 @@ def capture_one(path, eager_only=False, seed=1234, max_mm_configs=2):
     device = "cuda" if (torch.cuda.is_available() and not eager_only) else "cpu"
     try:
         mod = _load_program(path)
-        torch.manual_seed(seed)
-        init = mod.get_init_inputs()
-        torch.manual_seed(12345)
-        model = mod.Model(*init).to(device).eval()
-        torch.manual_seed(seed)
-        inputs = [x.to(device) if isinstance(x, torch.Tensor) else x for x in mod.get_inputs()]
+        if device == "cuda":
+            torch.cuda.reset_peak_memory_stats()
+        # drawn on the device itself: KernelBench's GB-sized inputs took seconds per program on the host
+        with torch.device(device):
+            torch.manual_seed(seed)
+            init = mod.get_init_inputs()
+            torch.manual_seed(12345)
+            model = mod.Model(*init).to(device).eval()
+            torch.manual_seed(seed)
+            inputs = [x.to(device) if isinstance(x, torch.Tensor) else x for x in mod.get_inputs()]
         rec["stage"] = "eager"
         with torch.no_grad():
             ref = model(*inputs)
@@ -244,7 +250,82 @@ def capture_one(path, eager_only=False, seed=1234, max_mm_configs=2):
         rec["out_of_memory"] = _is_oom(rec["error"])
     finally:
         rec["seconds"] = round(time.time() - t0, 3)
+        if device == "cuda":
+            rec["gpu_peak_bytes"] = torch.cuda.max_memory_allocated()
     return rec
+
+
+# A program's GPU memory while captured, from its sizes: its inputs and weights once, its result three times (the
+# eager result, the compiled one, and the copy of output buffers Inductor's autotuner benchmarks on), and 1 GiB for
+# Inductor's workspace and the allocator's rounding (session 9 saw 20 to 30 GB for KernelBench's 6 GB inputs).
+_IN_FACTOR, _OUT_FACTOR, _OVERHEAD = 1, 3, 1 << 30
+_CONTEXT_BYTES = 512 << 20       # each capture process's own CUDA context, outside the budget
+
+
+def _tree_bytes(x):
+    return sum(t.numel() * t.element_size() for t in _flat_tensors(x))
+
+
+def estimate_bytes(path):
+    """The program's GPU memory while captured, estimated without allocating anything: get_init_inputs, Model,
+    get_inputs and the forward on the meta device. None when they do not run there (a data-dependent size,
+    .item()): the program is then admitted as small (an out-of-memory error still runs it again alone)."""
+    import torch
+    try:
+        mod = _load_program(path)
+        with torch.device("meta"), torch.no_grad():
+            model = mod.Model(*mod.get_init_inputs())
+            inputs = list(mod.get_inputs())
+            held = _tree_bytes(inputs) + _tree_bytes(list(model.parameters()) + list(model.buffers()))
+            try:
+                out = _tree_bytes(model(*inputs))
+            except Exception:  # noqa: BLE001 - a forward meta tensors cannot run: its result as large as its inputs
+                out = _tree_bytes(inputs)
+        return _IN_FACTOR * held + _OUT_FACTOR * out + _OVERHEAD
+    except Exception:  # noqa: BLE001 - the capture itself reports the program's errors
+        return None
+
+
+def _gpu_memory():
+    """(free, total) bytes of the GPU this process uses; (0, 0) without one."""
+    import torch
+    if not torch.cuda.is_available():
+        return 0, 0
+    return torch.cuda.mem_get_info()
+
+
+class _Admission:
+    """GPU memory as a budget shared by the capture processes: a program starts when its estimate fits beside
+    those running, or when nothing runs (one larger than the whole budget runs alone). Disabled (every program
+    admitted) when the capacity is 0 (no GPU, and no --gpu-memory)."""
+
+    def __init__(self, capacity):
+        self.capacity = capacity
+        self.in_use = 0
+        self.running = 0
+        self.max_in_use = 0
+        self.max_running = 0
+        self.cv = threading.Condition()
+
+    def acquire(self, need, stop):
+        """Waits until `need` bytes fit; False (nothing taken) when stop() becomes true first."""
+        need = need or 0
+        with self.cv:
+            while self.capacity and self.running and self.in_use + need > self.capacity:
+                if stop():
+                    return False
+                self.cv.wait(0.5)
+            self.in_use += need
+            self.running += 1
+            self.max_in_use = max(self.max_in_use, self.in_use)
+            self.max_running = max(self.max_running, self.running)
+            return True
+
+    def release(self, need):
+        with self.cv:
+            self.in_use -= need or 0
+            self.running -= 1
+            self.cv.notify_all()
 
 
 def _is_oom(error):
@@ -270,6 +351,12 @@ def _serve(args):
     os.dup2(2, 1)                       # whatever a program prints goes to stderr, not the protocol
     for line in sys.stdin:
         req = json.loads(line)
+        if req.get("probe"):
+            free, total = _gpu_memory()
+            out.write(json.dumps({"estimate_bytes": estimate_bytes(req["path"]), "gpu_free": free,
+                                  "gpu_total": total}) + "\n")
+            out.flush()
+            continue
         rec = capture_one(req["path"], eager_only=args.eager_only, seed=args.seed,
                           max_mm_configs=args.max_mm_configs)
         _release()
@@ -344,10 +431,24 @@ def run_list(args):
                   f"{'ok' if rec['ok'] else 'reject ' + rec.get('stage', '') + ' ' + rec.get('error', '')[:120]}"
                   f" ({time.time() - t0:.0f} s)", file=sys.stderr, flush=True)
 
+    admission = []                             # made from the first probe's GPU (or --gpu-memory)
+
+    def admission_for(probe):
+        with lock:
+            if not admission:
+                cap = int(args.gpu_memory)
+                if not cap and probe.get("gpu_total"):
+                    cap = int(0.9 * probe["gpu_total"]) - max(1, args.jobs) * _CONTEXT_BYTES
+                admission.append(_Admission(max(0, cap)))
+            return admission[0]
+
+    def past_deadline():
+        return bool(args.deadline) and time.time() - t0 > args.deadline
+
     def slot(source, retry_oom):
         child = None
         while True:
-            if args.deadline and time.time() - t0 > args.deadline:
+            if past_deadline():
                 break                          # the rest stays uncaptured; a later run resumes there
             try:
                 it = source.get_nowait()
@@ -355,16 +456,33 @@ def run_list(args):
                 break
             if child is None:
                 child = _Child(args)
-            rec, err = child.ask(it, args.timeout)
+            # its memory first (sizes on the meta device): it starts when that fits beside the programs running
+            probe, err = child.ask({**it, "probe": True}, args.timeout)
+            if probe is None:
+                child.kill()
+                child = None
+                write(it, {"id": it["id"], "path": it["path"], "ok": False, "stage": "load",
+                           "error": f"estimating its GPU memory: {err}"})
+                continue
+            adm = admission_for(probe)
+            need = (probe.get("estimate_bytes") or 0) if adm.capacity else 0
+            if not adm.acquire(need, past_deadline):
+                break                          # the deadline passed while it waited for memory: not captured
+            try:
+                rec, err = child.ask(it, args.timeout)
+            finally:
+                adm.release(need)
             if rec is None:
                 child.kill()
                 child = None
                 rec = {"id": it["id"], "path": it["path"], "ok": False, "stage": "compile", "error": err}
+            rec["estimate_bytes"] = probe.get("estimate_bytes")
             if retry_oom and rec.get("out_of_memory"):
                 with lock:
                     alone[it["id"]] = (it, rec)
-                    # the GPU is full at this concurrency: one process fewer (down to one)
-                    retire = active[0] > 1
+                    # without a memory budget, the GPU is full at this concurrency: one process fewer (down to
+                    # one); with one, this program's estimate was short (it alone runs again, by itself)
+                    retire = not adm.capacity and active[0] > 1
                     if retire:
                         active[0] -= 1
                 if retire:
@@ -400,7 +518,11 @@ def run_list(args):
             rec["retry_skipped"] = "deadline"
             write(it, rec)
     outf.close()
-    print(json.dumps({"ok": counts["ok"], "rejected": counts["rejected"], "seconds": round(time.time() - t0, 1)}))
+    summary = {"ok": counts["ok"], "rejected": counts["rejected"], "seconds": round(time.time() - t0, 1)}
+    if admission and admission[0].capacity:
+        summary.update(gpu_budget_bytes=admission[0].capacity, max_admitted_bytes=admission[0].max_in_use,
+                       max_running=admission[0].max_running)
+    print(json.dumps(summary))
     return 0
 
 
@@ -413,6 +535,9 @@ def main(argv=None):
     ap.add_argument("--timeout", type=float, default=180.0, help="seconds per program")
     ap.add_argument("--deadline", type=float, default=0.0,
                     help="--list: start no program after this many seconds (0: no limit)")
+    ap.add_argument("--gpu-memory", type=float, default=0,
+                    help="--list: bytes of GPU memory the programs share (0: 90%% of the GPU's, less each "
+                         "process's context; no budget without a GPU)")
     ap.add_argument("--seed", type=int, default=1234)
     ap.add_argument("--max-mm-configs", type=int, default=2, help="GEMM template configs Inductor autotunes")
     ap.add_argument("--eager-only", action="store_true", help="check that programs run in eager torch only")
