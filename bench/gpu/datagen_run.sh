@@ -10,7 +10,7 @@
 # On a machine without a GPU it still runs (captures are no_gpu rejects): the smoke test of the script.
 # COMPOSE=0: the corpus alone. CAPTURE_TIMEOUT: seconds per program.
 # Results: $OUT/datagen.tar.gz (logs, card, summary, rejects, verify results, timings, the capture records
-# without their code) and $OUT/table.txt.
+# without their code), $OUT/captures.jsonl.gz (the records with their code) and $OUT/table.txt.
 set -u -o pipefail
 D=${D:-$PWD/.device-carry/datagen3}
 OUT=${OUT:-/tmp/kiln-out}
@@ -18,11 +18,11 @@ W=${W:-/tmp/datagen}
 COMPOSE=${COMPOSE:-500}
 SEED=${SEED:-10}
 JOBS=${JOBS:-16}
-CAPTURE_S=${CAPTURE_S:-130}          # start no capture after
-CAPTURE_TIMEOUT=${CAPTURE_TIMEOUT:-40}
-VERIFY_LIMIT=${VERIFY_LIMIT:--1}
-VERIFY_S=${VERIFY_S:-250}
-REVERIFY_S=${REVERIFY_S:-45}
+CAPTURE_S=${CAPTURE_S:-100}          # start no capture after
+CAPTURE_TIMEOUT=${CAPTURE_TIMEOUT:-30}
+VERIFY_LIMIT=${VERIFY_LIMIT:-}       # empty: every candidate
+VERIFY_S=${VERIFY_S:-150}
+REVERIFY_S=${REVERIFY_S:-35}
 CHECK_WORKERS=${CHECK_WORKERS:-16}
 export LD_LIBRARY_PATH=$D/bin${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export KILN_WORKER_DIR=$D/worker KILN_PYTHON=${KILN_PYTHON:-python3} PYTHONUNBUFFERED=1 KILN_INPUTS_ON_DEVICE=1
@@ -38,6 +38,8 @@ log=$W/run.log
 t0=$SECONDS
 stamp() { echo "[$((SECONDS - t0)) s] $*" | tee -a "$log"; }
 lines() { if [[ -f $1 ]]; then wc -l < "$1"; else echo 0; fi; }
+# a stage that failed (not one stopped by its time limit) shows its log
+failed() { local rc=$1 log=$2; [[ $rc -eq 0 || $rc -eq 124 ]] || { stamp "exit $rc: $log"; tail -5 "$log"; }; }
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader > "$W/gpu.txt" 2>&1
 python3 -c 'import torch, triton; print(torch.__version__, triton.__version__)' >> "$W/gpu.txt" 2>&1
 stamp "gpu: $(tr '\n' ' ' < "$W/gpu.txt")"
@@ -50,16 +52,21 @@ common=(--out "$W/run" "${corpus[@]}" "${compose[@]}" --allow-benchmark --no-db 
 stamp "capture: KernelBench level 1/2 + $COMPOSE composed ($JOBS processes, deadline ${CAPTURE_S} s)"
 timeout $((CAPTURE_S + CAPTURE_TIMEOUT)) "$KILN" datagen "${common[@]}" --stop-after capture --jobs "$JOBS" \
   --capture-deadline "$CAPTURE_S" --capture-timeout "$CAPTURE_TIMEOUT" > "$W/kiln_capture.log" 2>&1
+failed $? "$W/kiln_capture.log"
 cp "$W/run/capture.log" "$W/worker_capture.log" 2>/dev/null
 t_cap=$SECONDS
 stamp "captured: $(lines "$W/run/captures.jsonl") records"
 # 2. convert and verify (corpus candidates come first in the pair list: --from before --compose)
-stamp "verify (limit $VERIFY_LIMIT candidates, at most ${VERIFY_S} s)"
+stamp "verify (limit ${VERIFY_LIMIT:-none}, at most ${VERIFY_S} s)"
+limit=()
+[[ -n $VERIFY_LIMIT ]] && limit=(--verify-limit "$VERIFY_LIMIT")
 timeout "$VERIFY_S" "$KILN" datagen "${common[@]}" --captures "$W/run/captures.jsonl" --stop-after verify \
-  --verify-limit "$VERIFY_LIMIT" --quiet > "$W/kiln_verify.log" 2>&1
+  "${limit[@]}" --quiet > "$W/kiln_verify.log" 2>&1
+failed $? "$W/kiln_verify.log"
 t_ver=$SECONDS
 stamp "verify done: $(lines "$W/run/verify.jsonl") results of $(lines "$W/run/verify_pairs.jsonl") candidates"
 "$KILN" datagen "${common[@]}" --captures "$W/run/captures.jsonl" --finish > "$W/kiln_finish.log" 2>&1
+failed $? "$W/kiln_finish.log"
 stamp "outputs: $(lines "$W/run/sft_messages.jsonl") samples"
 # 3. 50 random kept samples, re-verified by a separate kiln eval run (other seed, fresh process tree)
 python3 - "$W/run/sft_messages.jsonl" "$W/run/verify_pairs.jsonl" "$W/reverify_pairs.jsonl" <<'PY'
@@ -119,5 +126,8 @@ tar -czf "$OUT/datagen.tar.gz" -C "$W/run" verify.jsonl verify_pairs.jsonl rejec
   kiln_capture.log worker_capture.log kiln_verify.log \
   kiln_finish.log kiln_reverify.log reverify.jsonl reverify_pairs.jsonl gpu.txt timings.txt captures_slim.jsonl \
   2>/dev/null
+# the capture records themselves (a later run verifies from them: --captures), when they fit what comes back
+gzip -c "$W/run/captures.jsonl" > "$W/captures.jsonl.gz" 2>/dev/null
+[[ $(stat -c %s "$W/captures.jsonl.gz" 2>/dev/null || echo 0) -lt 15000000 ]] && cp "$W/captures.jsonl.gz" "$OUT/"
 { cat "$W/timings.txt"; sed -n '/## Yield per stage/,/## Operator families/p' "$W/run/card.md"; } > "$OUT/table.txt"
 cat "$OUT/table.txt"

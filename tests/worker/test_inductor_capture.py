@@ -1,10 +1,12 @@
 """kiln_worker.inductor_capture on the CPU: the eager check, what a capture maps (call arguments to forward
 inputs and weights, call outputs to the forward's result), and the list mode's resume rules. Compiling to Triton
 needs a GPU; that part is exercised by the recorded captures in tests/datagen (bench/gpu/datagen_run.sh)."""
+import gc
 import json
 import os
 import subprocess
 import sys
+import weakref
 
 import torch
 
@@ -177,12 +179,12 @@ def get_init_inputs():
 
 def test_the_memory_estimate_comes_from_the_sizes_on_the_meta_device(tmp_path):
     p = _write(tmp_path, "p.py", SIZED.replace("LOG", repr(str(tmp_path / "log"))).replace("ROWS", "256"))
-    # a 1 MiB input and a 1 MiB result: the input once, the result three times, 1 GiB of overhead
-    assert ic.estimate_bytes(p) == (1 << 20) + 3 * (1 << 20) + (1 << 30)
+    # a 1 MiB input and a 1 MiB result: the input once, the result four times, 1 GiB of overhead
+    assert ic.estimate_bytes(p) == (1 << 20) + 4 * (1 << 20) + (1 << 30)
     # a forward that meta tensors cannot run: its result taken as large as its inputs
     data_dependent = p.replace("p.py", "dd.py")
     open(data_dependent, "w").write(open(p).read().replace("return x * 2", "return x[: int(x.sum().item()) % 3]"))
-    assert ic.estimate_bytes(data_dependent) == 4 * (1 << 20) + (1 << 30)
+    assert ic.estimate_bytes(data_dependent) == 5 * (1 << 20) + (1 << 30)
     assert ic.estimate_bytes(_write(tmp_path, "bad.py", "x = 1\n")) is None
 
 
@@ -198,7 +200,7 @@ def _most_at_once(log):
 
 
 def test_list_mode_starts_a_program_when_its_memory_fits_beside_the_running_ones(tmp_path):
-    # three programs of 16 MiB inputs (an estimate of 1 GiB + 64 MiB each) over three processes
+    # three programs of 16 MiB inputs (an estimate of 1 GiB + 80 MiB each) over three processes
     log = tmp_path / "log"
     big = _write(tmp_path, "big.py", SIZED.replace("LOG", repr(str(log))).replace("ROWS", "4096"))
     listing = tmp_path / "list.jsonl"
@@ -214,7 +216,7 @@ def test_list_mode_starts_a_program_when_its_memory_fits_beside_the_running_ones
         assert r.returncode == 0, r.stderr
         recs = [json.loads(l) for l in out.read_text().splitlines()]
         assert sorted(r["id"] for r in recs) == ["a", "b", "c"] and all(r["ok"] for r in recs), recs
-        assert all(r["estimate_bytes"] == 4 * (16 << 20) + (1 << 30) for r in recs), recs
+        assert all(r["estimate_bytes"] == 5 * (16 << 20) + (1 << 30) for r in recs), recs
         return _most_at_once(log), json.loads(r.stdout.strip().splitlines()[-1])
 
     # a budget of 1.5 GiB: one at a time (no program starts before the one running ended)
@@ -227,3 +229,38 @@ def test_list_mode_starts_a_program_when_its_memory_fits_beside_the_running_ones
     # a budget smaller than one program: it runs alone, not never
     most, summary = run(tmp_path / "alone.jsonl", 1 << 29)
     assert summary["max_running"] == 1 and most == 1, (summary, most)
+
+
+def test_a_capture_keeps_no_program_tensor_alive(tmp_path):
+    # Inductor's PyCodeCache keeps every output module, and so its wrapped `call`: that wrapper must not hold the
+    # recorder (whose calls hold the program's inputs and outputs; on an H100, 8 GB a KernelBench program piled up
+    # in each capture process until the GPU was full)
+    from torch._inductor.codecache import PyCodeCache
+    src = tmp_path / "output_module.py"
+    src.write_text("def call(args):\n    return (args[0] * 2,)\n")
+    x = torch.randn(4)
+    alive = weakref.ref(x)
+    with ic._Recorder() as r:
+        mod = PyCodeCache.load_by_key_path("kiln_capture_test", str(src))
+        r.recording = True
+        out = mod.call([x])
+        r.recording = False
+        assert len(r.calls) == 1 and r.calls[0][0][0] is x and torch.equal(out[0], x * 2)
+    mod.call([torch.ones(2)])                    # after the capture: runs, records nothing
+    del r, out, x
+    gc.collect()
+    assert alive() is None, "the cached output module keeps the program's input alive"
+    PyCodeCache.cache_clear()
+
+
+def test_the_compiled_and_eager_results_are_compared_in_chunks(monkeypatch):
+    monkeypatch.setattr(ic, "_CLOSE_CHUNK", 4)
+    a = torch.arange(10, dtype=torch.float32).reshape(2, 5)
+    assert ic._close(a, a.clone()) and ic._close([a], (a.clone(),))
+    b = a.clone()
+    b[1, 4] += 1                                 # in the last, partial chunk
+    assert not ic._close(a, b)
+    assert not ic._close(a, a.half()) and not ic._close(a, a[:1])
+    nan = a.clone()
+    nan[0, 0] = float("nan")
+    assert ic._close(nan, nan.clone())
