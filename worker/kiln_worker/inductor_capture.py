@@ -275,9 +275,11 @@ def capture_one(path, eager_only=False, seed=1234, max_mm_configs=2):
 
 # A program's GPU memory while captured, from its sizes: its inputs and weights once, its result four times (the
 # eager result, the compiled one, the copy of output buffers Inductor's autotuner benchmarks on, and the eager
-# run's intermediates), and 1 GiB for Inductor's workspace and the allocator's rounding (an H100 run, session 10:
-# 24 GB at the peak for KernelBench's 6 GB activations).
-_IN_FACTOR, _OUT_FACTOR, _OVERHEAD = 1, 4, 1 << 30
+# run's temporaries), three times what its largest intermediate exceeds the result by (a convolution's output
+# before a pooling), and 1 GiB for Inductor's workspace and the allocator's rounding. On an H100 (session 10, 139
+# KernelBench modules): 22.5 GB at the peak for the 6 GB activations (estimate 25), the peak above the estimate
+# for 11 small ones (at most 1.8x; it was 30, up to 5.4x, without the intermediate's term).
+_IN_FACTOR, _OUT_FACTOR, _MID_FACTOR, _OVERHEAD = 1, 4, 3, 1 << 30
 _CONTEXT_BYTES = 512 << 20       # each capture process's own CUDA context, outside the budget
 
 
@@ -290,17 +292,31 @@ def estimate_bytes(path):
     get_inputs and the forward on the meta device. None when they do not run there (a data-dependent size,
     .item()): the program is then admitted as small (an out-of-memory error still runs it again alone)."""
     import torch
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Largest(TorchDispatchMode):
+        """The largest tensor an operator of the forward makes."""
+        bytes = 0
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            out = func(*args, **(kwargs or {}))
+            self.bytes = max(self.bytes, _tree_bytes(out))
+            return out
+
     try:
         mod = _load_program(path)
         with torch.device("meta"), torch.no_grad():
             model = mod.Model(*mod.get_init_inputs())
             inputs = list(mod.get_inputs())
             held = _tree_bytes(inputs) + _tree_bytes(list(model.parameters()) + list(model.buffers()))
+            largest = Largest()
             try:
-                out = _tree_bytes(model(*inputs))
+                with largest:
+                    out = _tree_bytes(model(*inputs))
             except Exception:  # noqa: BLE001 - a forward meta tensors cannot run: its result as large as its inputs
                 out = _tree_bytes(inputs)
-        return _IN_FACTOR * held + _OUT_FACTOR * out + _OVERHEAD
+        mid = max(0, largest.bytes - out)
+        return _IN_FACTOR * held + _OUT_FACTOR * out + _MID_FACTOR * mid + _OVERHEAD
     except Exception:  # noqa: BLE001 - the capture itself reports the program's errors
         return None
 
@@ -326,18 +342,22 @@ class _Admission:
         self.max_running = 0
         self.cv = threading.Condition()
 
-    def acquire(self, need, stop):
-        """Waits until `need` bytes fit; False (nothing taken) when stop() becomes true first."""
-        need = need or 0
+    def fits(self, need):
+        """(Under self.cv.) Whether `need` bytes may start now."""
+        return not self.capacity or not self.running or self.in_use + (need or 0) <= self.capacity
+
+    def take(self, need):
+        """(Under self.cv.) Starts a program of `need` bytes."""
+        self.in_use += need or 0
+        self.running += 1
+        self.max_in_use = max(self.max_in_use, self.in_use)
+        self.max_running = max(self.max_running, self.running)
+
+    def try_acquire(self, need):
         with self.cv:
-            while self.capacity and self.running and self.in_use + need > self.capacity:
-                if stop():
-                    return False
-                self.cv.wait(0.5)
-            self.in_use += need
-            self.running += 1
-            self.max_in_use = max(self.max_in_use, self.in_use)
-            self.max_running = max(self.max_running, self.running)
+            if not self.fits(need):
+                return False
+            self.take(need)
             return True
 
     def release(self, need):
@@ -469,29 +489,60 @@ def run_list(args):
     def past_deadline():
         return bool(args.deadline) and time.time() - t0 > args.deadline
 
+    # Programs that did not fit beside those running when drawn wait here, so that their process takes another
+    # one meanwhile (a KernelBench module of 30 GB must not hold a process, nor the small programs behind it);
+    # they come first once they fit, and when nothing new is left their processes wait for them.
+    deferred = []                              # (item, estimate, need), under the admission's lock
+
+    def take_deferred(block):
+        if not admission:
+            return None
+        adm = admission[0]
+        with adm.cv:
+            while True:
+                for i, (it, est, need) in enumerate(deferred):
+                    if adm.fits(need):
+                        del deferred[i]
+                        adm.take(need)
+                        return it, est, need
+                if not block or not deferred or past_deadline():
+                    return None
+                adm.cv.wait(0.5)
+
     def slot(source, retry_oom):
         child = None
-        while True:
-            if past_deadline():
-                break                          # the rest stays uncaptured; a later run resumes there
-            try:
-                it = source.get_nowait()
-            except queue.Empty:
-                break
+        while not past_deadline():             # past it, the rest stays uncaptured; a later run resumes there
+            got = take_deferred(block=False)
+            if got is None:
+                try:
+                    it = source.get_nowait()
+                except queue.Empty:
+                    got = take_deferred(block=True)
+                    if got is None:
+                        break
+            if got is None:
+                if child is None:
+                    child = _Child(args)
+                # its memory first (sizes on the meta device): it starts when that fits beside those running
+                probe, err = child.ask({**it, "probe": True}, args.timeout)
+                if probe is None:
+                    child.kill()
+                    child = None
+                    write(it, {"id": it["id"], "path": it["path"], "ok": False, "stage": "load",
+                               "error": f"estimating its GPU memory: {err}"})
+                    continue
+                adm = admission_for(probe)
+                est = probe.get("estimate_bytes")
+                need = (est or 0) if adm.capacity else 0
+                if not adm.try_acquire(need):
+                    with adm.cv:
+                        deferred.append((it, est, need))
+                    continue
+                got = (it, est, need)
+            it, est, need = got
+            adm = admission[0]
             if child is None:
                 child = _Child(args)
-            # its memory first (sizes on the meta device): it starts when that fits beside the programs running
-            probe, err = child.ask({**it, "probe": True}, args.timeout)
-            if probe is None:
-                child.kill()
-                child = None
-                write(it, {"id": it["id"], "path": it["path"], "ok": False, "stage": "load",
-                           "error": f"estimating its GPU memory: {err}"})
-                continue
-            adm = admission_for(probe)
-            need = (probe.get("estimate_bytes") or 0) if adm.capacity else 0
-            if not adm.acquire(need, past_deadline):
-                break                          # the deadline passed while it waited for memory: not captured
             try:
                 rec, err = child.ask(it, args.timeout)
             finally:
@@ -500,7 +551,7 @@ def run_list(args):
                 child.kill()
                 child = None
                 rec = {"id": it["id"], "path": it["path"], "ok": False, "stage": "compile", "error": err}
-            rec["estimate_bytes"] = probe.get("estimate_bytes")
+            rec["estimate_bytes"] = est
             if retry_oom and rec.get("out_of_memory"):
                 with lock:
                     alone[it["id"]] = (it, rec)
