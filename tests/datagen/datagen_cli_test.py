@@ -10,31 +10,15 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import time
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-DATA = os.path.join(ROOT, "tests", "datagen")
+from datagen_harness import DATA, KILN, PY, ROOT, check, lines, main  # noqa: E402
 CORPUS = os.environ.get("KILN_CORPUS_DIR") or os.path.join(ROOT, "..", "shared", "corpus")
-KILN = sys.argv[1]
-PY = os.environ.get("KILN_PYTHON") or os.path.join(ROOT, ".venv", "bin", "python3")
-failures = []
-
-
-def check(cond, what):
-    print(("ok    " if cond else "FAIL  ") + what, flush=True)
-    if not cond:
-        failures.append(what)
 
 
 def kiln(*args, timeout=600):
     env = dict(os.environ, KILN_PYTHON=PY)
     return subprocess.run([KILN, "datagen", *args], capture_output=True, text=True, timeout=timeout, env=env)
-
-
-def lines(path):
-    with open(path) as f:
-        return [json.loads(l) for l in f if l.strip()]
 
 
 def inputs_with_a_twin(tmp):
@@ -150,18 +134,5 @@ def usage(tmp):
     check(r.returncode == 2 and "--stop-after" in r.stderr, "bad --stop-after: usage error")
 
 
-def main():
-    try:
-        subprocess.run([PY, "-c", "import torch, triton"], check=True, capture_output=True)
-    except (OSError, subprocess.CalledProcessError):
-        print(f"skip: no torch/triton in {PY}")
-        return 77
-    with tempfile.TemporaryDirectory() as tmp:
-        for t in (usage, benchmark_exclusion, pipeline, composer_eager):
-            t(tmp)
-    print(f"datagen_cli: {len(failures)} failed")
-    return 1 if failures else 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main("datagen_cli", [usage, benchmark_exclusion, pipeline, composer_eager]))

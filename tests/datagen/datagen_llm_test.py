@@ -19,29 +19,13 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import time
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-DATA = os.path.join(ROOT, "tests", "datagen")
+from datagen_harness import DATA, KILN, PY, ROOT, check, lines, main  # noqa: E402
 STANDIN = os.path.join(ROOT, "tests", "gen", "standin_server.py")
-KILN = sys.argv[1]
-PY = os.environ.get("KILN_PYTHON") or os.path.join(ROOT, ".venv", "bin", "python3")
 PROGRAMS = ["comp_5_00001", "comp_5_00002", "comp_5_00004", "comp_5_00006", "comp_5_00008"]
 REASONING = ("Step 1: the program normalises each row (L2) and clamps it.\n"
              "Step 2: one program per row; the row fits one block, so the norm is a tl.sum in registers.")
-failures = []
-
-
-def check(cond, what):
-    print(("ok    " if cond else "FAIL  ") + what, flush=True)
-    if not cond:
-        failures.append(what)
-
-
-def lines(path):
-    with open(path) as f:
-        return [json.loads(l) for l in f if l.strip()]
 
 
 class Standin:
@@ -150,17 +134,5 @@ def run(tmp):
     check(r.returncode == 2 and "--llm-only needs --llm" in r.stderr, f"--llm-only without --llm: exit 2 ({r.stderr.strip()})")
 
 
-def main():
-    try:
-        subprocess.run([PY, "-c", "import torch, triton"], check=True, capture_output=True)
-    except (OSError, subprocess.CalledProcessError):
-        print(f"skip: no torch/triton in {PY}")
-        return 77
-    with tempfile.TemporaryDirectory() as tmp:
-        run(tmp)
-    print(f"datagen_llm: {len(failures)} failed")
-    return 1 if failures else 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main("datagen_llm", [run]))

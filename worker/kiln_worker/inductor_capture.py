@@ -15,7 +15,9 @@ What one capture holds (one JSON object per program):
 Modes: `--eager-only` runs the program in eager torch only (any device: the composer's check on CPU);
 otherwise the program is compiled on the GPU. `--list FILE` runs many programs over `--jobs` child processes
 (each serves programs one by one; a child that dies or overruns `--timeout` is a recorded reject and is
-replaced), writing JSON lines to `--out`. Nothing here is imported by the eval path.
+replaced), writing JSON lines to `--out`. The processes share the GPU's memory as a budget: each program's need is
+estimated from its sizes on the meta device first, and it starts when that fits beside the programs running (one
+larger than the budget runs alone). Nothing here is imported by the eval path.
 """
 from __future__ import annotations
 
@@ -43,8 +45,14 @@ def _configure_inductor(max_mm_configs):
         pass
 
 
+_ACTIVE = [None]   # the recorder of the capture under way: what a wrapped `call` reports to
+
+
 class _Recorder:
-    """Hooks Inductor's output-code callback, the compiled module's `call` and the autotuner's `run`."""
+    """Hooks Inductor's output-code callback, the compiled module's `call` and the autotuner's `run`. A wrapped
+    `call` outlives the capture (PyCodeCache keeps its module): it reaches the recorder only through _ACTIVE,
+    so that no program's inputs and outputs stay alive in the process after its capture (they did: 8 GB a
+    KernelBench program, until the GPU was full)."""
 
     def __init__(self):
         self.codes = []
@@ -70,10 +78,11 @@ class _Recorder:
             call = getattr(mod, "call", None)
             if call is not None and not getattr(call, "_kiln_wrapped", False):
                 def wrapped(args, _call=call):
-                    seen = list(args)
+                    active = _ACTIVE[0]
+                    seen = list(args) if active is not None and active.recording else None
                     out = _call(args)
-                    if rec.recording:
-                        rec.calls.append((seen, out))
+                    if seen is not None:
+                        active.calls.append((seen, out))
                     return out
                 wrapped._kiln_wrapped = True
                 mod.call = wrapped
@@ -90,9 +99,11 @@ class _Recorder:
             return out
         CachingAutotuner.run = run
         self._undo.append(lambda: setattr(CachingAutotuner, "run", old_run))
+        _ACTIVE[0] = self
         return self
 
     def __exit__(self, *exc):
+        _ACTIVE[0] = None
         for undo in reversed(self._undo):
             undo()
         return False
@@ -184,9 +195,15 @@ def _close(a, b):
         if x.shape != y.shape or x.dtype != y.dtype:
             return False
         tol = 1e-2 if x.dtype in (torch.float16, torch.bfloat16) else 1e-3
-        if not torch.allclose(x.float(), y.float(), atol=tol, rtol=tol, equal_nan=True):
-            return False
+        xf, yf = x.reshape(-1), y.reshape(-1)
+        for at in range(0, xf.numel(), _CLOSE_CHUNK):   # in chunks: allclose's temporaries are 3x its inputs
+            a, b = xf[at:at + _CLOSE_CHUNK].float(), yf[at:at + _CLOSE_CHUNK].float()
+            if not torch.allclose(a, b, atol=tol, rtol=tol, equal_nan=True):
+                return False
     return True
+
+
+_CLOSE_CHUNK = 1 << 26
 
 
 def capture_one(path, eager_only=False, seed=1234, max_mm_configs=2):
@@ -197,12 +214,16 @@ def capture_one(path, eager_only=False, seed=1234, max_mm_configs=2):
     device = "cuda" if (torch.cuda.is_available() and not eager_only) else "cpu"
     try:
         mod = _load_program(path)
-        torch.manual_seed(seed)
-        init = mod.get_init_inputs()
-        torch.manual_seed(12345)
-        model = mod.Model(*init).to(device).eval()
-        torch.manual_seed(seed)
-        inputs = [x.to(device) if isinstance(x, torch.Tensor) else x for x in mod.get_inputs()]
+        if device == "cuda":
+            torch.cuda.reset_peak_memory_stats()
+        # drawn on the device itself: KernelBench's GB-sized inputs took seconds per program on the host
+        with torch.device(device):
+            torch.manual_seed(seed)
+            init = mod.get_init_inputs()
+            torch.manual_seed(12345)
+            model = mod.Model(*init).to(device).eval()
+            torch.manual_seed(seed)
+            inputs = [x.to(device) if isinstance(x, torch.Tensor) else x for x in mod.get_inputs()]
         rec["stage"] = "eager"
         with torch.no_grad():
             ref = model(*inputs)
@@ -244,7 +265,106 @@ def capture_one(path, eager_only=False, seed=1234, max_mm_configs=2):
         rec["out_of_memory"] = _is_oom(rec["error"])
     finally:
         rec["seconds"] = round(time.time() - t0, 3)
+        if device == "cuda":
+            try:
+                rec["gpu_peak_bytes"] = torch.cuda.max_memory_allocated()
+            except Exception:  # noqa: BLE001 - a figure for the report, never a lost record
+                pass
     return rec
+
+
+# A program's GPU memory while captured, from its sizes: its inputs and weights once, its result four times (the
+# eager result, the compiled one, the copy of output buffers Inductor's autotuner benchmarks on, and the eager
+# run's temporaries), three times what its largest intermediate exceeds the result by (a convolution's output
+# before a pooling), and 1 GiB for Inductor's workspace and the allocator's rounding. On an H100 (session 10, 139
+# KernelBench modules): 22.5 GB at the peak for the 6 GB activations (estimate 25), the peak above the estimate
+# for 11 small ones (at most 1.8x; it was 30, up to 5.4x, without the intermediate's term).
+_IN_FACTOR, _OUT_FACTOR, _MID_FACTOR, _OVERHEAD = 1, 4, 3, 1 << 30
+_CONTEXT_BYTES = 512 << 20       # each capture process's own CUDA context, outside the budget
+
+
+def _tree_bytes(x):
+    return sum(t.numel() * t.element_size() for t in _flat_tensors(x))
+
+
+def estimate_bytes(path):
+    """The program's GPU memory while captured, estimated without allocating anything: get_init_inputs, Model,
+    get_inputs and the forward on the meta device. None when they do not run there (a data-dependent size,
+    .item()): the program is then admitted as small (an out-of-memory error still runs it again alone)."""
+    import torch
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Largest(TorchDispatchMode):
+        """The largest tensor an operator of the forward makes."""
+        bytes = 0
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            out = func(*args, **(kwargs or {}))
+            self.bytes = max(self.bytes, _tree_bytes(out))
+            return out
+
+    try:
+        mod = _load_program(path)
+        with torch.device("meta"), torch.no_grad():
+            model = mod.Model(*mod.get_init_inputs())
+            inputs = list(mod.get_inputs())
+            held = _tree_bytes(inputs) + _tree_bytes(list(model.parameters()) + list(model.buffers()))
+            largest = Largest()
+            try:
+                with largest:
+                    out = _tree_bytes(model(*inputs))
+            except Exception:  # noqa: BLE001 - a forward meta tensors cannot run: its result as large as its inputs
+                out = _tree_bytes(inputs)
+        mid = max(0, largest.bytes - out)
+        return _IN_FACTOR * held + _OUT_FACTOR * out + _MID_FACTOR * mid + _OVERHEAD
+    except Exception:  # noqa: BLE001 - the capture itself reports the program's errors
+        return None
+
+
+def _gpu_memory():
+    """(free, total) bytes of the GPU this process uses; (0, 0) without one."""
+    import torch
+    if not torch.cuda.is_available():
+        return 0, 0
+    return torch.cuda.mem_get_info()
+
+
+class _Admission:
+    """GPU memory as a budget shared by the capture processes: a program starts when its estimate fits beside
+    those running, or when nothing runs (one larger than the whole budget runs alone). Disabled (every program
+    admitted) when the capacity is 0 (no GPU, and no --gpu-memory)."""
+
+    def __init__(self, capacity):
+        self.capacity = capacity
+        self.in_use = 0
+        self.running = 0
+        self.max_in_use = 0
+        self.max_running = 0
+        self.cv = threading.Condition()
+
+    def fits(self, need):
+        """(Under self.cv.) Whether `need` bytes may start now."""
+        return not self.capacity or not self.running or self.in_use + (need or 0) <= self.capacity
+
+    def take(self, need):
+        """(Under self.cv.) Starts a program of `need` bytes."""
+        self.in_use += need or 0
+        self.running += 1
+        self.max_in_use = max(self.max_in_use, self.in_use)
+        self.max_running = max(self.max_running, self.running)
+
+    def try_acquire(self, need):
+        with self.cv:
+            if not self.fits(need):
+                return False
+            self.take(need)
+            return True
+
+    def release(self, need):
+        with self.cv:
+            self.in_use -= need or 0
+            self.running -= 1
+            self.cv.notify_all()
 
 
 def _is_oom(error):
@@ -257,6 +377,11 @@ def _release():
     import gc
     import torch
     torch._dynamo.reset()
+    try:
+        from torch._inductor.codecache import PyCodeCache
+        PyCodeCache.cache_clear()          # the program's output modules (and what they hold)
+    except Exception:  # noqa: BLE001 - an Inductor without it: the modules stay, their recorder does not
+        pass
     gc.collect()
     if torch.cuda.is_available():
         torch.cuda.empty_cache()
@@ -270,6 +395,12 @@ def _serve(args):
     os.dup2(2, 1)                       # whatever a program prints goes to stderr, not the protocol
     for line in sys.stdin:
         req = json.loads(line)
+        if req.get("probe"):
+            free, total = _gpu_memory()
+            out.write(json.dumps({"estimate_bytes": estimate_bytes(req["path"]), "gpu_free": free,
+                                  "gpu_total": total}) + "\n")
+            out.flush()
+            continue
         rec = capture_one(req["path"], eager_only=args.eager_only, seed=args.seed,
                           max_mm_configs=args.max_mm_configs)
         _release()
@@ -344,27 +475,89 @@ def run_list(args):
                   f"{'ok' if rec['ok'] else 'reject ' + rec.get('stage', '') + ' ' + rec.get('error', '')[:120]}"
                   f" ({time.time() - t0:.0f} s)", file=sys.stderr, flush=True)
 
+    admission = []                             # made from the first probe's GPU (or --gpu-memory)
+
+    def admission_for(probe):
+        with lock:
+            if not admission:
+                cap = int(args.gpu_memory)
+                if not cap and probe.get("gpu_total"):
+                    cap = int(0.9 * probe["gpu_total"]) - max(1, args.jobs) * _CONTEXT_BYTES
+                admission.append(_Admission(max(0, cap)))
+            return admission[0]
+
+    def past_deadline():
+        return bool(args.deadline) and time.time() - t0 > args.deadline
+
+    # Programs that did not fit beside those running when drawn wait here, so that their process takes another
+    # one meanwhile (a KernelBench module of 30 GB must not hold a process, nor the small programs behind it);
+    # they come first once they fit, and when nothing new is left their processes wait for them.
+    deferred = []                              # (item, estimate, need), under the admission's lock
+
+    def take_deferred(block):
+        if not admission:
+            return None
+        adm = admission[0]
+        with adm.cv:
+            while True:
+                for i, (it, est, need) in enumerate(deferred):
+                    if adm.fits(need):
+                        del deferred[i]
+                        adm.take(need)
+                        return it, est, need
+                if not block or not deferred or past_deadline():
+                    return None
+                adm.cv.wait(0.5)
+
     def slot(source, retry_oom):
         child = None
-        while True:
-            if args.deadline and time.time() - t0 > args.deadline:
-                break                          # the rest stays uncaptured; a later run resumes there
-            try:
-                it = source.get_nowait()
-            except queue.Empty:
-                break
+        while not past_deadline():             # past it, the rest stays uncaptured; a later run resumes there
+            got = take_deferred(block=False)
+            if got is None:
+                try:
+                    it = source.get_nowait()
+                except queue.Empty:
+                    got = take_deferred(block=True)
+                    if got is None:
+                        break
+            if got is None:
+                if child is None:
+                    child = _Child(args)
+                # its memory first (sizes on the meta device): it starts when that fits beside those running
+                probe, err = child.ask({**it, "probe": True}, args.timeout)
+                if probe is None:
+                    child.kill()
+                    child = None
+                    write(it, {"id": it["id"], "path": it["path"], "ok": False, "stage": "load",
+                               "error": f"estimating its GPU memory: {err}"})
+                    continue
+                adm = admission_for(probe)
+                est = probe.get("estimate_bytes")
+                need = (est or 0) if adm.capacity else 0
+                if not adm.try_acquire(need):
+                    with adm.cv:
+                        deferred.append((it, est, need))
+                    continue
+                got = (it, est, need)
+            it, est, need = got
+            adm = admission[0]
             if child is None:
                 child = _Child(args)
-            rec, err = child.ask(it, args.timeout)
+            try:
+                rec, err = child.ask(it, args.timeout)
+            finally:
+                adm.release(need)
             if rec is None:
                 child.kill()
                 child = None
                 rec = {"id": it["id"], "path": it["path"], "ok": False, "stage": "compile", "error": err}
+            rec["estimate_bytes"] = est
             if retry_oom and rec.get("out_of_memory"):
                 with lock:
                     alone[it["id"]] = (it, rec)
-                    # the GPU is full at this concurrency: one process fewer (down to one)
-                    retire = active[0] > 1
+                    # without a memory budget, the GPU is full at this concurrency: one process fewer (down to
+                    # one); with one, this program's estimate was short (it alone runs again, by itself)
+                    retire = not adm.capacity and active[0] > 1
                     if retire:
                         active[0] -= 1
                 if retire:
@@ -400,7 +593,11 @@ def run_list(args):
             rec["retry_skipped"] = "deadline"
             write(it, rec)
     outf.close()
-    print(json.dumps({"ok": counts["ok"], "rejected": counts["rejected"], "seconds": round(time.time() - t0, 1)}))
+    summary = {"ok": counts["ok"], "rejected": counts["rejected"], "seconds": round(time.time() - t0, 1)}
+    if admission and admission[0].capacity:
+        summary.update(gpu_budget_bytes=admission[0].capacity, max_admitted_bytes=admission[0].max_in_use,
+                       max_running=admission[0].max_running)
+    print(json.dumps(summary))
     return 0
 
 
@@ -413,6 +610,9 @@ def main(argv=None):
     ap.add_argument("--timeout", type=float, default=180.0, help="seconds per program")
     ap.add_argument("--deadline", type=float, default=0.0,
                     help="--list: start no program after this many seconds (0: no limit)")
+    ap.add_argument("--gpu-memory", type=float, default=0,
+                    help="--list: bytes of GPU memory the programs share (0: 90%% of the GPU's, less each "
+                         "process's context; no budget without a GPU)")
     ap.add_argument("--seed", type=int, default=1234)
     ap.add_argument("--max-mm-configs", type=int, default=2, help="GEMM template configs Inductor autotunes")
     ap.add_argument("--eager-only", action="store_true", help="check that programs run in eager torch only")

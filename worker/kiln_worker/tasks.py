@@ -290,6 +290,15 @@ def _share_weights(ref, model):
         pass
 
 
+def _kernelbench_draw_device():
+    """Where a KernelBench get_inputs() draws its tensors: on the host, then copied (the default), or with
+    KILN_INPUTS_ON_DEVICE=1 on the worker's device itself (kiln datagen's GPU runs: KernelBench's 6 GB inputs
+    took seconds per trial on the host). The values differ from the host's draw; the seed still fixes them."""
+    if os.environ.get("KILN_INPUTS_ON_DEVICE") == "1" and plat.DEVICE != "cpu":
+        return torch.device(plat.DEVICE)
+    return contextlib.nullcontext()
+
+
 class KernelBenchTask(Task):
     format = "kernelbench"
     inputs_name = "get_inputs()"
@@ -373,7 +382,8 @@ class KernelBenchTask(Task):
     def inputs(self, case, seed):
         self._apply_sizes(case)
         seed_all(seed)
-        args = to_device(self.ref_mod.get_inputs())
+        with _kernelbench_draw_device():
+            args = to_device(self.ref_mod.get_inputs())
         return list(args), {}
 
     def reference(self, case):
