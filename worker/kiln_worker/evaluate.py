@@ -15,7 +15,7 @@ import traceback
 
 import torch
 
-from . import attribution, capture, compare, guards, legacy, memory
+from . import attribution, autotune_share, capture, compare, guards, legacy, memory
 from . import platform as plat
 from . import tasks as tasks_mod
 from .verdicts import Reasons
@@ -367,6 +367,7 @@ class Evaluator:
         cand = self.req.get("candidate")
         source = cand.get("source") if isinstance(cand, dict) else None
         name = (cand or {}).get("name") or "candidate.py"
+        own_code = self._is_task_code(task, source)
         if source is None:  # the task's own code
             if task.format in ("tritonbench_g", "tritonbench_t", "kiln"):
                 with open(task.path) as f:
@@ -403,6 +404,12 @@ class Evaluator:
         finally:
             self._phase("load_candidate", t_ph)
         self._check_patches(baseline, "import")
+        if own_code:   # trusted like the reference: one autotune pick per key for both copies
+            shared = autotune_share.share(getattr(task, "ref_mod", None), getattr(task, "cand_mod", None))
+            if shared:
+                self.runtime["autotune_shared"] = len(shared)
+                self.notes.append(f"autotune: the candidate is the task's own code; {len(shared)} autotuned "
+                                  f"kernel(s) ({', '.join(shared[:3])}) tune once per key for both copies")
 
         t_ph = _perf_counter()
         cases = []
@@ -453,6 +460,19 @@ class Evaluator:
                                                   f"{self.trials * 3} trials")
             self.runtime["reverified"] = True
             self._check(cases, self.trials * 3, baseline, seed_offset=7919, record=False)
+
+    @staticmethod
+    def _is_task_code(task, source):
+        """The candidate is the task's file itself: `candidate: null` or the same text (autotune_share.py)."""
+        if task.format not in ("tritonbench_g", "tritonbench_t", "kiln"):
+            return False
+        if source is None:
+            return True
+        try:
+            with open(task.path) as f:
+                return f.read() == source
+        except OSError:
+            return False
 
     def _load_timing_baseline(self, task):
         """kiln optimize's original (`baseline` in the request, trusted): loaded before the candidate, like the
