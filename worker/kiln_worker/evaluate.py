@@ -679,11 +679,18 @@ class Evaluator:
             self.reasons.add("input_mutated", f"the candidate changed the class of its inputs {retyped[:3]}")
             c_changed = sorted(set(c_changed) | set(retyped))
         in_alias = compare.overlaps(compare.storages(out_c), compare.storages(master))
-        if not c_changed:
+        if not c_changed and not in_alias:
             return out_c, [], in_alias, None, master
+        # Changed inputs, or an output that is (a view of) an input the candidate left as drawn (a harness
+        # returning the buffer the kernel writes, e.g. context_attn_fwd's `o`): the reference must not run on
+        # this master, whose outputs would then be the candidate's own memory (output_aliases_reference, or a
+        # candidate that writes nothing compared with what the reference wrote there).
         self._last_args = None
         again = self._draw_inputs(case, seed)
-        return out_c, c_changed, in_alias, master, (None if memory.changed(again, snap) else again)
+        again = None if memory.changed(again, snap) else again
+        if not c_changed:
+            return (out_c, [], in_alias, None, master) if again is None else (out_c, [], in_alias, None, again)
+        return out_c, c_changed, in_alias, master, again
 
     def _candidate_trial(self, case, cand_fn, c_args, c_kwargs, seed):
         """The candidate's call on its clones and the checks of what it did while running -> its output."""
