@@ -10,6 +10,8 @@
 #    LIMIT_SHARED s (default 270), PER_MODULE_S (default 120) per module;
 # 3. ALONE: the named modules in one batch after the shared phase, nothing else on the GPU (whole pairs,
 #    no check workers), cut at LIMIT_ALONE s (default 240), PER_MODULE_ALONE_S (default 200) per module;
+#    its files are named after ALONE_NAME (default "alone"; another name for each call whose folders
+#    tritonbench_g_time_to_replay.py merges, which takes the later folder's file of a name);
 # 4. the plain check outside kiln (tritonbench_g_self_repeat.py, GPU only) of every module whose verdict is
 #    not ok and not a compile error, SELF_REPEAT_S s in all (default 60);
 # 5. prints a short table last and tars everything to $OUT/shard.tar.gz (TAR_ONLY=1: the folder is removed
@@ -20,7 +22,7 @@
 # build/release/kiln; the worker is <root>/worker; the corpus is $KILN_CORPUS_DIR, else <root>/corpus, else
 # ../shared/corpus. Without a GPU the worker runs Triton's interpreter (for testing this script on a CPU).
 # Files under $OUT/shard/: result_K.jsonl, transcript_K.jsonl, batch_K.{pairs,stderr,log} (K = 0..NBATCH-1
-# shared, "alone"), all.jsonl, self_repeat.{jsonl,log}, summary.txt, nvidia_smi.csv, checks.txt.
+# shared, $ALONE_NAME), all.jsonl, self_repeat.{jsonl,log}, summary.txt, nvidia_smi.csv, checks.txt.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -93,7 +95,8 @@ for p in "${pids[@]}"; do wait "$p"; done
 cat "$w"/batch_*.log 2>/dev/null
 
 # 3. alone phase
-[ ${#alone[@]} -gt 0 ] && batch alone "${LIMIT_ALONE:-240}" "${PER_MODULE_ALONE_S:-200}" "${alone[@]}" | tee "$w/batch_alone.log"
+an=${ALONE_NAME:-alone}
+[ ${#alone[@]} -gt 0 ] && batch "$an" "${LIMIT_ALONE:-240}" "${PER_MODULE_ALONE_S:-200}" "${alone[@]}" | tee "$w/batch_$an.log"
 
 # 4. the plain check of the modules that are not ok (GPU only)
 python3 - "$w" > "$w/not_ok.txt" <<'EOF'

@@ -15,7 +15,7 @@ import traceback
 
 import torch
 
-from . import attribution, capture, compare, guards, legacy, memory
+from . import attribution, autotune_share, capture, compare, guards, legacy, memory
 from . import platform as plat
 from . import tasks as tasks_mod
 from .verdicts import Reasons
@@ -370,6 +370,7 @@ class Evaluator:
         cand = self.req.get("candidate")
         source = cand.get("source") if isinstance(cand, dict) else None
         name = (cand or {}).get("name") or "candidate.py"
+        own_code = self._is_task_code(task, source)
         if source is None:  # the task's own code
             if task.format in ("tritonbench_g", "tritonbench_t", "kiln"):
                 with open(task.path) as f:
@@ -406,6 +407,12 @@ class Evaluator:
         finally:
             self._phase("load_candidate", t_ph)
         self._check_patches(baseline, "import")
+        if own_code:   # trusted like the reference: one autotune pick per key for both copies
+            shared = autotune_share.share(getattr(task, "ref_mod", None), getattr(task, "cand_mod", None))
+            if shared:
+                self.runtime["autotune_shared"] = len(shared)
+                self.notes.append(f"autotune: the candidate is the task's own code; {len(shared)} autotuned "
+                                  f"kernel(s) ({', '.join(shared[:3])}) tune once per key for both copies")
 
         t_ph = _perf_counter()
         cases = []
@@ -459,6 +466,19 @@ class Evaluator:
             # trials must record launches again, or an honest kernel reads as no_triton_launch (H100, session 10)
             plat.LAUNCHES.active = True
             self._check(cases, self.trials * 3, baseline, seed_offset=7919, record=False)
+
+    @staticmethod
+    def _is_task_code(task, source):
+        """The candidate is the task's file itself: `candidate: null` or the same text (autotune_share.py)."""
+        if task.format not in ("tritonbench_g", "tritonbench_t", "kiln"):
+            return False
+        if source is None:
+            return True
+        try:
+            with open(task.path) as f:
+                return f.read() == source
+        except OSError:
+            return False
 
     def _load_timing_baseline(self, task):
         """kiln optimize's original (`baseline` in the request, trusted): loaded before the candidate, like the
@@ -665,11 +685,18 @@ class Evaluator:
             self.reasons.add("input_mutated", f"the candidate changed the class of its inputs {retyped[:3]}")
             c_changed = sorted(set(c_changed) | set(retyped))
         in_alias = compare.overlaps(compare.storages(out_c), compare.storages(master))
-        if not c_changed:
+        if not c_changed and not in_alias:
             return out_c, [], in_alias, None, master
+        # Changed inputs, or an output that is (a view of) an input the candidate left as drawn (a harness
+        # returning the buffer the kernel writes, e.g. context_attn_fwd's `o`): the reference must not run on
+        # this master, whose outputs would then be the candidate's own memory (output_aliases_reference, or a
+        # candidate that writes nothing compared with what the reference wrote there).
         self._last_args = None
         again = self._draw_inputs(case, seed)
-        return out_c, c_changed, in_alias, master, (None if memory.changed(again, snap) else again)
+        again = None if memory.changed(again, snap) else again
+        if not c_changed:
+            return (out_c, [], in_alias, None, master) if again is None else (out_c, [], in_alias, None, again)
+        return out_c, c_changed, in_alias, master, again
 
     def _candidate_trial(self, case, cand_fn, c_args, c_kwargs, seed):
         """The candidate's call on its clones and the checks of what it did while running -> its output."""

@@ -1,0 +1,45 @@
+"""One autotune pick per key when the candidate is the task's own code (worker/kiln_worker/autotune_share.py),
+through the real worker (Triton's interpreter): a TritonBench-G-style module (tests/worker/data/tbg_autotune)
+whose autotuned kernel prints a line each time Triton's autotuner tunes a key (its `early_config_prune`).
+Three keys (`test`: n=128, perf_0: 256, perf_1: 512): the module against itself tunes each once, for both
+loaded copies; a candidate that differs from the task's file (untrusted) tunes its own copy again."""
+import os
+
+from workerproc import REPO
+
+D = os.path.join(REPO, "tests", "worker", "data", "tbg_autotune")
+KERNEL = os.path.join(D, "kernels", "tuned_scale.py")
+
+
+def _req(candidate):
+    task = {"format": "tritonbench_g", "name": "tuned_scale", "path": KERNEL,
+            "perf_path": os.path.join(D, "perf", "tuned_scale_perf.py")}
+    return {"op": "eval", "task": task, "candidate": candidate, "mode": "check",
+            "cases": ["test", "perf_0", "perf_1"], "trials": 1, "limits": {"timeout_s": 120}}
+
+
+def _tunings(r):
+    return sorted(l for l in r.get("stderr_tail", "").splitlines() if l.startswith("kiln-test-tuning"))
+
+
+def test_own_code_tunes_each_key_once(fork_worker):
+    r = fork_worker.request(_req(None), timeout=300)
+    assert r.get("verdict") == "ok", (r.get("verdict"), r.get("reasons"), r.get("stderr_tail", "")[-800:])
+    assert _tunings(r) == ["kiln-test-tuning n=128", "kiln-test-tuning n=256", "kiln-test-tuning n=512"], _tunings(r)
+    assert r["runtime_checks"].get("autotune_shared") == 1, r["runtime_checks"]
+
+
+def test_same_text_as_the_task_file_is_own_code(fork_worker):
+    with open(KERNEL) as f:
+        r = fork_worker.request(_req({"source": f.read(), "name": "tuned_scale.py"}), timeout=300)
+    assert r.get("verdict") == "ok", (r.get("verdict"), r.get("reasons"))
+    assert len(_tunings(r)) == 3, _tunings(r)
+
+
+def test_other_candidate_keeps_its_own_tuning(fork_worker):
+    with open(KERNEL) as f:
+        source = f.read().replace("* 3.0", "* 3.0 + 0.0")
+    r = fork_worker.request(_req({"source": source, "name": "tuned_scale.py"}), timeout=300)
+    assert r.get("verdict") == "ok", (r.get("verdict"), r.get("reasons"))
+    assert len(_tunings(r)) == 6, _tunings(r)   # each key, in each copy
+    assert "autotune_shared" not in r["runtime_checks"], r["runtime_checks"]

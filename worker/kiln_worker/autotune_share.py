@@ -1,0 +1,84 @@
+"""One autotune pick per key for a candidate that is the task's own code (issue 16).
+
+A candidate and its reference are two loaded copies of their modules, so every `@triton.autotune` kernel
+benchmarks all its configs once per copy at every new key (each perf size): TritonBench-G's slow autotuners
+(matrix_vector_multip: 48 configs x 18 sizes) spent most of their `--mode time` evaluation tuning twice.
+
+When the candidate's source is the task's file itself (`candidate: null`, or the same bytes), both copies are
+trusted code, identical kernel by kernel: here each candidate autotuner takes its reference twin's pick table
+(`Autotuner.cache`, one dict), so whichever copy meets a key first tunes it and the other uses that pick. For
+a kernel the same source, configs and key, this is the pick the second copy would make up to timing noise;
+a plain script that runs the module twice also tunes once. Any other candidate keeps its own tuning: were the
+tables shared with untrusted code, a candidate could plant a slow pick for the reference (the reason Triton's
+own disk cache, `cache_results` / TRITON_CACHE_AUTOTUNING, is not used: a candidate can write its files).
+"""
+from __future__ import annotations
+
+
+def _classes():
+    """Triton's Autotuner and JITFunction, imported when first needed (the worker sets up the interpreter
+    before Triton is imported), or (None, None) without Triton."""
+    try:
+        from triton.runtime.autotuner import Autotuner
+        from triton.runtime.jit import JITFunction
+        return Autotuner, JITFunction
+    except Exception:  # noqa: BLE001 - no Triton: nothing to share
+        return None, None
+
+
+def _unwrap(obj, cls, depth=8):
+    """`obj` or the first object of class `cls` along its `.fn` chain (heuristics and autotune wrappers)."""
+    for _ in range(depth):
+        if obj is None or cls is None:
+            return None
+        if isinstance(obj, cls):
+            return obj
+        obj = getattr(obj, "fn", None)
+    return None
+
+
+def _kernel_key(at):
+    """What identifies the kernel an autotuner runs: the JIT function's source key (compiled runs) and the
+    Python function's code at the end of the `.fn` chain (the interpreter's InterpretedFunction has no key)."""
+    jit = _unwrap(at.fn, _classes()[1])
+    obj = at.fn
+    for _ in range(8):
+        if getattr(obj, "fn", None) is None:
+            break
+        obj = obj.fn
+    code = getattr(obj, "__code__", None)
+    if code is None:
+        return None
+    return (jit.cache_key if jit is not None else None, getattr(obj, "__qualname__", ""), code.co_code,
+            repr(code.co_consts), code.co_names)
+
+
+def _twins(a, b) -> bool:
+    """The same kernel tuned the same way: key, argument names, configs and the kernel's code."""
+    try:
+        ka = _kernel_key(a)
+        return (type(a) is type(b) and list(a.keys) == list(b.keys) and list(a.arg_names) == list(b.arg_names)
+                and [str(c) for c in a.configs] == [str(c) for c in b.configs]
+                and ka is not None and ka == _kernel_key(b))
+    except Exception:  # noqa: BLE001 - anything unexpected: not shared
+        return False
+
+
+def share(ref_mod, cand_mod) -> list:
+    """Gives each autotuner of `cand_mod` (module globals) its twin's pick table in `ref_mod`, the global of the
+    same name. Only for a candidate whose source is the task's own. -> the names shared."""
+    names = []
+    tuner = _classes()[0]
+    if tuner is None or ref_mod is None or cand_mod is None:
+        return names
+    for name, obj in list(vars(ref_mod).items()):
+        a = _unwrap(obj, tuner)
+        if a is None:
+            continue
+        b = _unwrap(getattr(cand_mod, name, None), tuner)
+        if b is None or b is a or not _twins(a, b):
+            continue
+        a.cache.update(b.cache)
+        b.cache = a.cache
+        names.append(name)
+    return names
