@@ -493,6 +493,13 @@ def time_cases(ev, cases):
         finally:
             log.timing_watch = False
         ev.runtime["timing_calls"] = ev.runtime.get("timing_calls", 0) + cand.calls
+        # The reference's timed inputs (a clone of the draw), its last output and its captured graph are not
+        # needed past this point: freed before the timed-output check clones the inputs again and runs the
+        # reference once more. (On an H100, TritonBench-G's context_attn_nopad and fast_rope_embedding, 16 GiB
+        # footprints at their largest perf sizes, ran out of memory in this check with them still held.)
+        timed_against_baseline = ref is not None and getattr(ev, "has_baseline", False)
+        ref = None
+        ra = rk = None
         if cand.without_launch:
             ev.reasons.add("no_triton_launch", f"while timed, {cand.without_launch} of {cand.calls} calls of the "
                                                f"candidate launched no Triton kernel (case {case!r})")
@@ -515,7 +522,7 @@ def time_cases(ev, cases):
                                                         f"{'; the replayed CUDA graph, not its Python return' if by_graph else ''}"
                                                         f"): {problem}")
         cand.last = None
-        if ref is not None and getattr(ev, "has_baseline", False):
+        if timed_against_baseline:
             res["reference_is"] = "baseline"
         for st in ev.cases_out:
             if st["name"] == case:
