@@ -16,7 +16,7 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from tritonbench_g_self_repeat import load_harness, nbytes, pick  # noqa: E402
+from tritonbench_g_self_repeat import load_sweep  # noqa: E402
 
 GIB = float(1 << 30)
 
@@ -48,11 +48,7 @@ def main():
     print(f"gpu: {torch.cuda.get_device_name(0)}, {total / GIB:.1f} GiB")
     for name in a.names:
         try:
-            torch.manual_seed(4321)
-            inst = load_harness(a.corpus, name)
-            inst.get_input_tensors()
-            sweep = list(inst.input_tensors)
-            idx = pick(a.cases, len(sweep), [nbytes(x) for x in sweep])
+            inst, sweep, idx = load_sweep(a.corpus, name, a.cases)
         except Exception as e:  # noqa: BLE001
             print(f"{name}: harness error {type(e).__name__}: {str(e)[:200]}", flush=True)
             continue

@@ -152,6 +152,15 @@ def nbytes(x):
     return sum(v.numel() * v.element_size() for _, v in flatten(x) if isinstance(v, torch.Tensor))
 
 
+def load_sweep(corpus, name, cases):
+    """-> (the harness, its input sweep drawn as written with the fixed seed, the indices `cases` picks)."""
+    torch.manual_seed(4321)
+    inst = load_harness(corpus, name)
+    inst.get_input_tensors()
+    sweep = list(inst.input_tensors)
+    return inst, sweep, pick(cases, len(sweep), [nbytes(x) for x in sweep])
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--corpus", default=os.environ.get("KILN_CORPUS_DIR") or os.path.join(
@@ -165,11 +174,7 @@ def main():
         t0 = time.monotonic()
         rec = {"name": name, "cases": {}}
         try:
-            torch.manual_seed(4321)
-            inst = load_harness(a.corpus, name)
-            inst.get_input_tensors()
-            sweep = list(inst.input_tensors)
-            idx = pick(a.cases, len(sweep), [nbytes(x) for x in sweep])
+            inst, sweep, idx = load_sweep(a.corpus, name, a.cases)
         except Exception as e:  # noqa: BLE001
             rec["error"] = f"{type(e).__name__}: {e}"[:400]
             print(f"{name}: harness error {rec['error']}", flush=True)

@@ -212,23 +212,20 @@ Result<OptimizeResult> OptimizeRun::KeepAfterFailure(const Status& error) {
 
 Status OptimizeRun::CheckOriginalOnItsOwn(const std::string& failure) {
   auto own = Measure(MakeRequest(in_.original_source, exec::Mode::kCheck, NextSeed(), o_.verify_trials, {}, {}));
-  if (!own.ok() && hard_end_hit_) {
-    // Not a verdict on the original: the run's time ended before its own check could run.
-    res_.kept_reason = "original kept, because " + failure.substr(failure.find(' ') + 1) + "; " +
-                       own.status().message() + ", so it was not checked on its own";
+  // Not a verdict on the original when the run's time ended before its own check could run.
+  const bool out_of_time = !own.ok() && hard_end_hit_;
+  if (!out_of_time && (!own.ok() || own->verdict != exec::Verdict::kOk)) return InvalidArgument(failure);
+  std::string why;
+  if (out_of_time) {
+    why = own.status().message() + ", so it was not checked on its own";
     res_.stop_reason = "hard end";
-    res_.notes.push_back(res_.kept_reason);
-    Say("kiln: " + res_.kept_reason);
-    finish_status_ = "kept";
-    finished_ = true;
-    return Status::Ok();
+  } else {
+    original_ = std::move(*own);
+    why = "it passes its own check (the task's default cases, as kiln eval runs it), so nothing could be timed "
+          "against it";
+    res_.stop_reason = "original not measurable";
   }
-  if (!own.ok() || own->verdict != exec::Verdict::kOk) return InvalidArgument(failure);
-  original_ = std::move(*own);
-  res_.kept_reason = "original kept, because " + failure.substr(failure.find(' ') + 1) +
-                     "; it passes its own check (the task's default cases, as kiln eval runs it), so nothing "
-                     "could be timed against it";
-  res_.stop_reason = "original not measurable";
+  res_.kept_reason = "original kept, because " + failure.substr(failure.find(' ') + 1) + "; " + why;
   res_.notes.push_back(res_.kept_reason);
   Say("kiln: " + res_.kept_reason);
   finish_status_ = "kept";
