@@ -27,12 +27,16 @@ SEP = "#" * 146
 
 
 def load_top(path, modname):
+    """The code above the separator, plus the module-level imports below it (an import of the whole file runs
+    them too: block_sparse_attn's wrapper uses `torch`, imported only below its separator)."""
     text = open(path).read()
-    top = text.split(SEP)[0]
+    top, _, bottom = text.partition(SEP)
+    imports = "\n".join(l for l in bottom.splitlines() if l.startswith(("import ", "from ")))
     mod = types.ModuleType(modname)
     mod.__file__ = path
     sys.modules[modname] = mod
     exec(compile(top, path, "exec"), mod.__dict__)
+    exec(compile(imports, path, "exec"), mod.__dict__)
     return mod
 
 
