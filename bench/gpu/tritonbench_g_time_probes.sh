@@ -11,7 +11,8 @@
 #    tarred to $OUT/shard.tar.gz;
 # 3. REPEAT: tritonbench_g_self_repeat.py per module in a process of its own (a fault that kills the CUDA
 #    context stops only that module), REPEAT_S s each (default 60); `name@I,J` picks cases (default all);
-#    PEAK: tbg_peak_probe.py (footprint and peak of a plain run, largest 2 cases), PEAK_S s each (default 60);
+#    PEAK: tbg_peak_probe.py (footprint and peak of a plain run, largest 2 cases), PEAK_S s each (default 60;
+#    PEAK_IF_NOT_OK=1: only for a module the ALONE sweep named not ok);
 # 4. prints the kiln verdicts and one line per probed module (same/differs/fault per case) last; every log
 #    in $OUT/probes.tar.gz.
 # Without a GPU the probes are skipped (they need CUDA) unless PROBES_ON_CPU=1 (then they run on the CPU under
@@ -67,6 +68,10 @@ if [ $probes -eq 1 ]; then
     echo "self-repeat $n ($cases): rc=${PIPESTATUS[0]} in $((SECONDS - s)) s" | tee -a "$p/probes.log"
   done
   for n in "${peak[@]}"; do
+    # PEAK_IF_NOT_OK=1: only a module that kiln's sweep above named not ok (an ok one fits with kiln's copies)
+    if [ -n "${PEAK_IF_NOT_OK:-}" ] && ! grep -q "^  $n: " "$OUT/summary.txt" 2>/dev/null; then
+      echo "peak $n: skipped (not named not ok above)" | tee -a "$p/probes.log"; continue
+    fi
     s=$SECONDS
     timeout "${PEAK_S:-60}" "$KILN_PYTHON" "$here/tbg_peak_probe.py" --corpus "$corpus" --cases "${PEAK_CASES:-largest:2}" \
       "$n" > "$p/peak_$n.log" 2>&1
