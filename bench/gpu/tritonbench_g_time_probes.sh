@@ -12,7 +12,8 @@
 # 3. REPEAT: tritonbench_g_self_repeat.py per module in a process of its own (a fault that kills the CUDA
 #    context stops only that module), REPEAT_S s each (default 60); `name@I,J` picks cases (default all);
 #    PEAK: tbg_peak_probe.py (footprint and peak of a plain run, largest 2 cases), PEAK_S s each (default 60;
-#    PEAK_IF_NOT_OK=1: only for a module the ALONE sweep named not ok);
+#    PEAK_IF_NOT_OK=1: only for a module the ALONE sweep named not ok); PLAIN: the module's file run as a script
+#    (`python3 NAME.py`: its own test at its own sizes), twice, PLAIN_S s each (default 40);
 # 4. prints the kiln verdicts and one line per probed module (same/differs/fault per case) last; every log
 #    in $OUT/probes.tar.gz.
 # Without a GPU the probes are skipped (they need CUDA) unless PROBES_ON_CPU=1 (then they run on the CPU under
@@ -31,11 +32,12 @@ G=$corpus/tritonbench/G
 alone=(${ALONE:-})
 repeat=(${REPEAT:-})
 peak=(${PEAK:-})
+plain=(${PLAIN:-})
 t0=$SECONDS
 
 # 1. inputs
 fail=0
-for k in "${repeat[@]}" "${peak[@]}"; do
+for k in "${repeat[@]}" "${peak[@]}" "${plain[@]}"; do
   n=${k%%@*}
   [ -f "$G/kernels/$n.py" ] && [ -f "$G/perf/${n}_perf.py" ] || { echo "missing: module $n under $G"; fail=1; }
 done
@@ -67,6 +69,14 @@ if [ $probes -eq 1 ]; then
       --out "$p/self_repeat_$n.jsonl" "$n" 2>&1 | grep -v '^warmup' | cut -c1-600 > "$p/self_repeat_$n.log"
     echo "self-repeat $n ($cases): rc=${PIPESTATUS[0]} in $((SECONDS - s)) s" | tee -a "$p/probes.log"
   done
+  for n in "${plain[@]}"; do
+    for r in 1 2; do
+      s=$SECONDS
+      (cd "$G/kernels" && timeout "${PLAIN_S:-40}" "$KILN_PYTHON" "$n.py") > "$p/plain_${n}_$r.log" 2>&1
+      echo "plain $n run $r: rc=$? in $((SECONDS - s)) s; $(grep -v '^\s*$' "$p/plain_${n}_$r.log" | tail -n 1 | cut -c1-200)" \
+        | tee -a "$p/probes.log"
+    done
+  done
   for n in "${peak[@]}"; do
     # PEAK_IF_NOT_OK=1: only a module that kiln's sweep above named not ok (an ok one fits with kiln's copies)
     if [ -n "${PEAK_IF_NOT_OK:-}" ] && ! grep -q "^  $n: " "$OUT/summary.txt" 2>/dev/null; then
@@ -84,6 +94,7 @@ tar -czf "$OUT/probes.tar.gz" -C "$OUT" probes
 echo "== kiln, alone ($((SECONDS - t0)) s in all, gpu: $gpu)"
 [ -f "$OUT/summary.txt" ] && cat "$OUT/summary.txt"
 echo "== plain runs outside kiln"
+grep -h '^plain ' "$p/probes.log" 2>/dev/null
 "$KILN_PYTHON" - "$p" <<'EOF'
 import glob, json, os, sys
 p = sys.argv[1]
