@@ -356,16 +356,20 @@ def copy_values(dst, src) -> bool:
 def _reference_run(ref_fn, args, kwargs, unwritten):
     """The reference on fresh clones of `args`, with memory nobody writes holding NaN (`unwritten` "nan":
     fresh allocations poisoned and the allocator flooded, as in the check's calls and as a timed graph's
-    output is before its replay) or a finite value ("finite")."""
+    output is before its replay) or a finite value ("finite": the same with guards.ALT_FLOAT)."""
+    from . import guards   # (imported here: guards imports torch's dispatch machinery)
     a, k = tasks_mod.clone_tree(args), tasks_mod.clone_tree(kwargs)
-    if unwritten == "nan":
-        from . import guards   # (imported here: guards imports torch's dispatch machinery)
-        plat.poison_allocator()
+    alt = unwritten != "nan"
+    # Fresh allocations are filled in both runs (NaN, or the finite ALT_FLOAT): flooding the allocator alone
+    # leaves a recycled block holding what an earlier poisoning wrote (NaN), and elements the reference never
+    # writes then look determined (NaN in both runs; block_sparse_attn on an H100, session 11).
+    try:
+        guards.ALT_FILL["on"] = alt
+        plat.poison_allocator(value=guards.ALT_FLOAT if alt else float("nan"))
         with guards.OpRecorder(poison=True):
             out = ref_fn(*a, **k)
-    else:
-        plat.poison_allocator(value=1500.0)
-        out = ref_fn(*a, **k)
+    finally:
+        guards.ALT_FILL["on"] = False
     return out
 
 
