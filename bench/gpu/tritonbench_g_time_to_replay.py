@@ -4,7 +4,8 @@
     python3 bench/gpu/tritonbench_g_time_to_replay.py [--leave-out A,B] DEST SHARD_DIR [SHARD_DIR ...]
 
 Each SHARD_DIR holds result_K.jsonl and transcript_K.jsonl (an untarred $OUT/shard); a later folder's
-file of the same name replaces an earlier one's (a resumed call's files hold the earlier lines too). Writes DEST/pairs.jsonl (tasks relative to DEST, as a
+file of the same name replaces an earlier one's (a resumed call's files hold the earlier lines too); a module
+with results in several batches keeps the last (in the files' name order) and only that batch's exchanges. Writes DEST/pairs.jsonl (tasks relative to DEST, as a
 checkout sees the corpus at ../shared/corpus), DEST/expected.jsonl (one result line per module, its
 `line` and `index` renumbered to the pairs file) and DEST/transcript.jsonl (every recorded exchange).
 A module whose pair has no recorded eval answer (a worker killed at its limit) is left out, and said;
@@ -30,7 +31,7 @@ def main():
     for d in dirs:
         for f in glob.glob(os.path.join(d, "result_*.jsonl")) + glob.glob(os.path.join(d, "transcript_*.jsonl")):
             files[os.path.basename(f)] = f
-    results, exchanges, answered = {}, [], set()
+    results, exchanges, answered, source = {}, [], set(), {}
     for f in sorted(v for k, v in files.items() if k.startswith("result_")):
         for line in open(f):
             try:
@@ -39,6 +40,7 @@ def main():
                 continue   # a line cut off by the command's limit
             if r.get("id"):
                 results[r["id"]] = r
+                source[r["id"]] = os.path.basename(f)[len("result_"):]
     for f in sorted(v for k, v in files.items() if k.startswith("transcript_")):
         for line in open(f):
             try:
@@ -48,6 +50,10 @@ def main():
             task = x.get("request", {}).get("task")
             name = task["name"].rsplit("/", 1)[-1] if isinstance(task, dict) and task.get("name") else None
             if name in leave_out:
+                continue
+            # a module evaluated in several batches (re-run in a later call): only the exchanges of the batch
+            # whose result is kept, else the replay answers with the earlier batch's
+            if name in source and source[name] != os.path.basename(f)[len("transcript_"):]:
                 continue
             if name:
                 answered.add(name)
