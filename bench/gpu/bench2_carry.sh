@@ -14,7 +14,7 @@ mkdir -p "$dest"/{bin,bench/gpu,tests}
 cp "$kiln" "$dest/bin/"
 ldd "$kiln" | awk '/libcpp-httplib|libbrotli/ {print $3}' | xargs -r cp -L -t "$dest/bin/"
 for f in lib.sh session_env.sh bench2_gpu.sh bench_channels.sh session9_lead_check.sh bench_nonok.py kb1_samples.jsonl \
-         tritonbench_g_self_repeat.py tritonbench_g_test_repeat.py; do
+         tritonbench_g_self_repeat.py tritonbench_g_test_repeat.py autotune_compile_probe.py; do
   cp "$src/bench/gpu/$f" "$dest/bench/gpu/"
 done
 cp -r "$src/worker" "$dest/worker"

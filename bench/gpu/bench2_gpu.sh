@@ -16,6 +16,9 @@
 #               (tritonbench_g_test_repeat.py: same seed, free memory flooded with NaN, then 1500)
 #   e2e_gpu     tests/bench/bench_e2e_test.py --gpu (the e2e test's GPU mode)
 #   e2e_tbg     the e2e test's TritonBench-G samples (tests/bench_samples/tbg.jsonl) alone, mode time, results kept
+#   compile_probe  each autotune config of the G module $PROBE_MODULE (default chunk_retention_ops) compiled
+#               alone in a plain process, outside kiln (autotune_compile_probe.py; 12 at a time, each cut at
+#               $PROBE_S, default 150 s; $PROBE_TARGET, e.g. cuda:90: compile for it without a GPU)
 # Steps named in $BG run in the background (all are waited for before the end). Each step has a limit
 # (seconds, env <STEP>_S); a bench step cut there (SIGINT) is reported from what it has (--report-only) and
 # resumes in a later command (RESUME_FROM=carried folder of an earlier $OUT/bench2).
@@ -35,7 +38,8 @@ export LD_LIBRARY_PATH=$(dirname "$KILN_BIN")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PAT
 TB=$KILN_CORPUS_DIR/tritonbench
 for f in "$KILN_BIN" "$KILN_WORKER_DIR/kiln_worker/legacy.py" "$G/add_example.py" "$TB/T" \
          "$KILN_CORPUS_DIR/kernelbench/level1/19_ReLU.py" bench/gpu/kb1_samples.jsonl tests/bench/bench_e2e_test.py \
-         tests/bench_samples bench/gpu/bench_nonok.py bench/gpu/tritonbench_g_test_repeat.py; do
+         tests/bench_samples bench/gpu/bench_nonok.py bench/gpu/tritonbench_g_test_repeat.py \
+         bench/gpu/autotune_compile_probe.py "$G/${PROBE_MODULE:-chunk_retention_ops}.py"; do
   [ -e "$f" ] || { echo "missing input: $f"; exit 2; }
 done
 "$KILN_BIN" bench --help | grep -q -- --baseline-file || { echo "$KILN_BIN has no bench --baseline-file"; exit 2; }
@@ -85,9 +89,14 @@ step() {
     e2e_tbg) bench_step e2e_tbg "${E2E_TBG_S:-90}" tritonbench-g --samples tests/bench_samples/tbg.jsonl --dataset "$TB" \
                --trials 1 ;;
     e2e_gpu) local t=$SECONDS
-             timeout "${E2E_S:-180}" "$KILN_PYTHON" tests/bench/bench_e2e_test.py "$KILN_BIN" --gpu > "$w/e2e_gpu.log" 2>&1
+             timeout "${E2E_S:-300}" "$KILN_PYTHON" tests/bench/bench_e2e_test.py "$KILN_BIN" --gpu > "$w/e2e_gpu.log" 2>&1
              echo "e2e_gpu rc=$? wall $((SECONDS - t)) s: $(tail -1 "$w/e2e_gpu.log")" | tee -a "$w/summary.txt"
-             grep FAIL "$w/e2e_gpu.log" | cut -c1-300 | tee -a "$w/summary.txt" ;;
+             grep "FAIL\|^lane " "$w/e2e_gpu.log" | cut -c1-300 | tee -a "$w/summary.txt" ;;
+    compile_probe) local t=$SECONDS m=${PROBE_MODULE:-chunk_retention_ops}
+             timeout "$((${PROBE_S:-150} + 90))" "$KILN_PYTHON" bench/gpu/autotune_compile_probe.py "$G/$m.py" \
+               --limit "${PROBE_S:-150}" --jobs 12 ${PROBE_TARGET:+--target "$PROBE_TARGET"} --json "$w/compile_probe_$m.json" > "$w/compile_probe_$m.log" 2>&1
+             echo "compile_probe $m rc=$? wall $((SECONDS - t)) s (outside kiln):" | tee -a "$w/summary.txt"
+             sed -n '/^| kernel/,$p' "$w/compile_probe_$m.log" | tee -a "$w/summary.txt" ;;
     *) echo "unknown step $1" | tee -a "$w/summary.txt" ;;
   esac
 }

@@ -4,9 +4,13 @@ tests/bench_samples (make_samples.py): the five channels, each one task with fiv
 hacked, crashing, unparsable), and the report numbers against the hand count; resume (nothing re-evaluated),
 the records database as cache, --gold on one task per benchmark, and the usage errors.
 
-    bench_e2e_test.py KILN [--gpu]      exit 77 when $KILN_PYTHON lacks torch/triton (or, with --gpu, a GPU:
-                                        then the samples are timed and the torch.compile baseline measured;
-                                        ctest bench_e2e_gpu, label gpu)
+    bench_e2e_test.py KILN [--gpu] [--jobs N]
+        exit 77 when $KILN_PYTHON lacks torch/triton (or, with --gpu, a GPU: then the samples are timed and the
+        torch.compile baseline measured; ctest bench_e2e_gpu, label gpu). The checks form independent lanes
+        (each its own records database and output folders); --jobs N runs N lanes at once (default: all of them
+        with --gpu, where the worker processes of one lane leave most of the host idle; 1 without, where the
+        interpreter already keeps the cores busy). With --gpu each run uses one check worker per GPU (kiln's
+        default, 8 on a 16-core host, would start 8 worker processes per run for 5 samples).
 """
 import csv
 import json
@@ -14,6 +18,9 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CORPUS = os.environ.get("KILN_CORPUS_DIR", os.path.join(ROOT, "..", "shared", "corpus"))
@@ -47,12 +54,14 @@ GPU_REASONS = {
 }
 
 fails = 0
+_lock = threading.Lock()
 
 
 def check(name, cond, detail=""):
     global fails
-    print(("ok   " if cond else "FAIL ") + name + ("" if cond else f": {detail}"), flush=True)
-    fails += not cond
+    with _lock:
+        print(("ok   " if cond else "FAIL ") + name + ("" if cond else f": {detail}"), flush=True)
+        fails += not cond
 
 
 def run(kiln, args, common):
@@ -103,8 +112,6 @@ def check_legacy_stdout(kiln, tmp, common):
     check("legacy: silent gold", abs(s["legacy_exec_acc"] - 0.4) < 1e-9 and rows["add_example"]["legacy_run"] == 3
           and rows["add_example"]["legacy_passed"] == 2,
           (s["legacy_exec_acc"], s["legacy_exec_acc_note"], rows["add_example"]))
-    kb = json.load(open(os.path.join(tmp, "kb1", "summary.json")))
-    check("legacy: not defined for KernelBench", kb["legacy_exec_acc"] is None, kb["legacy_exec_acc_note"])
     path = os.path.join(CORPUS, "tritonbench", "G", "kernels", "matrix_transpose.py")
     top = open(path).read().split("#" * 146)[0]
     prints = top.replace("    return out\n", "    print('launched')\n    return out\n", 1)
@@ -195,8 +202,97 @@ def check_compile_baseline(kiln, tmp, common, gpu):
         ("baseline file without the level", CHANNELS["kb2"][0] + ["--baseline-file", bfile],
          f"{bfile}: error: no \"level2\" object"),
     ]:
-        rc, _, err = run(kiln, args + ["--out", os.path.join(tmp, "err")], common)
+        rc, _, err = run(kiln, args + ["--out", os.path.join(tmp, "err_compile")], common)
         check(f"error: {name}", rc == 2 and want in err, f"rc {rc}: {err}")
+
+
+def check_resume_and_cache(kiln, tmp, common):
+    """After the kb1 channel (its folder and records database): a rerun, --report-only, the cache."""
+    kb = json.load(open(os.path.join(tmp, "kb1", "summary.json")))
+    check("legacy: not defined for KernelBench", kb["legacy_exec_acc"] is None, kb["legacy_exec_acc_note"])
+    # resume: a rerun evaluates nothing (every pair has its line in results.jsonl)
+    out = os.path.join(tmp, "kb1")
+    lines = open(os.path.join(out, "results.jsonl")).read().count("\n")
+    rc, _, err = run(kiln, CHANNELS["kb1"][0] + ["--out", out], common[:2] + ["--trials", "1"])
+    check("resume: nothing re-evaluated", rc == 0 and "resuming: 4 pair(s) already have results" in err
+          and open(os.path.join(out, "results.jsonl")).read().count("\n") == lines, err)
+    # --report-only: nothing evaluated; a sample without a result line is an error (exit 1)
+    kept = open(os.path.join(out, "results.jsonl")).read().splitlines(keepends=True)
+    open(os.path.join(out, "results.jsonl"), "w").write("".join(kept[1:]))
+    rc, _, err = run(kiln, CHANNELS["kb1"][0] + ["--out", out, "--report-only"], common[:2])
+    s = json.load(open(os.path.join(out, "summary.json")))
+    check("report-only: a missing result is an error", rc == 1 and s["outcomes"]["error"] == 1 and s["wall_s"] is None
+          and s["reasons"]["error"] == {"no_result": 1}, f"rc {rc} {s['outcomes']}")
+    # records database: without results.jsonl the deterministic verdicts come from the cache
+    os.remove(os.path.join(out, "results.jsonl"))
+    rc, _, err = run(kiln, CHANNELS["kb1"][0] + ["--out", out], common)
+    cached = [json.loads(l)["result"].get("from_cache") for l in open(os.path.join(out, "results.jsonl"))]
+    check("records database: served from the cache", rc == 0 and cached == [True] * 4, cached)
+
+
+GOLD = {"tritonbench-g": ["tritonbench-g", "--dataset", f"{CORPUS}/tritonbench", "--task", "add_example"],
+        "tritonbench-t": ["tritonbench-t", "--dataset", f"{CORPUS}/tritonbench", "--task", "abs"],
+        "kernelbench": ["kernelbench", "--level", "1", "--dataset", f"{CORPUS}/kernelbench", "--task", "19_ReLU",
+                        "--size", "batch_size=4", "--size", "dim=64"]}
+
+
+def check_gold(kiln, tmp, common, channel):
+    """The gold sanity channel on one task."""
+    out = os.path.join(tmp, "gold_" + channel)
+    rc, stdout, err = run(kiln, GOLD[channel] + ["--gold", "--out", out], common)
+    s = json.load(open(os.path.join(out, "summary.json"))) if rc == 0 else {}
+    check("gold " + channel, rc == 0 and s.get("exec_acc") == 1.0 and s.get("gold") is True, f"rc {rc} {s}\n{err}")
+
+
+def check_usage_errors(kiln, tmp, common):
+    """Usage errors: exit 2 and a message naming the problem."""
+    bad_line = os.path.join(tmp, "bad.jsonl")
+    open(bad_line, "w").write('{"task": "abs", "code": "x"}\n{"task": 3}\n')
+    missing_task = os.path.join(tmp, "missing.jsonl")
+    open(missing_task, "w").write('{"task": "no_such_op", "code": "x"}\n')
+    tb = ["--dataset", f"{CORPUS}/tritonbench"]
+    for name, args, want in [
+        ("no dataset", ["tritonbench-t", "--samples", bad_line], "--dataset DIR is required"),
+        ("missing task", ["tritonbench-t", "--samples", missing_task, *tb], f"{missing_task}:1: task 'no_such_op' not found"),
+        ("unreadable samples", ["tritonbench-t", "--samples", os.path.join(tmp, "nope.jsonl"), *tb], "nope.jsonl"),
+        ("bad sample line", ["tritonbench-t", "--samples", bad_line, *tb], f"{bad_line}:2:1: error: key 'task'"),
+        ("kernelbench without level", ["kernelbench", "--samples", bad_line, "--dataset", CORPUS], "--level"),
+        ("samples and gold", ["tritonbench-t", "--gold", "--samples", bad_line, *tb], "either --samples"),
+    ]:
+        rc, _, err = run(kiln, args + ["--out", os.path.join(tmp, "err")], common[:2])
+        check(f"error: {name}", rc == 2 and want in err, f"rc {rc}: {err}")
+
+
+# The lanes: each a sequence of checks that depend on one another (the same folders, the same records
+# database); lanes are independent of each other.
+def lanes(kiln, gpu):
+    return {
+        "tbg": [lambda t, c: check_channel(kiln, "tbg", os.path.join(t, "tbg"), c, gpu),
+                lambda t, c: check_legacy_stdout(kiln, t, c)],
+        "tbt": [lambda t, c: check_channel(kiln, "tbt", os.path.join(t, "tbt"), c, gpu),
+                lambda t, c: check_gold(kiln, t, c, "tritonbench-t"),
+                lambda t, c: check_usage_errors(kiln, t, c)],
+        "kb1": [lambda t, c: check_channel(kiln, "kb1", os.path.join(t, "kb1"), c, gpu),
+                lambda t, c: check_resume_and_cache(kiln, t, c)],
+        "compile": [lambda t, c: check_compile_baseline(kiln, t, c, gpu)],
+        "kb2": [lambda t, c: check_channel(kiln, "kb2", os.path.join(t, "kb2"), c, gpu),
+                lambda t, c: check_gold(kiln, t, c, "tritonbench-g")],
+        "kb3": [lambda t, c: check_channel(kiln, "kb3", os.path.join(t, "kb3"), c, gpu),
+                lambda t, c: check_gold(kiln, t, c, "kernelbench")],
+    }
+
+
+def run_lane(name, steps, tmp, gpu):
+    t0 = time.monotonic()
+    db = os.path.join(tmp, f"kiln-{name}.db")
+    common = ["--db", db, "--trials", "1", "--quiet"] + (["--check-workers", "1"] if gpu else ["--workers", "2"])
+    try:
+        for step in steps:
+            step(tmp, common)
+    except Exception as e:  # a check that could not even read its inputs (an earlier step failed)
+        check(f"lane {name}: ran to its end", False, f"{type(e).__name__}: {e}")
+    with _lock:
+        print(f"lane {name}: {time.monotonic() - t0:.0f} s", flush=True)
 
 
 def main():
@@ -212,63 +308,15 @@ def main():
         return 77
     os.environ["KILN_PYTHON"] = PY
     tmp = tempfile.mkdtemp(prefix="kiln_bench_e2e_")
-    db = os.path.join(tmp, "kiln.db")
-    common = ["--db", db, "--trials", "1", "--quiet"] + ([] if gpu else ["--workers", "2"])
-    for key in CHANNELS:
-        check_channel(kiln, key, os.path.join(tmp, key), common, gpu)
-
-    check_legacy_stdout(kiln, tmp, common)
-    check_compile_baseline(kiln, tmp, common, gpu)
-
-    # resume: a rerun evaluates nothing (every pair has its line in results.jsonl)
-    out = os.path.join(tmp, "kb1")
-    lines = open(os.path.join(out, "results.jsonl")).read().count("\n")
-    rc, _, err = run(kiln, CHANNELS["kb1"][0] + ["--out", out], ["--db", db, "--trials", "1"])
-    check("resume: nothing re-evaluated", rc == 0 and "resuming: 4 pair(s) already have results" in err
-          and open(os.path.join(out, "results.jsonl")).read().count("\n") == lines, err)
-    # --report-only: nothing evaluated; a sample without a result line is an error (exit 1)
-    kept = open(os.path.join(out, "results.jsonl")).read().splitlines(keepends=True)
-    open(os.path.join(out, "results.jsonl"), "w").write("".join(kept[1:]))
-    rc, _, err = run(kiln, CHANNELS["kb1"][0] + ["--out", out, "--report-only"], ["--db", db])
-    s = json.load(open(os.path.join(out, "summary.json")))
-    check("report-only: a missing result is an error", rc == 1 and s["outcomes"]["error"] == 1 and s["wall_s"] is None
-          and s["reasons"]["error"] == {"no_result": 1}, f"rc {rc} {s['outcomes']}")
-    # records database: without results.jsonl the deterministic verdicts come from the cache
-    os.remove(os.path.join(out, "results.jsonl"))
-    rc, _, err = run(kiln, CHANNELS["kb1"][0] + ["--out", out], common)
-    cached = [json.loads(l)["result"].get("from_cache") for l in open(os.path.join(out, "results.jsonl"))]
-    check("records database: served from the cache", rc == 0 and cached == [True] * 4, cached)
-
-    # gold sanity channels on one task each
-    for name, args in [("gold tritonbench-g", ["tritonbench-g", "--dataset", f"{CORPUS}/tritonbench", "--task",
-                                               "add_example"]),
-                       ("gold tritonbench-t", ["tritonbench-t", "--dataset", f"{CORPUS}/tritonbench", "--task", "abs"]),
-                       ("gold kernelbench", ["kernelbench", "--level", "1", "--dataset", f"{CORPUS}/kernelbench",
-                                             "--task", "19_ReLU", "--size", "batch_size=4", "--size", "dim=64"])]:
-        out = os.path.join(tmp, name.replace(" ", "_"))
-        rc, stdout, err = run(kiln, args + ["--gold", "--out", out], common)
-        s = json.load(open(os.path.join(out, "summary.json"))) if rc == 0 else {}
-        check(name, rc == 0 and s.get("exec_acc") == 1.0 and s.get("gold") is True, f"rc {rc} {s}\n{err}")
-
-    # usage errors: exit 2 and a message naming the problem
-    bad_line = os.path.join(tmp, "bad.jsonl")
-    open(bad_line, "w").write('{"task": "abs", "code": "x"}\n{"task": 3}\n')
-    missing_task = os.path.join(tmp, "missing.jsonl")
-    open(missing_task, "w").write('{"task": "no_such_op", "code": "x"}\n')
-    tb = ["--dataset", f"{CORPUS}/tritonbench"]
-    for name, args, want in [
-        ("no dataset", ["tritonbench-t", "--samples", bad_line], "--dataset DIR is required"),
-        ("missing task", ["tritonbench-t", "--samples", missing_task, *tb], f"{missing_task}:1: task 'no_such_op' not found"),
-        ("unreadable samples", ["tritonbench-t", "--samples", os.path.join(tmp, "nope.jsonl"), *tb], "nope.jsonl"),
-        ("bad sample line", ["tritonbench-t", "--samples", bad_line, *tb], f"{bad_line}:2:1: error: key 'task'"),
-        ("kernelbench without level", ["kernelbench", "--samples", bad_line, "--dataset", CORPUS], "--level"),
-        ("samples and gold", ["tritonbench-t", "--gold", "--samples", bad_line, *tb], "either --samples"),
-    ]:
-        rc, _, err = run(kiln, args + ["--out", os.path.join(tmp, "err")], ["--db", db])
-        check(f"error: {name}", rc == 2 and want in err, f"rc {rc}: {err}")
+    todo = lanes(kiln, gpu)
+    jobs = int(sys.argv[sys.argv.index("--jobs") + 1]) if "--jobs" in sys.argv else len(todo) if gpu else 1
+    t0 = time.monotonic()
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        for f in [pool.submit(run_lane, name, steps, tmp, gpu) for name, steps in todo.items()]:
+            f.result()
     if not fails:
         subprocess.run(["rm", "-rf", tmp])
-    print(f"{fails} failure(s)")
+    print(f"{fails} failure(s) in {time.monotonic() - t0:.0f} s ({jobs} lane(s) at a time)")
     return 1 if fails else 0
 
 
