@@ -39,6 +39,10 @@ const std::map<std::string, std::string>& HelperCallees() {
       {"online_softmax_reduce", "softmax_finish"},
       {"exp", "softmax_exp"},
       {"select_one", "pick_where"},
+      {"maximum_with_index", "argmax_step"},
+      {"minimum_with_index", "argmin_step"},
+      {"max_with_index", "argmax_rows"},
+      {"min_with_index", "argmin_rows"},
   };
   return m;
 }
@@ -51,6 +55,8 @@ const std::map<std::string, std::vector<std::string>>& HelperDeps() {
       {"softmax_finish", {"softmax_exp"}},
       {"product", {"multiply"}},
       {"any_nonzero", {"either"}},
+      {"argmax_rows", {"argmax_step"}},
+      {"argmin_rows", {"argmin_step"}},
   };
   return m;
 }
@@ -262,6 +268,32 @@ const std::map<std::string, std::string>& Helpers() {
        "@triton.jit\ndef pick_where(x, mask, dim: tl.constexpr, keep_dims: tl.constexpr = False):\n"
        "    \"\"\"The one element along `dim` where `mask` holds (the others add zero).\"\"\"\n"
        "    return tl.sum(tl.where(mask, x, tl.zeros_like(x)), dim, keep_dims=keep_dims)\n"},
+      {"argmax_step",
+       "@triton.jit\ndef argmax_step(a_value, a_index, b_value, b_index):\n"
+       "    \"\"\"One step of an argmax: the larger value and its index (NaN is largest, as in torch.argmax;\n"
+       "    on a tie the lower index).\"\"\"\n"
+       "    a_nan = a_value != a_value\n"
+       "    b_nan = b_value != b_value\n"
+       "    same = (a_value == b_value) | (a_nan & b_nan)\n"
+       "    take_a = (a_value > b_value) | (a_nan & ~b_nan) | (same & (a_index < b_index))\n"
+       "    return tl.where(take_a, a_value, b_value), tl.where(take_a, a_index, b_index)\n"},
+      {"argmin_step",
+       "@triton.jit\ndef argmin_step(a_value, a_index, b_value, b_index):\n"
+       "    \"\"\"One step of an argmin: the smaller value and its index (NaN is smallest, as in torch.argmin;\n"
+       "    on a tie the lower index).\"\"\"\n"
+       "    a_nan = a_value != a_value\n"
+       "    b_nan = b_value != b_value\n"
+       "    same = (a_value == b_value) | (a_nan & b_nan)\n"
+       "    take_a = (a_value < b_value) | (a_nan & ~b_nan) | (same & (a_index < b_index))\n"
+       "    return tl.where(take_a, a_value, b_value), tl.where(take_a, a_index, b_index)\n"},
+      {"argmax_rows",
+       "@triton.jit\ndef argmax_rows(value, index, axis):\n"
+       "    \"\"\"The largest value along an axis and its index (reduces per-lane argmax states).\"\"\"\n"
+       "    return tl.reduce((value, index), axis, argmax_step)\n"},
+      {"argmin_rows",
+       "@triton.jit\ndef argmin_rows(value, index, axis):\n"
+       "    \"\"\"The smallest value along an axis and its index (reduces per-lane argmin states).\"\"\"\n"
+       "    return tl.reduce((value, index), axis, argmin_step)\n"},
       {"softmax_exp",
        "@triton.jit\ndef softmax_exp(x, fast: tl.constexpr):\n"
        "    \"\"\"exp, the fast approximation when asked for.\"\"\"\n"

@@ -95,11 +95,13 @@ TEST(InductorConversion, ComposedProgramsRecordedOnTheGpu) {
     EXPECT_TRUE(Contains(scan.source, h)) << h;
 }
 
-TEST(InductorConversion, CorpusProgramsGemmTemplatesWelfordOnlineSoftmax) {
+TEST(InductorConversion, CorpusProgramsGemmTemplatesWelfordOnlineSoftmaxArgmax) {
   if (!fs::exists(fs::path(KILN_CORPUS_DIR) / "kernelbench")) GTEST_SKIP() << "no corpus at " << KILN_CORPUS_DIR;
   auto caps = Captures("corpus_captures.jsonl");
   std::map<std::string, std::string> helpers = {{"kb/level1/40_LayerNorm", "welford_update"},
-                                                {"kb/level1/95_CrossEntropyLoss", "softmax_merge_block"}};
+                                                {"kb/level1/95_CrossEntropyLoss", "softmax_merge_block"},
+                                                {"kb/level1/51_Argmax_over_a_dimension", "argmax_rows"},
+                                                {"kb/level1/52_Argmin_over_a_dimension", "argmin_step"}};
   for (const auto& [id, cap] : caps) {
     Conversion c = ConvertCapture(ProgramText(id), cap);
     if (Contains(id, "conv_standard")) {  // a convolution goes to extern_kernels: dropped with the reason

@@ -317,6 +317,40 @@ def test_a_program_waiting_for_memory_does_not_hold_its_process(tmp_path):
         name, kind, at = line.split()
         t[(name, kind)] = float(at)
     big_first, big_second = sorted(("big1", "big2"), key=lambda n: t[(n, "start")])
-    # never both big ones at once; small ones ran while the first big one did
+    # never both big ones at once; small ones ran while the first big one did (big2 waited less than the 10 s
+    # after which the memory freed is kept for it)
     assert t[(big_second, "start")] >= t[(big_first, "end")], t
     assert any(t[(big_first, "start")] < t[(s, "start")] < t[(big_first, "end")] for s in ("s1", "s2", "s3", "s4")), t
+
+
+def test_a_large_program_waiting_aside_is_not_starved_by_smaller_ones(tmp_path):
+    # a budget of 3 GiB over two processes: two mid programs (1.31 GiB estimated each) fit together, the big one
+    # (2.25 GiB) only alone. Drawn after the first mid one, the big one waits aside; the mid ones drawn after it
+    # must not take the memory the first mid one frees (a session-11 H100 run left 10 KernelBench modules of
+    # 25 to 35 GB uncaptured at the deadline while smaller programs kept starting): it starts before the third.
+    # --reserve-after 0: the reservation at once (1000, the behaviour before it, fails this test)
+    log = tmp_path / "log"
+    progs = {}
+    for name, rows, sleep in (("mid1", 16 * 1024, 1.5), ("big", 64 * 1024, 0.3), ("mid2", 16 * 1024, 1.5),
+                              ("mid3", 16 * 1024, 1.5), ("mid4", 16 * 1024, 1.5)):
+        progs[name] = _write(tmp_path, f"{name}.py", NAMED.replace("LOG", repr(str(log))).replace("NAME", name)
+                             .replace("ROWS", str(rows)).replace("SLEEP", str(sleep)))
+    listing = tmp_path / "list.jsonl"
+    listing.write_text("".join(json.dumps({"id": n, "path": p}) + "\n" for n, p in progs.items()))
+    out = tmp_path / "out.jsonl"
+    env = dict(os.environ, PYTHONPATH=os.path.join(REPO, "worker"))
+    r = subprocess.run([sys.executable, "-m", "kiln_worker.inductor_capture", "--eager-only", "--list", str(listing),
+                        "--out", str(out), "--jobs", "2", "--gpu-memory", str(3 << 30), "--reserve-after", "0"],
+                       capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == 0, r.stderr
+    recs = {json.loads(l)["id"]: json.loads(l) for l in out.read_text().splitlines()}
+    assert sorted(recs) == sorted(progs) and all(x["ok"] for x in recs.values()), recs
+    t = {}
+    for line in log.read_text().splitlines():
+        name, kind, at = line.split()
+        t[(name, kind)] = float(at)
+    mids = sorted(("mid2", "mid3", "mid4"), key=lambda n: t[(n, "start")])
+    assert t[("big", "start")] < t[(mids[1], "start")], t
+    # and never beside a mid one (the budget holds)
+    assert all(t[(m, "end")] <= t[("big", "start")] or t[(m, "start")] >= t[("big", "end")]
+               for m in ("mid1", "mid2", "mid3", "mid4")), t

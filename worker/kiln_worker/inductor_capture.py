@@ -342,9 +342,10 @@ class _Admission:
         self.max_running = 0
         self.cv = threading.Condition()
 
-    def fits(self, need):
-        """(Under self.cv.) Whether `need` bytes may start now."""
-        return not self.capacity or not self.running or self.in_use + (need or 0) <= self.capacity
+    def fits(self, need, reserve=0):
+        """(Under self.cv.) Whether `need` bytes may start now, leaving `reserve` bytes for a program that waits
+        (so that a large program waiting aside is not starved by smaller ones that keep starting before it)."""
+        return not self.capacity or not self.running or self.in_use + (need or 0) + reserve <= self.capacity
 
     def take(self, need):
         """(Under self.cv.) Starts a program of `need` bytes."""
@@ -353,9 +354,9 @@ class _Admission:
         self.max_in_use = max(self.max_in_use, self.in_use)
         self.max_running = max(self.max_running, self.running)
 
-    def try_acquire(self, need):
+    def try_acquire(self, need, reserve=0):
         with self.cv:
-            if not self.fits(need):
+            if not self.fits(need, reserve):
                 return False
             self.take(need)
             return True
@@ -491,8 +492,18 @@ def run_list(args):
 
     # Programs that did not fit beside those running when drawn wait here, so that their process takes another
     # one meanwhile (a KernelBench module of 30 GB must not hold a process, nor the small programs behind it);
-    # they come first once they fit, and when nothing new is left their processes wait for them.
-    deferred = []                              # (item, estimate, need), under the admission's lock
+    # they come first once they fit, and when nothing new is left their processes wait for them. The first one
+    # waiting, once it has waited --reserve-after seconds, holds a reservation: another program starts only if it
+    # fits beside it, so memory freed by those running goes to it (an H100 run of session 11 left 10 KernelBench
+    # modules of 25 to 35 GB waiting until the deadline while smaller ones kept taking the memory).
+    deferred = []                              # (item, estimate, need, since), under the admission's lock
+
+    def reserve_for(i):
+        """(Under the admission's lock.) The bytes kept for the first program waiting, for the one at index i
+        of `deferred` (or a new program: i = len(deferred))."""
+        if i == 0 or not deferred or time.time() - deferred[0][3] < args.reserve_after:
+            return 0
+        return deferred[0][2]
 
     def take_deferred(block):
         if not admission:
@@ -500,8 +511,8 @@ def run_list(args):
         adm = admission[0]
         with adm.cv:
             while True:
-                for i, (it, est, need) in enumerate(deferred):
-                    if adm.fits(need):
+                for i, (it, est, need, _) in enumerate(deferred):
+                    if adm.fits(need, reserve_for(i)):
                         del deferred[i]
                         adm.take(need)
                         return it, est, need
@@ -534,10 +545,10 @@ def run_list(args):
                 adm = admission_for(probe)
                 est = probe.get("estimate_bytes")
                 need = (est or 0) if adm.capacity else 0
-                if not adm.try_acquire(need):
-                    with adm.cv:
-                        deferred.append((it, est, need))
-                    continue
+                with adm.cv:
+                    if not adm.try_acquire(need, reserve_for(len(deferred))):
+                        deferred.append((it, est, need, time.time()))
+                        continue
                 got = (it, est, need)
             it, est, need = got
             adm = admission[0]
@@ -613,6 +624,8 @@ def main(argv=None):
     ap.add_argument("--gpu-memory", type=float, default=0,
                     help="--list: bytes of GPU memory the programs share (0: 90%% of the GPU's, less each "
                          "process's context; no budget without a GPU)")
+    ap.add_argument("--reserve-after", type=float, default=10.0,
+                    help="seconds a program waits for GPU memory before the memory freed is kept for it")
     ap.add_argument("--seed", type=int, default=1234)
     ap.add_argument("--max-mm-configs", type=int, default=2, help="GEMM template configs Inductor autotunes")
     ap.add_argument("--eager-only", action="store_true", help="check that programs run in eager torch only")
