@@ -496,8 +496,10 @@ void OptimizeRun::AddBlockSizeMoves() {
         break;
       }
   const auto& known = KnownMoves();
+  const std::vector<std::string> proposed = d_.proposer ? d_.proposer->moves() : std::vector<std::string>{};
   for (const auto& m : moves_)
-    if (std::find(known.begin(), known.end(), m) == known.end())
+    if (std::find(known.begin(), known.end(), m) == known.end() &&
+        std::find(proposed.begin(), proposed.end(), m) == proposed.end())
       res_.notes.push_back("move '" + m +
                            "' suggested by the diagnosis needs a source rewrite the search does not compose yet");
 }
