@@ -7,6 +7,7 @@
 
 #include "app/candidate_runner.h"
 #include "app/llm_proposer.h"
+#include "app/rewrite_proposer.h"
 #include "app/ncu_profiler.h"
 #include "app/prepare_input.h"
 #include "app/progress.h"
@@ -224,13 +225,16 @@ int RunOptimize(const OptimizeJobOptions& o) {
                            in->kernel);
   deps.renderer = &renderer;
   std::unique_ptr<llm::Client> llm_client;
-  std::unique_ptr<LlmProposer> proposer;
+  std::unique_ptr<search::Proposer> proposer;
   if (o.llm) {
     auto p = MakeProposer(o, *in, m.store.get(), &llm_client);
     if (!p.ok()) return Print({2, "kiln optimize: " + p.status().message()});
     proposer = std::move(*p);
-    deps.proposer = proposer.get();
+  } else {
+    // The diagnosis's source rewrites (a persistent grid, split-K) are proposed like a model's.
+    proposer = std::make_unique<RewriteProposer>(in->task, in->kernel);
   }
+  deps.proposer = proposer.get();
   startup["before_search_loop_s"] = search::SteadySeconds() - started_at;
   lo.started_at = started_at;
   lo.startup = startup;

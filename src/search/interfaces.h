@@ -160,6 +160,8 @@ class Proposer {
   virtual ~Proposer() = default;
   virtual std::string name() const = 0;  // the origin of its candidates ("llm")
   virtual int rounds() const = 0;        // how many times to ask
+  // The diagnosis moves (search vocabulary) its proposals address: not noted as moves nothing composes.
+  virtual std::vector<std::string> moves() const { return {}; }
   // The round's proposals. An error (the model cannot be reached) ends the proposals, not the run.
   virtual Result<std::vector<Proposal>> Propose(const ProposalContext& ctx) = 0;
   // The search space of a winning proposal's module, to tune it further. An error (it cannot be

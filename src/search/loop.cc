@@ -256,7 +256,7 @@ exec::EvalRequest OptimizeRun::MakeRequest(const std::optional<std::string>& sou
 }
 
 // Every request goes through here: a machinery failure stops the run with a clear message.
-Result<exec::EvalResult> OptimizeRun::Measure(exec::EvalRequest r) {
+Result<exec::EvalResult> OptimizeRun::Measure(exec::EvalRequest r, double* sent_s) {
   if (o_.hard_end_s > 0) {
     const double left = o_.hard_end_s - Elapsed() - o_.runner_grace_s;
     if (left < 1.0) {
@@ -266,7 +266,7 @@ Result<exec::EvalResult> OptimizeRun::Measure(exec::EvalRequest r) {
     }
     r.timeout_s = std::min(r.timeout_s, left);
   }
-  last_timeout_s_ = r.timeout_s;
+  if (sent_s) *sent_s = r.timeout_s;
   auto res = d_.measurer->Evaluate(r);
   if (!res.ok()) return Status(res.status().code(), "the measuring machinery failed: " + res.status().message());
   return res;
@@ -282,7 +282,8 @@ Result<exec::EvalResult> OptimizeRun::TimeShort(const std::string& src, Candidat
   // measurement): one slow candidate must not stretch the search past it.
   if (o_.budget_is_search && t_search0_ >= 0 && search_end_ > 0 && t_verify0_ < 0)
     rq.timeout_s = std::min(rq.timeout_s, std::max(o_.slow_floor_s, search_end_ - Elapsed() + std::max(1.0, t_measure_)));
-  KILN_ASSIGN_OR_RETURN(exec::EvalResult r, Measure(rq));
+  double sent_s = rq.timeout_s;
+  KILN_ASSIGN_OR_RETURN(exec::EvalResult r, Measure(rq, &sent_s));
   rec->eval_s = Now() - t1;
   rec->phases = r.raw.value("phases_s", nlohmann::json::object());
   ++res_.measured;
@@ -291,7 +292,7 @@ Result<exec::EvalResult> OptimizeRun::TimeShort(const std::string& src, Candidat
   rec->cases = CaseTimes(r);
   if (!r.kernels.empty()) rec->kernels = r.kernels;
   rec->score_ms = Score(r, search_cases_);
-  (void)CutAsSlow(rq, r, rec);
+  (void)CutAsSlow(rq.timeout_s, sent_s, r, rec);
   return r;
 }
 
@@ -495,8 +496,10 @@ void OptimizeRun::AddBlockSizeMoves() {
         break;
       }
   const auto& known = KnownMoves();
+  const std::vector<std::string> proposed = d_.proposer ? d_.proposer->moves() : std::vector<std::string>{};
   for (const auto& m : moves_)
-    if (std::find(known.begin(), known.end(), m) == known.end())
+    if (std::find(known.begin(), known.end(), m) == known.end() &&
+        std::find(proposed.begin(), proposed.end(), m) == proposed.end())
       res_.notes.push_back("move '" + m +
                            "' suggested by the diagnosis needs a source rewrite the search does not compose yet");
 }

@@ -92,7 +92,8 @@ class OptimizeRun {
   // slow_floor_s), never more than timeout_s; cut further by Measure at the hard end.
   double CandidateTimeout() const;
   // A candidate's request that ran into its deadline is pruned as too slow (not a failure): -> whether it was.
-  bool CutAsSlow(const exec::EvalRequest& rq, const exec::EvalResult& r, CandidateRecord* rec);
+  // `asked_s`: the timeout the caller asked for; `sent_s`: the one the request went out with (the hard end's cut).
+  bool CutAsSlow(double asked_s, double sent_s, const exec::EvalResult& r, CandidateRecord* rec);
   // The run's time, by phase (OptimizeResult::timings), at its end.
   void RecordTimings();
   int EvalsLeft() const { return o_.max_evals > 0 ? o_.max_evals - res_.measured : 1 << 30; }
@@ -117,7 +118,8 @@ class OptimizeRun {
   exec::EvalRequest MakeRequest(const std::optional<std::string>& source, exec::Mode mode, uint64_t seed, int trials,
                                 const nlohmann::json& timing, const std::vector<std::string>& cases) const;
   // Every request: its timeout cut at the hard end; none starts past it (the run then ends, hard_end_hit_).
-  Result<exec::EvalResult> Measure(exec::EvalRequest r);
+  // `sent_s`, when given: the timeout the request went out with.
+  Result<exec::EvalResult> Measure(exec::EvalRequest r, double* sent_s = nullptr);
   Result<exec::EvalResult> TimeShort(const std::string& src, CandidateRecord* rec);
   uint64_t NextSeed();
 
@@ -141,7 +143,6 @@ class OptimizeRun {
   bool finished_ = false;      // a phase ended the run with a result
   bool original_passed_ = false;  // the original passed its baseline: a later failure keeps it (exit 0)
   bool hard_end_hit_ = false;     // a request could not start before the hard end
-  double last_timeout_s_ = 0;     // the timeout the last request was sent with (after the hard end's cut)
   double budget_start_ = 0;       // seconds since the start where the budget begins (--budget-scope)
   double t_search0_ = -1, t_verify0_ = -1;  // seconds since the start: the search's and verification's starts
   std::string finish_status_;  // its status ("kept", "dry-run", ...)

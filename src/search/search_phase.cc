@@ -64,10 +64,11 @@ Status OptimizeRun::DryRun() {
       cr.source_hash = HashHex(*src);
       exec::EvalRequest rq = MakeRequest(*src, exec::Mode::kCheck, NextSeed(), o_.verify_trials, {}, run_cases_);
       rq.timeout_s = CandidateTimeout();
-      KILN_ASSIGN_OR_RETURN(exec::EvalResult r, Measure(rq));
+      double sent_s = rq.timeout_s;
+      KILN_ASSIGN_OR_RETURN(exec::EvalResult r, Measure(rq, &sent_s));
       cr.verdict = exec::VerdictName(r.verdict);
       cr.message = r.message;
-      if (CutAsSlow(rq, r, &cr))
+      if (CutAsSlow(rq.timeout_s, sent_s, r, &cr))
         ++res_.pruned;
       else if (r.verdict != exec::Verdict::kOk)
         ++res_.failed;
@@ -112,15 +113,15 @@ double OptimizeRun::CandidateTimeout() const {
 
 // A measurement the worker timed out at the candidate's own deadline (not the run's timeout): the candidate
 // is far slower than the original (or its compile is), so it is pruned, not waited for.
-bool OptimizeRun::CutAsSlow(const exec::EvalRequest& rq, const exec::EvalResult& r, CandidateRecord* rec) {
-  if (r.verdict != exec::Verdict::kTimeout || rq.timeout_s >= o_.timeout_s) return false;
+bool OptimizeRun::CutAsSlow(double asked_s, double sent_s, const exec::EvalResult& r, CandidateRecord* rec) {
+  if (r.verdict != exec::Verdict::kTimeout || asked_s >= o_.timeout_s) return false;
   // What set the limit: the candidate's own deadline, the search budget's end, or the run's hard end
-  // (Measure cut the timeout it sent).
-  const double sent = std::min(rq.timeout_s, last_timeout_s_ > 0 ? last_timeout_s_ : rq.timeout_s);
+  // (the timeout sent was cut below the one asked).
+  const double sent = std::min(asked_s, sent_s);
   std::string why;
-  if (sent < rq.timeout_s - 1e-9)
+  if (sent < asked_s - 1e-9)
     why = "the run's hard end";
-  else if (rq.timeout_s < CandidateTimeout() - 1e-9)
+  else if (asked_s < CandidateTimeout() - 1e-9)
     why = "the search budget's end";
   else
     why = fmt::format("{:g}x the original's measurement of {:.1f} s, --slow-factor", o_.slow_factor, base_.eval_s);
@@ -271,10 +272,8 @@ Status OptimizeRun::MeasurePending(Pending* p, CompileBatch* batch, bool* stoppe
     if (cr.verdict != exec::Verdict::kOk) {
       rec.verdict = exec::VerdictName(cr.verdict);
       rec.message = cr.message;
-      exec::EvalRequest as_sent;
-      as_sent.timeout_s = CandidateTimeout();
-      last_timeout_s_ = p->compile_timeout_s;  // (a compile does not pass Measure)
-      if (CutAsSlow(as_sent, cr, &rec)) rec.message = "compile " + rec.message;
+      // (a compile does not pass Measure: RenderRound cut its timeout at the hard end)
+      if (CutAsSlow(CandidateTimeout(), p->compile_timeout_s, cr, &rec)) rec.message = "compile " + rec.message;
       if (IsResourceFailure(cr.message)) prune_.out_of_resources.push_back(rec.config);  // learned: its supersets
     } else if (auto why_not = PruneAfterCompile(cr.kernels, prune_)) {
       rec.verdict = "pruned";

@@ -3,8 +3,10 @@
 // compiling, compiles in parallel, records every step, refuses to time without a GPU.
 #include <cmath>
 #include <filesystem>
+#include <map>
 #include <thread>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "fakes.h"
@@ -748,14 +750,20 @@ TEST(Loop, MachineryFailureAfterTheOriginalKeepsIt) {
 class TimedMeasurer : public FakeMeasurer {
  public:
   std::function<bool(const Config&)> slow = [](const Config&) { return false; };
+  // Configs whose compile outlasts any deadline (answered "timeout" at once: compiles run on another thread).
+  std::function<bool(const Config&)> slow_compile = [](const Config&) { return false; };
   double slow_s = 96;
   std::vector<std::pair<double, double>> started_and_timeout;  // (clock at the start, timeout_s)
+  std::map<std::string, double> compile_timeout;               // ConfigKey -> its compile request's timeout_s
   exec::EvalResult Run(const exec::EvalRequest& r) override {
     Config cfg = testing::ParseConfig(r.candidate_source.value_or(""));
     {
       std::lock_guard<std::mutex> l(mu);
       started_and_timeout.push_back({*clock, r.timeout_s});
+      if (r.mode == exec::Mode::kCompile) compile_timeout[ConfigKey(cfg)] = r.timeout_s;
     }
+    if (r.mode == exec::Mode::kCompile && slow_compile(cfg))
+      return exec::EvalResult::Make(exec::Verdict::kTimeout, "timeout", "killed after the request's timeout");
     if (r.mode != exec::Mode::kCompile && slow(cfg) && r.timeout_s < slow_s) {
       *clock += r.timeout_s;
       return exec::EvalResult::Make(exec::Verdict::kTimeout, "timeout", "killed after the request's timeout");
@@ -810,6 +818,40 @@ TEST(Loop, SlowCandidateIsCutAtItsDeadline) {
     } else {
       EXPECT_GE(slowest, 96.0);  // without the deadline the slow candidate is waited for
     }
+  }
+}
+
+// A compile that runs into the candidate's deadline is pruned as too slow, like a timing; its message names
+// the limit it was sent with (the candidate's deadline, or the run's hard end when that cut it shorter).
+TEST(Loop, SlowCompileIsCutAndNamesItsLimit) {
+  // Without a hard end the deadline is 5 x the original's 2 s (10 s); with one at 60 s the search starts a
+  // few seconds in and a compile's 80 s deadline (40 x 2 s) is cut to what is left (less the runner's grace).
+  for (const auto& [hard_end, factor] : std::vector<std::pair<double, double>>{{0.0, 5.0}, {60.0, 40.0}}) {
+    TimedFixture f;
+    f.tm.slow_compile = [](const Config& c) { return c.at("num_warps") == 1; };
+    f.o.compile_jobs = 2;
+    f.o.slow_factor = factor;
+    f.o.hard_end_s = hard_end;
+    f.o.strategy = "coordinate";
+    f.o.tuned_seeds = false;
+    f.o.patience = 100;
+    const Config start{{"BLOCK_SIZE", 256}, {"num_warps", 2}, {"num_stages", 2}};
+    auto r = f.Run(Input(start));
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    int cut = 0;
+    for (const auto& c : r->candidates) {
+      if (c.message.rfind("compile too slow", 0) != 0) continue;
+      ++cut;
+      EXPECT_EQ(c.verdict, "pruned");
+      const double sent = f.tm.compile_timeout.at(ConfigKey(c.config));
+      EXPECT_NE(c.message.find(fmt::format("no answer within {:.1f} s", sent)), std::string::npos) << c.message;
+      const bool by_hard_end = sent < 2.0 * factor - 1e-9;
+      EXPECT_EQ(c.message.find("the run's hard end") != std::string::npos, by_hard_end) << c.message;
+      EXPECT_EQ(c.message.find("--slow-factor") != std::string::npos, !by_hard_end) << c.message;
+      if (hard_end > 0) EXPECT_TRUE(by_hard_end) << c.message;
+    }
+    EXPECT_GE(cut, 1) << "hard end " << hard_end;
+    EXPECT_EQ(r->cut_slow, cut);
   }
 }
 

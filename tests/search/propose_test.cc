@@ -51,6 +51,8 @@ class ScriptedProposer : public Proposer {
   bool fail_after = false;
   std::optional<Space> rewrite_space;  // what Analyze finds in the model's module (nullopt: cannot analyse)
   std::vector<std::string> analysed;
+  std::vector<std::string> moves_;  // the diagnosis moves its proposals address
+  std::vector<std::string> moves() const override { return moves_; }
   Result<ProposalSpace> Analyze(const std::string& source) override {
     analysed.push_back(source);
     if (!rewrite_space) return Proposer::Analyze(source);
@@ -74,6 +76,7 @@ class ScriptedProposer : public Proposer {
 class SourceProfiler : public Profiler {
  public:
   std::vector<std::string> seen;
+  std::vector<std::string> moves;  // the original's finding's moves
   double* clock = nullptr;  // a profile takes 3 s
   Status Available() override { return Status::Ok(); }
   Result<ProfileSummary> Profile(const task::TaskSpec&, const std::optional<std::string>& src,
@@ -84,7 +87,7 @@ class SourceProfiler : public Profiler {
     ProfileSummary p;
     p.bound = "memory";
     p.roofline_fraction = 0.2;
-    p.findings.push_back({rewrite ? "rewrite_finding" : "original_finding", "major", "m", {}});
+    p.findings.push_back({rewrite ? "rewrite_finding" : "original_finding", "major", "m", rewrite ? std::vector<std::string>{} : moves});
     return p;
   }
 };
@@ -140,6 +143,27 @@ TEST(Propose, AFasterRewriteWinsAfterVerificationAndIsReportedAsTheModels) {
   ASSERT_EQ(f.pr.seen.size(), 1u);
   EXPECT_EQ(f.pr.seen[0].source, RenderConfig(kBase));
   EXPECT_EQ(f.pr.seen[0].original_case_ms.size(), 2u);
+}
+
+// A move the search does not compose is noted as such, unless the proposer addresses it (kiln optimize
+// without --llm proposes the diagnosis's persistent grid and split-K as rewrites).
+TEST(Propose, AMoveTheProposerAddressesIsNotNotedAsUncomposed) {
+  for (bool addressed : {false, true}) {
+    Fixture f;
+    SourceProfiler prof;
+    prof.moves = {"persistent_grid"};
+    f.profiler = &prof;
+    if (addressed) f.pr.moves_ = {"persistent_grid"};
+    f.pr.rounds_ = {{}};
+    auto r = f.Run();
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    bool noted = false;
+    for (const auto& n : r->notes) noted |= n.find("'persistent_grid'") != std::string::npos;
+    EXPECT_EQ(noted, !addressed);
+    ASSERT_EQ(f.pr.seen.size(), 1u);
+    ASSERT_TRUE(f.pr.seen[0].profile.has_value());
+    EXPECT_EQ(f.pr.seen[0].profile->findings[0].moves, prof.moves);  // what the proposer turns into rewrites
+  }
 }
 
 TEST(Propose, FailuresGoBackToTheProposerAndTheSearchGoesOn) {

@@ -1,0 +1,80 @@
+// The proposer of `kiln optimize` without --llm: the diagnosis's source rewrites, applied by kiln's own.
+#include "app/rewrite_proposer.h"
+
+#include <fstream>
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+#include "rewrite/rewrite.h"
+
+namespace kiln::app {
+namespace {
+
+std::string Read(const std::string& rel) {
+  std::ifstream f(std::string(KILN_SOURCE_DIR) + "/" + rel);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+search::ProposalContext Ctx(const std::string& rel, const std::string& kernel, std::vector<std::string> moves) {
+  search::ProposalContext ctx;
+  ctx.source = Read(rel);
+  ctx.kernel = kernel;
+  search::ProfileSummary p;
+  p.bound = "latency";
+  p.roofline_fraction = 0.3;
+  p.findings.push_back({"low_occupancy_waves", "major", "few programs", std::move(moves), nlohmann::json::array()});
+  ctx.profile = p;
+  return ctx;
+}
+
+std::string Expected(const std::string& rel, const std::string& kernel, const std::string& request) {
+  auto rq = rewrite::ParseRequest(request);
+  EXPECT_TRUE(rq.ok());
+  auto r = rewrite::ApplySequence(Read(rel), rel, rewrite::Target{kernel, {}}, {*rq});
+  EXPECT_TRUE(r.ok()) << r.status().message();
+  return r.ok() ? r->source : "";
+}
+
+// fifth_order_sph_harmonics, flash_decode2_llama, reversed_cumsum (development modules, H100 session 10):
+// the diagnosis asked for a persistent grid the search could not compose: it is proposed now.
+TEST(RewriteProposer, PersistentGridWhereTheDiagnosisAsksForIt) {
+  task::TaskSpec task;
+  RewriteProposer p(task, "add_kernel");
+  auto ctx = Ctx("tests/rewrite/cases/vector_add_var.py", "add_kernel", {"bigger_block", "persistent_grid"});
+  auto props = p.Propose(ctx);
+  ASSERT_TRUE(props.ok()) << props.status().message();
+  ASSERT_EQ(props->size(), 1u);
+  EXPECT_EQ((*props)[0].source, Expected("tests/rewrite/cases/vector_add_var.py", "add_kernel", "persistent_grid"));
+  EXPECT_NE((*props)[0].source.find("_kiln_num_tiles"), std::string::npos);
+  EXPECT_EQ((*props)[0].note, "persistent_grid (diagnosis: low_occupancy_waves)");
+  // One round only, and nothing without a diagnosis or a move it stands for.
+  ctx.round = 1;
+  EXPECT_TRUE(p.Propose(ctx)->empty());
+  ctx.round = 0;
+  ctx.profile.reset();
+  EXPECT_TRUE(p.Propose(ctx)->empty());
+  EXPECT_TRUE(p.Propose(Ctx("tests/rewrite/cases/vector_add_var.py", "add_kernel", {"bigger_block"}))->empty());
+}
+
+// matmul_triton1 (one program for 132 SMs, 0.5% of its roofline): split-K at 4 and 16; a rewrite that
+// does not apply (a grid over META is not a persistent grid's tuple) is not proposed.
+TEST(RewriteProposer, SplitKAndNothingThatDoesNotApply) {
+  task::TaskSpec task;
+  RewriteProposer p(task, "matmul_kernel");
+  auto props = p.Propose(Ctx("tests/rewrite/cases/matmul.py", "matmul_kernel", {"split_k", "persistent_grid"}));
+  ASSERT_TRUE(props.ok()) << props.status().message();
+  ASSERT_EQ(props->size(), 2u);
+  EXPECT_EQ((*props)[0].source, Expected("tests/rewrite/cases/matmul.py", "matmul_kernel", "split_k SPLIT_K=4"));
+  EXPECT_EQ((*props)[1].source, Expected("tests/rewrite/cases/matmul.py", "matmul_kernel", "split_k SPLIT_K=16"));
+  auto auto_tuned = p.Propose(Ctx("tests/rewrite/cases/matmul_autotuned.py", "matmul_kernel", {"split_k"}));
+  ASSERT_TRUE(auto_tuned.ok());
+  EXPECT_TRUE(auto_tuned->empty());  // split-K refuses an autotuned kernel
+  EXPECT_EQ(p.moves(), (std::vector<std::string>{"persistent_grid", "split_k"}));
+  for (const auto& m : p.moves()) EXPECT_FALSE(RewritesForMove(m).empty()) << m;
+}
+
+}  // namespace
+}  // namespace kiln::app
