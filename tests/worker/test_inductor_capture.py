@@ -155,7 +155,7 @@ def test_past_the_deadline_an_out_of_memory_program_keeps_its_record_for_a_later
     assert not recs[0].get("retried_alone")
 
 
-SIZED = '''import os, time
+LOGGED = '''import os, time
 import torch
 import torch.nn as nn
 
@@ -163,10 +163,10 @@ class Model(nn.Module):
     def forward(self, x):
         if x.device.type != "meta":        # the memory estimate runs the forward on meta tensors first
             with open(LOG, "a") as f:
-                f.write(f"start {time.time()}\\n")
-            time.sleep(0.8)
+                f.write(f"NAME start {time.time()}\\n")
+            time.sleep(SLEEP)
             with open(LOG, "a") as f:
-                f.write(f"end {time.time()}\\n")
+                f.write(f"NAME end {time.time()}\\n")
         return x * 2
 
 def get_inputs():
@@ -177,8 +177,14 @@ def get_init_inputs():
 '''
 
 
+def _program(tmp_path, name, log, rows, sleep=0.8):
+    """A program whose forward (x * 2 on a ROWS x 1024 input) logs `name start/end <time>` around a sleep."""
+    return _write(tmp_path, f"{name}.py", LOGGED.replace("LOG", repr(str(log))).replace("NAME", name)
+                  .replace("ROWS", str(rows)).replace("SLEEP", str(sleep)))
+
+
 def test_the_memory_estimate_comes_from_the_sizes_on_the_meta_device(tmp_path):
-    p = _write(tmp_path, "p.py", SIZED.replace("LOG", repr(str(tmp_path / "log"))).replace("ROWS", "256"))
+    p = _program(tmp_path, "p", tmp_path / "log", 256)
     # a 1 MiB input and a 1 MiB result: the input once, the result four times, 1 GiB of overhead
     assert ic.estimate_bytes(p) == (1 << 20) + 4 * (1 << 20) + (1 << 30)
     # a forward that meta tensors cannot run: its result taken as large as its inputs
@@ -195,7 +201,7 @@ def test_the_memory_estimate_comes_from_the_sizes_on_the_meta_device(tmp_path):
 def _most_at_once(log):
     """The most forwards that ran at the same time, from their start/end lines."""
     events = sorted((float(t), 1 if kind == "start" else -1)
-                    for kind, t in (line.split() for line in log.read_text().splitlines()))
+                    for _, kind, t in (line.split() for line in log.read_text().splitlines()))
     now = most = 0
     for _, step in events:
         now += step
@@ -206,7 +212,7 @@ def _most_at_once(log):
 def test_list_mode_starts_a_program_when_its_memory_fits_beside_the_running_ones(tmp_path):
     # three programs of 16 MiB inputs (an estimate of 1 GiB + 80 MiB each) over three processes
     log = tmp_path / "log"
-    big = _write(tmp_path, "big.py", SIZED.replace("LOG", repr(str(log))).replace("ROWS", "4096"))
+    big = _program(tmp_path, "big", log, 4096)
     listing = tmp_path / "list.jsonl"
     listing.write_text("".join(json.dumps({"id": i, "path": big}) + "\n" for i in ("a", "b", "c")))
     env = dict(os.environ, PYTHONPATH=os.path.join(REPO, "worker"))
@@ -270,45 +276,17 @@ def test_the_compiled_and_eager_results_are_compared_in_chunks(monkeypatch):
     assert ic._close(nan, nan.clone())
 
 
-NAMED = '''import os, time
-import torch
-import torch.nn as nn
-
-class Model(nn.Module):
-    def forward(self, x):
-        if x.device.type != "meta":
-            with open(LOG, "a") as f:
-                f.write(f"NAME start {time.time()}\\n")
-            time.sleep(SLEEP)
-            with open(LOG, "a") as f:
-                f.write(f"NAME end {time.time()}\\n")
-        return x * 2
-
-def get_inputs():
-    return [torch.randn(ROWS, 1024)]
-
-def get_init_inputs():
-    return []
-'''
-
-
-def test_a_program_waiting_for_memory_does_not_hold_its_process(tmp_path):
-    # two 256 MiB programs (2.25 GiB estimated each) and four small ones over two processes, a budget of 3.5 GiB:
-    # the second big one does not fit beside the first; its process runs small ones meanwhile (a session-10 H100
-    # run captured 24 of 500 composed programs in 100 s: all 16 processes waited behind KernelBench's 30 GB ones)
+def _capture_logged(tmp_path, programs, *args):
+    """Captures `programs` ((name, rows, sleep), eager only) in list mode with `args`; every record ok; returns
+    {(name, "start"|"end"): time} from their log."""
     log = tmp_path / "log"
-    progs = {}
-    for name, rows, sleep in (("big1", 64 * 1024, 2.0), ("big2", 64 * 1024, 0.5), ("s1", 8, 0.2), ("s2", 8, 0.2),
-                              ("s3", 8, 0.2), ("s4", 8, 0.2)):
-        progs[name] = _write(tmp_path, f"{name}.py", NAMED.replace("LOG", repr(str(log))).replace("NAME", name)
-                             .replace("ROWS", str(rows)).replace("SLEEP", str(sleep)))
+    progs = {name: _program(tmp_path, name, log, rows, sleep) for name, rows, sleep in programs}
     listing = tmp_path / "list.jsonl"
     listing.write_text("".join(json.dumps({"id": n, "path": p}) + "\n" for n, p in progs.items()))
     out = tmp_path / "out.jsonl"
     env = dict(os.environ, PYTHONPATH=os.path.join(REPO, "worker"))
     r = subprocess.run([sys.executable, "-m", "kiln_worker.inductor_capture", "--eager-only", "--list", str(listing),
-                        "--out", str(out), "--jobs", "2", "--gpu-memory", str(7 << 29)],
-                       capture_output=True, text=True, env=env, timeout=300)
+                        "--out", str(out), *args], capture_output=True, text=True, env=env, timeout=300)
     assert r.returncode == 0, r.stderr
     recs = {json.loads(l)["id"]: json.loads(l) for l in out.read_text().splitlines()}
     assert sorted(recs) == sorted(progs) and all(x["ok"] for x in recs.values()), recs
@@ -316,6 +294,16 @@ def test_a_program_waiting_for_memory_does_not_hold_its_process(tmp_path):
     for line in log.read_text().splitlines():
         name, kind, at = line.split()
         t[(name, kind)] = float(at)
+    return t
+
+
+def test_a_program_waiting_for_memory_does_not_hold_its_process(tmp_path):
+    # two 256 MiB programs (2.25 GiB estimated each) and four small ones over two processes, a budget of 3.5 GiB:
+    # the second big one does not fit beside the first; its process runs small ones meanwhile (a session-10 H100
+    # run captured 24 of 500 composed programs in 100 s: all 16 processes waited behind KernelBench's 30 GB ones)
+    t = _capture_logged(tmp_path, (("big1", 64 * 1024, 2.0), ("big2", 64 * 1024, 0.5), ("s1", 8, 0.2), ("s2", 8, 0.2),
+                                   ("s3", 8, 0.2), ("s4", 8, 0.2)),
+                        "--jobs", "2", "--gpu-memory", str(7 << 29))
     big_first, big_second = sorted(("big1", "big2"), key=lambda n: t[(n, "start")])
     # never both big ones at once; small ones ran while the first big one did (big2 waited less than the 10 s
     # after which the memory freed is kept for it)
@@ -329,26 +317,9 @@ def test_a_large_program_waiting_aside_is_not_starved_by_smaller_ones(tmp_path):
     # must not take the memory the first mid one frees (a session-11 H100 run left 10 KernelBench modules of
     # 25 to 35 GB uncaptured at the deadline while smaller programs kept starting): it starts before the third.
     # --reserve-after 0: the reservation at once (1000, the behaviour before it, fails this test)
-    log = tmp_path / "log"
-    progs = {}
-    for name, rows, sleep in (("mid1", 16 * 1024, 1.5), ("big", 64 * 1024, 0.3), ("mid2", 16 * 1024, 1.5),
-                              ("mid3", 16 * 1024, 1.5), ("mid4", 16 * 1024, 1.5)):
-        progs[name] = _write(tmp_path, f"{name}.py", NAMED.replace("LOG", repr(str(log))).replace("NAME", name)
-                             .replace("ROWS", str(rows)).replace("SLEEP", str(sleep)))
-    listing = tmp_path / "list.jsonl"
-    listing.write_text("".join(json.dumps({"id": n, "path": p}) + "\n" for n, p in progs.items()))
-    out = tmp_path / "out.jsonl"
-    env = dict(os.environ, PYTHONPATH=os.path.join(REPO, "worker"))
-    r = subprocess.run([sys.executable, "-m", "kiln_worker.inductor_capture", "--eager-only", "--list", str(listing),
-                        "--out", str(out), "--jobs", "2", "--gpu-memory", str(3 << 30), "--reserve-after", "0"],
-                       capture_output=True, text=True, env=env, timeout=300)
-    assert r.returncode == 0, r.stderr
-    recs = {json.loads(l)["id"]: json.loads(l) for l in out.read_text().splitlines()}
-    assert sorted(recs) == sorted(progs) and all(x["ok"] for x in recs.values()), recs
-    t = {}
-    for line in log.read_text().splitlines():
-        name, kind, at = line.split()
-        t[(name, kind)] = float(at)
+    t = _capture_logged(tmp_path, (("mid1", 16 * 1024, 1.5), ("big", 64 * 1024, 0.3), ("mid2", 16 * 1024, 1.5),
+                                   ("mid3", 16 * 1024, 1.5), ("mid4", 16 * 1024, 1.5)),
+                        "--jobs", "2", "--gpu-memory", str(3 << 30), "--reserve-after", "0")
     mids = sorted(("mid2", "mid3", "mid4"), key=lambda n: t[(n, "start")])
     assert t[("big", "start")] < t[(mids[1], "start")], t
     # and never beside a mid one (the budget holds)
