@@ -21,7 +21,7 @@ Scopes ScopesAt(const Tree& tree, uint32_t before) {
   Scopes s;
   Node fn = EnclosingFunction(tree, before);
   if (!fn.is_null()) {
-    s.local = AssignmentsIn(fn.field("body"));
+    s.local = AssignmentsIn(fn.field("body"), /*unpacked=*/true);  // `NK, NV = cdiv(K, BK), cdiv(V, BV)`
     s.has_local = true;
   }
   // Module level: only top-level statements.
@@ -108,7 +108,7 @@ std::set<std::string> PidVars(const Tree& tree, const Kernel& k) {
   std::set<std::string> vars;
   Node def = KernelDef(tree, k);
   if (def.is_null()) return vars;
-  auto as = AssignmentsIn(def.field("body"));
+  auto as = AssignmentsIn(def.field("body"), /*unpacked=*/true);  // `i_v, i_k = tl.program_id(0), ...`
   for (int pass = 0; pass < 3; ++pass) {
     for (const auto& a : as) {
       if (vars.count(a.name)) continue;

@@ -274,6 +274,57 @@ std::map<std::string, DivisorUse> DivisorConstexprs(const Tree& tree, const Modu
   return out;
 }
 
+namespace {
+
+// Block numbers that step by a constexpr B (`i_t * BT`, i_t a program id) and also offset a pointer
+// otherwise (`h + i_bh * s_h_h + i_t * K * V`: one state per chunk of BT rows, written by another kernel
+// or sized by the host): B sets the granularity of that data. Adds B -> where to `out`.
+void BlockNumberOffsets(const Tree& tree, const Kernel& k, const std::set<std::string>& cx,
+                        const std::set<std::string>& ptrs, std::map<std::string, std::string>& out) {
+  Node body = KernelDef(tree, k).field("body");
+  auto pids = PidVars(tree, k);
+  auto blocks = PowerOfTwoConstexprs(tree, k);  // block sizes (`i_t * K`, K a head size, is data's stride)
+  auto is_mul = [](const Node& n) {
+    return n.type() == "binary_operator" && !n.field("operator").is_null() && n.field("operator").type() == "*";
+  };
+  std::map<std::string, std::set<std::string>> steps;  // block number -> the constexprs it is multiplied by
+  body.Walk([&](const Node& n) {
+    if (!is_mul(n)) return true;
+    Node a = Unparen(n.field("left")), b = Unparen(n.field("right"));
+    for (auto [x, y] : {std::pair{a, b}, std::pair{b, a}})
+      if (x.type() == "identifier" && y.type() == "identifier" && pids.count(std::string(x.text())) &&
+          cx.count(std::string(y.text())) && blocks.count(std::string(y.text())))
+        steps[std::string(x.text())].insert(std::string(y.text()));
+    return true;
+  });
+  if (steps.empty()) return;
+  body.Walk([&](const Node& n) {
+    if (n.type() != "identifier" || !steps.count(std::string(n.text()))) return true;
+    const auto& bs = steps.at(std::string(n.text()));
+    Node p = n.parent();
+    while (!p.is_null() && p.type() == "parenthesized_expression") p = p.parent();
+    if (!p.is_null() && is_mul(p)) {  // `i_t * BT`: the block's offset
+      Node other = Unparen(p.field("left")).span() == n.span() ? Unparen(p.field("right")) : Unparen(p.field("left"));
+      if (other.type() == "identifier" && bs.count(std::string(other.text()))) return true;
+    }
+    Node top = n;  // the arithmetic expression it is part of
+    for (Node q = n.parent(); !q.is_null() && (q.type() == "binary_operator" || q.type() == "parenthesized_expression" ||
+                                               q.type() == "unary_operator");
+         q = q.parent())
+      top = q;
+    bool pointer = false;
+    for (const auto& id : IdentifierNames(top)) pointer = pointer || ptrs.count(id) > 0;
+    if (!pointer) return true;
+    for (const auto& b : bs)
+      if (!out.count(b))
+        out[b] = fmt::format("'{}' at line {} offsets a pointer by the block number {} it steps", Brief(top.text()),
+                             top.span().begin.line, n.text());
+    return true;
+  });
+}
+
+}  // namespace
+
 std::map<std::string, std::string> BlockIndexConstexprs(const Tree& tree, const ModuleModel& m, const Kernel& k) {
   (void)m;
   std::map<std::string, std::string> out;
@@ -374,6 +425,7 @@ std::map<std::string, std::string> BlockIndexConstexprs(const Tree& tree, const 
     Node pe = NodeAt(tree, mo.pointer.span);
     if (!pe.is_null()) note(pe, "");
   }
+  BlockNumberOffsets(tree, k, cx, ptrs, out);
   return out;
 }
 

@@ -53,7 +53,8 @@ std::string OtherReader(const pyast::Tree& tree, const ModuleModel& model, const
   Node scope = EnclosingFunction(tree, assign.span.begin.byte);
   if (scope.is_null()) scope = tree.root();
   auto inside = [](const Node& n, const Span& s) { return s.size() > 0 && s.Contains(n.span()); };
-  auto assigns = AssignmentsIn(scope.type() == "function_definition" ? scope.field("body") : scope);
+  // `NK, NV = cdiv(K, BK), cdiv(V, BV)`: NV is followed as `NV = cdiv(V, BV)` would be
+  auto assigns = AssignmentsIn(scope.type() == "function_definition" ? scope.field("body") : scope, true);
   for (const Node& id : Identifiers(scope)) {
     if (id.text() != var) continue;
     Node p = id.parent();
@@ -187,7 +188,7 @@ void HiddenSite(const Tree& tree, const ModuleModel& model, const KernelFacts& f
     bool assigned = false;
     Node fn = EnclosingFunction(tree, l.span.begin.byte);
     if (!fn.is_null())
-      for (const auto& a : AssignmentsIn(fn.field("body"))) assigned = assigned || a.name == var;
+      for (const auto& a : AssignmentsIn(fn.field("body"), true)) assigned = assigned || a.name == var;
     if (assigned || fn.is_null()) {
       s.why = what + "; the wrapper assigns '" + var + "' too";
       return;

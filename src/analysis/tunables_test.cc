@@ -128,5 +128,32 @@ TEST(Tunables, HiddenComputed) {
   EXPECT_NE(mb->reason.find("covers its extent in one block"), std::string::npos) << mb->reason;
 }
 
+// Tuple assignments (issue 21): `i_v, i_k, i_b = tl.program_id(0), ...` in the kernel and
+// `BK, BV = min(K, 32), min(V, 32)` / `NK, NV = cdiv(K, BK), cdiv(V, BV)` in the wrapper.
+TEST(Tunables, HiddenUnpacked) {
+  auto p = Parse("cases/hidden_unpacked.py");
+  auto t = ExtractTunables(*p.tree, p.model, Target{"decay_scan_kernel", {}});
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  const Tunable* bv = t->Find("BV");  // stepped by an unpacked program id; NV feeds the grid only
+  ASSERT_NE(bv, nullptr);
+  EXPECT_EQ(bv->site, TunableSite::kAssignOverride);
+  EXPECT_TRUE(bv->editable) << bv->reason;
+  EXPECT_TRUE(bv->grid_follows);
+  const Tunable* bk = t->Find("BK");  // NK sizes the partial outputs: the caller relies on it
+  ASSERT_NE(bk, nullptr);
+  EXPECT_FALSE(bk->editable);
+  EXPECT_NE(bk->reason.find("the caller relies on it"), std::string::npos) << bk->reason;
+  auto c = ExtractTunables(*p.tree, p.model, Target{"colmax_kernel", {}});
+  ASSERT_TRUE(c.ok());
+  EXPECT_FALSE(c->Find("BLOCK")->editable);
+  EXPECT_NE(c->Find("BLOCK")->reason.find("covers its extent in one block"), std::string::npos);
+  auto s = ExtractTunables(*p.tree, p.model, Target{"chunk_sum_kernel", {}});
+  ASSERT_TRUE(s.ok());
+  const Tunable* bt = s->Find("BT");  // its block number indexes the per-chunk sums
+  ASSERT_NE(bt, nullptr);
+  EXPECT_FALSE(bt->editable);
+  EXPECT_NE(bt->reason.find("offsets a pointer by the block number i_t it steps"), std::string::npos) << bt->reason;
+}
+
 }  // namespace
 }  // namespace kiln::analysis

@@ -182,7 +182,7 @@ Node EnclosingFunction(const Tree& tree, uint32_t byte) {
   return n;
 }
 
-std::vector<SimpleAssign> AssignmentsIn(const Node& scope) {
+std::vector<SimpleAssign> AssignmentsIn(const Node& scope, bool unpacked) {
   std::vector<SimpleAssign> out;
   scope.Walk([&](const Node& n) {
     if (!(n == scope) && (n.type() == "function_definition" || n.type() == "class_definition" || n.type() == "lambda"))
@@ -191,6 +191,15 @@ std::vector<SimpleAssign> AssignmentsIn(const Node& scope) {
       Node left = n.field("left"), right = n.field("right");
       if (!left.is_null() && left.type() == "identifier" && !right.is_null()) {
         out.push_back({std::string(left.text()), EnclosingStatement(n), right, n.type() == "augmented_assignment"});
+      } else if (unpacked && n.type() == "assignment" && !left.is_null() && !right.is_null() &&
+                 (left.type() == "pattern_list" || left.type() == "tuple_pattern")) {
+        Node r = Unparen(right);
+        auto lhs = left.named_children();
+        std::vector<Node> rhs;
+        if (r.type() == "expression_list" || r.type() == "tuple") rhs = r.named_children();
+        if (rhs.size() == lhs.size())
+          for (size_t i = 0; i < lhs.size(); ++i)
+            if (lhs[i].type() == "identifier") out.push_back({std::string(lhs[i].text()), EnclosingStatement(n), rhs[i]});
       }
       return true;
     }

@@ -63,8 +63,10 @@ struct SimpleAssign {
   bool augmented = false;
 };
 // Simple assignments in `scope` (a function body or the module), nested blocks included, but not
-// inside nested function/class definitions; in source order.
-std::vector<SimpleAssign> AssignmentsIn(const Node& scope);
+// inside nested function/class definitions; in source order. `unpacked`: also one per target of a tuple
+// assignment whose right side is a tuple of the same length (`i_v, i_k = tl.program_id(0),
+// tl.program_id(1)` gives i_k = tl.program_id(1)); other unpackings (`a, b = f(x)`) give none.
+std::vector<SimpleAssign> AssignmentsIn(const Node& scope, bool unpacked = false);
 // The last assignment to `name` in `scope` before byte `before`; also counts all assignments.
 const SimpleAssign* LastAssignBefore(const std::vector<SimpleAssign>& as, std::string_view name, uint32_t before,
                                      int* count = nullptr);
