@@ -475,13 +475,22 @@ void OptimizeRun::ProfileOriginal() {
 // A 1-D block far below where elementwise and row kernels are tuned (TritonBench's add_example
 // launches BLOCK_SIZE=4: 33 million programs of 4 elements, half of every 32-byte sector unused) is
 // the first thing to grow, whatever the counters stressed; uncoalesced access in a 1-D kernel is
-// served the same way (more contiguous elements per program).
+// served the same way (more contiguous elements per program). Not when the diagnosis asks for smaller
+// tiles (small_grid: the grid does not fill the GPU, as fused_recurrent_retention's 16 programs of
+// BV=32 on 132 SMs): growing the block would leave more SMs idle.
 void OptimizeRun::AddBlockSizeMoves() {
   auto has = [&](const char* m) { return std::find(moves_.begin(), moves_.end(), m) != moves_.end(); };
+  const bool small_grid = has("smaller_tiles") || has("smaller_block");
   for (const auto& p : in_.space.params()) {
     if (p.role != Role::kBlock) continue;
     auto it = in_.baseline.find(p.name);
     if (it == in_.baseline.end() || it->second >= o_.small_block) continue;
+    if (small_grid) {
+      res_.notes.push_back(fmt::format("{}={} is below the block sizes 1-D kernels are tuned at, but the diagnosis "
+                                       "asks for smaller tiles (the grid does not fill the GPU): it is not grown first",
+                                       p.name, it->second));
+      continue;
+    }
     for (const char* m : {"bigger_block", "typical_block"})
       if (!has(m)) moves_.insert(moves_.begin(), m);
     res_.notes.push_back(

@@ -641,6 +641,37 @@ TEST(Loop, UndersizedBlockIsGrownFirst) {
   EXPECT_TRUE(r->improved);
 }
 
+class SmallGridProfiler : public FakeProfiler {
+ public:
+  Result<ProfileSummary> Profile(const task::TaskSpec& t, const std::optional<std::string>& src,
+                                 const std::string& case_name) override {
+    auto p = FakeProfiler::Profile(t, src, case_name);
+    if (p.ok()) p->findings = {{"small_grid", "warning", "16 programs for 132 SMs", {"smaller_tiles"}}};
+    return p;
+  }
+};
+
+TEST(Loop, UndersizedBlockOfASmallGridIsNotGrown) {
+  // BLOCK_SIZE=32 with a grid that does not fill the GPU (the diagnosis asks for smaller tiles): the
+  // first move is the smaller tile, not the growth to 1024; the report says why.
+  Fixture f;
+  SmallGridProfiler prof;
+  f.o.batch = 1;
+  f.o.tuned_seeds = false;
+  const Config small{{"BLOCK_SIZE", 32}, {"num_warps", 4}, {"num_stages", 3}};
+  auto r = Optimize(Input(small), f.o, {&f.ev, &f.rr, &prof});
+  ASSERT_TRUE(r.ok());
+  ASSERT_GE(r->candidates.size(), 2u);
+  EXPECT_EQ(r->candidates[1].config.at("BLOCK_SIZE"), 16);
+  bool noted = false;
+  for (const auto& n : r->notes) {
+    EXPECT_EQ(n.find("far below"), std::string::npos) << n;
+    noted |= n.find("BLOCK_SIZE=32 is below the block sizes 1-D kernels are tuned at, but the diagnosis asks for "
+                    "smaller tiles") != std::string::npos;
+  }
+  EXPECT_TRUE(noted);
+}
+
 TEST(Loop, GemmSearchMeasuresTheTunedTilesFirst) {
   // A GEMM written with 32x32x32 tiles whose fastest config is 128x256x64/8 warps/3 stages (two seeds
   // away, many coordinate steps away): the seeds are the first configs timed after the baseline, and
