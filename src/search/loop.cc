@@ -481,6 +481,7 @@ void OptimizeRun::ProfileOriginal() {
 void OptimizeRun::AddBlockSizeMoves() {
   auto has = [&](const char* m) { return std::find(moves_.begin(), moves_.end(), m) != moves_.end(); };
   const bool small_grid = has("smaller_tiles") || has("smaller_block");
+  if (small_grid) ReachSmallerBlocks();
   for (const auto& p : in_.space.params()) {
     if (p.role != Role::kBlock) continue;
     auto it = in_.baseline.find(p.name);
@@ -511,6 +512,31 @@ void OptimizeRun::AddBlockSizeMoves() {
         std::find(proposed.begin(), proposed.end(), m) == proposed.end())
       res_.notes.push_back("move '" + m +
                            "' suggested by the diagnosis needs a source rewrite the search does not compose yet");
+}
+
+// The diagnosis asks for smaller tiles (the grid does not fill the GPU): a block's values go down to
+// an eighth of the original's, below the floor the space keeps otherwise (SpaceOptions::block_min), so
+// that more, smaller programs are reachable (fused_recurrent_retention: 16 programs of BV=32 on 132
+// SMs; BV=4 gives 128). Only 1-D blocks (Role::kBlock): tiles of a tl.dot keep their minimum.
+void OptimizeRun::ReachSmallerBlocks() {
+  std::vector<Param> ps = in_.space.params();
+  bool grew = false;
+  for (auto& p : ps) {
+    auto it = in_.baseline.find(p.name);
+    if (p.role != Role::kBlock || it == in_.baseline.end() || p.values.empty() || it->second <= 1) continue;
+    std::vector<int64_t> added;
+    for (int64_t q = std::max<int64_t>(1, it->second / SpaceOptions{}.block_span); q < p.values.front(); q <<= 1)
+      added.push_back(q);
+    if (added.empty()) continue;
+    p.values.insert(p.values.begin(), added.begin(), added.end());
+    grew = true;
+    res_.notes.push_back(fmt::format("{}: the grid does not fill the GPU (the diagnosis asks for smaller tiles): "
+                                     "{} to {} join its values",
+                                     p.name, added.front(), added.back()));
+  }
+  if (!grew) return;
+  in_.space = Space(std::move(ps));
+  res_.space = in_.space;
 }
 
 Status OptimizeRun::ChooseStrategy() {

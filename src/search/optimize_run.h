@@ -54,6 +54,7 @@ class OptimizeRun {
   Status MeasureOriginal();
   void ProfileOriginal();
   void AddBlockSizeMoves();
+  void ReachSmallerBlocks();
   Status ChooseStrategy();
   Status MeasureAutotunedStart();
   Status ProposeRewrites();

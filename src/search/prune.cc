@@ -114,7 +114,7 @@ std::optional<int> InferDtypeBytes(const Space& s, const Config& c, const std::v
 
 std::vector<std::string> AdoptRecordedValues(const std::vector<std::string>& names, const std::string& kernel,
                                              const std::vector<exec::KernelFacts>& kernels, Space* s,
-                                             Config* baseline) {
+                                             Config* baseline, const SpaceOptions& opts) {
   std::vector<std::string> notes;
   if (names.empty()) return notes;
   const exec::KernelFacts* k = nullptr;
@@ -135,10 +135,15 @@ std::vector<std::string> AdoptRecordedValues(const std::vector<std::string>& nam
                       std::to_string((*baseline)[n]));
       continue;
     }
-    if (std::find(p->values.begin(), p->values.end(), *v) == p->values.end()) {
-      p->values.push_back(*v);
-      std::sort(p->values.begin(), p->values.end());
+    const bool block = p->role == Role::kBlock || p->role == Role::kBlockM || p->role == Role::kBlockN ||
+                       p->role == Role::kBlockK;
+    if (block && !p->values.empty() && (*v & (*v - 1)) == 0) {
+      const int64_t top = std::min(p->values.back(), *v * opts.block_span);
+      for (int64_t q = std::max(opts.block_min, *v / opts.block_span); q <= top; q <<= 1)
+        if (std::find(p->values.begin(), p->values.end(), q) == p->values.end()) p->values.push_back(q);
     }
+    if (std::find(p->values.begin(), p->values.end(), *v) == p->values.end()) p->values.push_back(*v);
+    std::sort(p->values.begin(), p->values.end());
     (*baseline)[n] = *v;
     notes.push_back(fmt::format("{}: the original ran with {} (computed by its wrapper or passed by its caller)", n, *v));
   }

@@ -53,9 +53,12 @@ std::optional<int> InferDtypeBytes(const Space& s, const Config& c, const std::v
 // The values the original ran with for the parameters known only at run time (`names`: a wrapper computes
 // them or takes them from its caller): from the compile facts of `kernel` (its recorded constexprs, warps
 // and stages; the last launch reported). Each found value joins its parameter's values and becomes the
-// baseline's; a note says which. A name without a recorded value keeps its placeholder (note).
+// baseline's; a note says which. A block size's values were built around a placeholder (1024, or 64 for
+// a tile): the powers of two within `opts.block_span` of the recorded value (at least opts.block_min, at
+// most the largest value already there) join too, as if it had been known (fused_recurrent_retention's
+// BV = min(d, 32) was searched from 128 up). A name without a recorded value keeps its placeholder (note).
 std::vector<std::string> AdoptRecordedValues(const std::vector<std::string>& names, const std::string& kernel,
                                              const std::vector<exec::KernelFacts>& kernels, Space* s,
-                                             Config* baseline);
+                                             Config* baseline, const SpaceOptions& opts = {});
 
 }  // namespace kiln::search

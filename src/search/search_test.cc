@@ -263,6 +263,17 @@ TEST(Prune, AdoptRecordedValues) {
   EXPECT_NE(std::find(pb->values.begin(), pb->values.end(), 96), pb->values.end());
   ASSERT_EQ(notes.size(), 3u);
   EXPECT_NE(notes[2].find("not recorded"), std::string::npos) << notes[2];
+  // A recorded power of two below the placeholder's range: its neighbourhood joins (16..64 for 32,
+  // the space's floor 16), not only the value.
+  SpaceBuild sb2 = SpaceFromTunables(t, SpaceOptions{});
+  Config base3 = sb2.baseline;
+  k.constexprs = {{"BLOCK", 32}};
+  AdoptRecordedValues(sb2.runtime_valued, "scale_kernel", {k}, &sb2.space, &base3);
+  const auto& vs = sb2.space.Find("BLOCK")->values;
+  EXPECT_EQ(base3["BLOCK"], 32);
+  for (int64_t v : {16, 32, 64, 128}) EXPECT_NE(std::find(vs.begin(), vs.end(), v), vs.end()) << v;
+  EXPECT_EQ(vs.front(), 16);
+  EXPECT_LE(vs.back(), sb.space.Find("BLOCK")->values.back());
   // Another kernel's facts say nothing about this one.
   Config base2 = sb.baseline;
   AdoptRecordedValues(sb.runtime_valued, "other_kernel", {k}, &sb.space, &base2);

@@ -652,24 +652,34 @@ class SmallGridProfiler : public FakeProfiler {
 };
 
 TEST(Loop, UndersizedBlockOfASmallGridIsNotGrown) {
-  // BLOCK_SIZE=32 with a grid that does not fill the GPU (the diagnosis asks for smaller tiles): the
-  // first move is the smaller tile, not the growth to 1024; the report says why.
+  // BLOCK_SIZE=32 with a grid that does not fill the GPU (the diagnosis asks for smaller tiles), each
+  // halving of the block faster (more programs): the first move is the smaller tile, not the growth to
+  // 1024; 4 and 8, below the space's floor of 16, join the values and the search reaches 4; the report
+  // says why.
   Fixture f;
   SmallGridProfiler prof;
   f.o.batch = 1;
   f.o.tuned_seeds = false;
+  f.o.patience = 100;
+  f.ev.time_ms = [](const Config& c, bool) { return static_cast<double>(c.at("BLOCK_SIZE")); };
   const Config small{{"BLOCK_SIZE", 32}, {"num_warps", 4}, {"num_stages", 3}};
   auto r = Optimize(Input(small), f.o, {&f.ev, &f.rr, &prof});
   ASSERT_TRUE(r.ok());
   ASSERT_GE(r->candidates.size(), 2u);
   EXPECT_EQ(r->candidates[1].config.at("BLOCK_SIZE"), 16);
-  bool noted = false;
+  EXPECT_EQ(r->space.Find("BLOCK_SIZE")->values.front(), 4);
+  ASSERT_TRUE(r->improved) << r->kept_reason;
+  EXPECT_EQ(r->best_config.at("BLOCK_SIZE"), 4);
+  bool noted = false, joined = false;
   for (const auto& n : r->notes) {
     EXPECT_EQ(n.find("far below"), std::string::npos) << n;
     noted |= n.find("BLOCK_SIZE=32 is below the block sizes 1-D kernels are tuned at, but the diagnosis asks for "
                     "smaller tiles") != std::string::npos;
+    joined |= n.find("BLOCK_SIZE: the grid does not fill the GPU (the diagnosis asks for smaller tiles): 4 to 8 "
+                     "join its values") != std::string::npos;
   }
   EXPECT_TRUE(noted);
+  EXPECT_TRUE(joined);
 }
 
 TEST(Loop, GemmSearchMeasuresTheTunedTilesFirst) {
