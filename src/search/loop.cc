@@ -481,6 +481,7 @@ void OptimizeRun::ProfileOriginal() {
 void OptimizeRun::AddBlockSizeMoves() {
   auto has = [&](const char* m) { return std::find(moves_.begin(), moves_.end(), m) != moves_.end(); };
   const bool small_grid = has("smaller_tiles") || has("smaller_block");
+  small_grid_ = small_grid;
   if (small_grid) ReachSmallerBlocks();
   for (const auto& p : in_.space.params()) {
     if (p.role != Role::kBlock) continue;
@@ -551,6 +552,20 @@ Status OptimizeRun::ChooseStrategy() {
   sctx.seed = o_.seed;
   // The tiles tuned kernels use are measured first (the dry run checks a few candidates only).
   if (!o_.dry_run && o_.tuned_seeds) sctx.seeds = TunedSeeds(in_.space, in_.baseline);
+  if (small_grid_) {
+    // The grid does not fill the GPU: seeds that grow a 1-D block (1024-4096) would leave more SMs idle.
+    size_t before = sctx.seeds.size();
+    std::erase_if(sctx.seeds, [&](const Config& c) {
+      for (const auto& p : in_.space.params())
+        if (p.role == Role::kBlock && c.count(p.name) && in_.baseline.count(p.name) &&
+            c.at(p.name) > in_.baseline.at(p.name))
+          return true;
+      return false;
+    });
+    if (sctx.seeds.size() < before)
+      res_.notes.push_back(fmt::format("{} tuned seed(s) with larger blocks not measured: the grid does not fill the GPU",
+                                       before - sctx.seeds.size()));
+  }
   sctx.accept_gain = o_.accept_gain;
   res_.strategy = o_.strategy.empty() || o_.strategy == "auto" ? ResolveAuto(sctx) : o_.strategy;
   auto made = MakeStrategy(res_.strategy, sctx);

@@ -55,6 +55,7 @@ class OptimizeRun {
   void ProfileOriginal();
   void AddBlockSizeMoves();
   void ReachSmallerBlocks();
+  bool small_grid_ = false;  // the diagnosis asks for smaller tiles (AddBlockSizeMoves)
   Status ChooseStrategy();
   Status MeasureAutotunedStart();
   Status ProposeRewrites();
