@@ -64,6 +64,7 @@ Result<search::OptimizeInput> LoadInput(const OptimizeJobOptions& o, std::option
   if (g.is_discarded()) return fail(o.grid + ": error: not valid JSON");
   if (Status st = search::Space::RestrictToGrid(g, in->baseline, &in->space); !st.ok())
     return fail(o.grid + ": error: " + st.message());
+  in->space_given = true;
   return in;
 }
 

@@ -407,7 +407,10 @@ Status OptimizeRun::MeasureOriginal() {
                                          "inputs; the kernel may still run on a GPU)"
                                        : "")));
   }
-  for (const auto& n : AdoptRecordedValues(in_.runtime_valued, in_.kernel, br.kernels, &in_.space, &in_.baseline))
+  SpaceOptions around;
+  if (in_.space_given) around.block_span = 1;  // the user's grid: only the recorded value joins
+  for (const auto& n :
+       AdoptRecordedValues(in_.runtime_valued, in_.kernel, br.kernels, &in_.space, &in_.baseline, around))
     res_.notes.push_back(n);
   if (std::string n = EventTimingNote(br); !n.empty()) res_.notes.push_back(n);
   if (std::string n = SkippedCasesNote(br); !n.empty()) res_.notes.push_back(n);
@@ -482,7 +485,7 @@ void OptimizeRun::AddBlockSizeMoves() {
   auto has = [&](const char* m) { return std::find(moves_.begin(), moves_.end(), m) != moves_.end(); };
   const bool small_grid = has("smaller_tiles") || has("smaller_block");
   small_grid_ = small_grid;
-  if (small_grid) ReachSmallerBlocks();
+  if (small_grid && !in_.space_given) ReachSmallerBlocks();
   for (const auto& p : in_.space.params()) {
     if (p.role != Role::kBlock) continue;
     auto it = in_.baseline.find(p.name);

@@ -124,6 +124,9 @@ struct OptimizeInput {
   // Parameters whose original value is known only at run time (SpaceBuild::runtime_valued): taken from
   // the original's compile facts once it has run.
   std::vector<std::string> runtime_valued;
+  // The space is the user's (kiln optimize --grid): the loop adds no values of its own to it (a recorded
+  // value's neighbourhood, smaller blocks for a small grid); the recorded value itself still joins.
+  bool space_given = false;
 };
 
 struct Deps {
