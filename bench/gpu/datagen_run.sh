@@ -15,7 +15,8 @@
 # in a worker at 7.7 workers busy: about 560 candidates need about 265 s; the re-verify about 55 s): TOTAL_S=530,
 # for a device command of timeout 575 (its start and idle release within a share of 650 s).
 # Everything comes from D (default .device-carry/datagen5):
-#   D/bin/kiln (+ libcpp-httplib, libbrotli*), D/worker (kiln_worker), D/corpus/kernelbench/level{1,2}
+#   D/bin/kiln (+ libcpp-httplib, libbrotli*), D/worker (kiln_worker), D/corpus/kernelbench/level{1,2} and
+#   D/corpus/kernelbench/LICENSE (the card's licence of the harvested programs: session 12's carry lacked it)
 # CPU checks (no GPU): FROM="dir ..." replaces the corpus folders, CAPTURES=FILE verifies recorded captures
 # instead of capturing (COMPOSE=0 then, or the composed programs are not_captured rejects), INTERPRET=1 verifies
 # under Triton's interpreter (WORKERS processes). Without a GPU and without CAPTURES, captures are no_gpu rejects.
@@ -45,7 +46,10 @@ KILN=$D/bin/kiln
 HERE=$(cd "$(dirname "$0")" && pwd)
 LIB=$HERE/datagen_run_lib.py
 read -r -a from_dirs <<< "${FROM:-$D/corpus/kernelbench/level1 $D/corpus/kernelbench/level2}"
-for need in "$KILN" "$LIB" "$D/worker/kiln_worker/inductor_capture.py" "${from_dirs[@]}" ${CAPTURES:+"$CAPTURES"}; do
+licence=()
+[[ -z ${FROM:-} ]] && licence=("$D/corpus/kernelbench/LICENSE")
+for need in "$KILN" "$LIB" "$D/worker/kiln_worker/inductor_capture.py" "${from_dirs[@]}" "${licence[@]}" \
+  ${CAPTURES:+"$CAPTURES"}; do
   [[ -e $need ]] || { echo "missing: $need"; exit 2; }
 done
 "$KILN" --version > /dev/null || { echo "kiln does not start"; exit 2; }
