@@ -6,12 +6,17 @@
 # separate `kiln eval` run (another seed); print a short table last (yield per stage and source, samples per
 # hour, the re-verify). KernelBench inputs are drawn on the GPU (KILN_INPUTS_ON_DEVICE=1).
 # Time: the whole run aims to end within TOTAL_S seconds: no capture starts after CAPTURE_S, verification gets
-# what is left less REVERIFY_S (the re-verify's own limit) and 10 s; a stage cut by its limit says so in the table.
-# The defaults are what the whole figure needs on an H100 by session 11's run (TOTAL_S=345, CAPTURE_S=90: 336 of
-# 644 programs captured in 90 s after a 22 s start, 259 candidates verified in 137 s, 50 re-verified in 55 s):
-# about 150 s of capture, 270 s of verification and 60 s of re-verify; the device command needs timeout 590.
-# Everything comes from D (default .device-carry/datagen4):
-#   D/bin/kiln (+ libcpp-httplib, libbrotli*), D/worker (kiln_worker), D/corpus/kernelbench/level{1,2}
+# what is left less REVERIFY_S (the re-verify's own limit) and 10 s; a stage cut by its limit says so in the table,
+# and the table counts the programs the capture deadline left unstarted (per source).
+# The defaults are what the whole figure needs on an H100 by session 11's run (90 s deadline: 336 of 644 programs
+# captured by 91 s after a 22 s start; once the KernelBench modules were done, composed programs finished at
+# 8 to 9 a second: the 298 left need about 35 s, so all 644 by about 130 s; CAPTURE_S=170 leaves 40 s of margin
+# for starting one. Verification: 259 candidates in 137 s, composed 3.2 s and KernelBench 6.6 s per candidate
+# in a worker at 7.7 workers busy: about 560 candidates need about 265 s; the re-verify about 55 s): TOTAL_S=530,
+# for a device command of timeout 575 (its start and idle release within a share of 650 s).
+# Everything comes from D (default .device-carry/datagen5):
+#   D/bin/kiln (+ libcpp-httplib, libbrotli*), D/worker (kiln_worker), D/corpus/kernelbench/level{1,2} and
+#   D/corpus/kernelbench/LICENSE (the card's licence of the harvested programs: session 12's carry lacked it)
 # CPU checks (no GPU): FROM="dir ..." replaces the corpus folders, CAPTURES=FILE verifies recorded captures
 # instead of capturing (COMPOSE=0 then, or the composed programs are not_captured rejects), INTERPRET=1 verifies
 # under Triton's interpreter (WORKERS processes). Without a GPU and without CAPTURES, captures are no_gpu rejects.
@@ -19,14 +24,14 @@
 # without their code), $OUT/captures.jsonl.gz (the records with their code) and $OUT/table.txt; the data set
 # stays in $W/run (default /tmp/datagen/run).
 set -u -o pipefail
-D=${D:-$PWD/.device-carry/datagen4}
+D=${D:-$PWD/.device-carry/datagen5}
 OUT=${OUT:-/tmp/kiln-out}
 W=${W:-/tmp/datagen}
 COMPOSE=${COMPOSE:-500}
 SEED=${SEED:-11}
 JOBS=${JOBS:-16}
-TOTAL_S=${TOTAL_S:-560}
-CAPTURE_S=${CAPTURE_S:-150}          # start no capture after
+TOTAL_S=${TOTAL_S:-530}
+CAPTURE_S=${CAPTURE_S:-170}          # start no capture after
 CAPTURE_TIMEOUT=${CAPTURE_TIMEOUT:-30}
 VERIFY_LIMIT=${VERIFY_LIMIT:-}       # empty: every candidate
 REVERIFY_S=${REVERIFY_S:-60}
@@ -41,7 +46,10 @@ KILN=$D/bin/kiln
 HERE=$(cd "$(dirname "$0")" && pwd)
 LIB=$HERE/datagen_run_lib.py
 read -r -a from_dirs <<< "${FROM:-$D/corpus/kernelbench/level1 $D/corpus/kernelbench/level2}"
-for need in "$KILN" "$LIB" "$D/worker/kiln_worker/inductor_capture.py" "${from_dirs[@]}" ${CAPTURES:+"$CAPTURES"}; do
+licence=()
+[[ -z ${FROM:-} ]] && licence=("$D/corpus/kernelbench/LICENSE")
+for need in "$KILN" "$LIB" "$D/worker/kiln_worker/inductor_capture.py" "${from_dirs[@]}" "${licence[@]}" \
+  ${CAPTURES:+"$CAPTURES"}; do
   [[ -e $need ]] || { echo "missing: $need"; exit 2; }
 done
 "$KILN" --version > /dev/null || { echo "kiln does not start"; exit 2; }

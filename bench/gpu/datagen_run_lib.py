@@ -65,6 +65,17 @@ def yield_table(counts):
     return rows
 
 
+def not_started_line(rejects):
+    """The programs no capture was recorded for (the capture deadline left them unstarted), per source."""
+    left = {}
+    for r in rejects:
+        if r.get("stage") == "capture" and r.get("reason") == "not_captured":
+            left[r.get("origin", "?")] = left.get(r.get("origin", "?"), 0) + 1
+    total = sum(left.values())
+    per = ", ".join(f"{o} {n}" for o, n in sorted(left.items()))
+    return f"not started by the capture deadline: {total}" + (f" ({per}): NOT ALL CAPTURED" if total else "")
+
+
 def table(run, reverify, timings, pipeline_s, picked_path):
     summary = {}
     if os.path.exists(os.path.join(run, "summary.json")):
@@ -79,6 +90,7 @@ def table(run, reverify, timings, pipeline_s, picked_path):
         reasons[key] = reasons.get(key, 0) + 1
     out += ["", "rejects: " + (", ".join(f"{k} {v}" for k, v in sorted(reasons.items(), key=lambda kv: -kv[1]))
                                or "none")]
+    out.append(not_started_line(read_lines(os.path.join(run, "rejects.jsonl"))))
     pairs = read_lines(os.path.join(run, "verify_pairs.jsonl"))
     results = read_lines(os.path.join(run, "verify.jsonl"))
     out.append(f"verification: {len(results)} results of {len(pairs)} candidates"

@@ -37,6 +37,7 @@ struct DatagenOptions {
   bool allow_benchmark = false;
   std::string benchmarks;         // benchmark corpus root for exclusion ("" : $KILN_CORPUS_DIR or none)
   int jobs = -1;                  // capture processes (-1: cores)
+  int gpus = -1;                  // GPUs the capture processes and the verification spread over (-1: all)
   double capture_timeout_s = 300;
   double capture_deadline_s = 0;  // start no capture after this many seconds (0: none)
   bool finish = false;            // evaluate nothing new: outputs from what earlier runs recorded

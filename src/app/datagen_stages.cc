@@ -91,6 +91,7 @@ Result<std::vector<Candidate>> VerifyStage(const DatagenOptions& o, const std::s
     e.timeout_s = o.timeout_s;
     e.check_workers = o.check_workers;
     e.workers = o.workers;
+    e.gpus = o.gpus;
     e.worker = o.worker;
     e.records = o.records;
     e.quiet = o.quiet;

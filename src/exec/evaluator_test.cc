@@ -5,11 +5,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
+#include <thread>
 
 namespace kiln::exec {
 namespace {
@@ -344,6 +346,46 @@ TEST(EvalPool, CheckBatchUsesEveryCheckWorkerOfEveryGpu) {
   for (const auto& [i, s] : run.slot) slots.insert(s);
   EXPECT_EQ(slots, (std::set<int>{0, 1}));  // check slot c reports the GPU of measuring slot c % 2
   for (const auto& iv : run.intervals) EXPECT_EQ(iv.mode, "check");
+}
+
+
+// A runner in this process whose destructor takes `stop` (as a worker's shutdown does): every item ok.
+class SlowToStopRunner : public Runner {
+ public:
+  explicit SlowToStopRunner(std::chrono::milliseconds stop) : stop_(stop) {}
+  ~SlowToStopRunner() override { std::this_thread::sleep_for(stop_); }
+  Result<HelloInfo> Hello() override { return HelloInfo{}; }
+  Result<EvalResult> Evaluate(const EvalRequest&) override { return EvalResult::Make(Verdict::kOk, "", ""); }
+  Result<nlohmann::json> DevicePeaks(const std::vector<std::string>&) override { return nlohmann::json::object(); }
+
+ private:
+  std::chrono::milliseconds stop_;
+};
+
+TEST(EvalPool, StopsEveryWorkerAtOnceWhenTheRunEnds) {
+  // 1 measuring and 8 check runners, each 400 ms to stop: one after another 3.6 s, together about 0.4 s.
+  PoolConfig cfg;
+  cfg.measure_slots = 1;
+  cfg.check_slots = 8;
+  auto make = [](int) { return std::make_unique<SlowToStopRunner>(std::chrono::milliseconds(400)); };
+  cfg.make_measure = make;
+  cfg.make_check = make;
+  std::vector<PoolItem> items;
+  for (size_t i = 0; i < 8; ++i) {
+    EvalRequest r = Req("ok");
+    r.mode = Mode::kCheck;
+    items.push_back({i, r});
+  }
+  int ok = 0;
+  const auto t0 = std::chrono::steady_clock::now();
+  EvalPool(cfg).Run(items, [&](const PoolItem&, const Result<EvalResult>& r, int) {
+    ok += r.ok() && r->verdict == Verdict::kOk;
+  });
+  const auto ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(ok, 8);
+  EXPECT_GE(ms, 400);   // the run waited for its runners to stop
+  EXPECT_LT(ms, 1800);  // but not for one after another
 }
 
 }  // namespace

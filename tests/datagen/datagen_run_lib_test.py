@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Tests of bench/gpu/datagen_run_lib.py (the GPU run's re-verify pick and its table) on a made-up run folder:
 only kept compiler-route samples are picked, reproducibly; the table counts per source and stage, names
-unverified candidates, and fails (exit 1) unless every picked sample was re-verified ok.
+unverified candidates and the programs the capture deadline left unstarted (per source), and fails (exit 1) unless every picked sample was re-verified ok.
 
 usage: datagen_run_lib_test.py
 """
@@ -48,6 +48,8 @@ def make_run(tmp):
     write_lines(os.path.join(run, "rejects.jsonl"), [{"stage": "capture", "reason": "eager_failed"},
                                                      {"stage": "verify", "reason": "verdict_mismatch"},
                                                      {"stage": "verify", "reason": "verdict_mismatch"}])
+    open(os.path.join(run, "rejects.jsonl"), "a").write(json.dumps(
+        {"stage": "capture", "reason": "not_captured", "origin": "composed"}) + "\n")
     return run, kept
 
 
@@ -72,12 +74,19 @@ def test_pick_and_table(tmp):
           "table: counts per source and stage, and their sum")
     check("9 candidates (2 NOT VERIFIED)" in out, "table: candidates without a verification result named")
     check("verify:verdict_mismatch 2, capture:eager_failed 1" in out, "table: reject reasons, most first")
+    check("not started by the capture deadline: 1 (composed 1): NOT ALL CAPTURED" in out,
+          "table: the programs the capture deadline left unstarted, per source")
     check("6 kept in 360 s from start to outputs = 60/hour" in out, "table: samples per hour")
     check("4 ok of 4 picked" in out and "capture_s 10" in out, "table: the re-verify and the timings")
     write_lines(reverify, [{"id": ids[0], "verdict": "mismatch"}] + [{"id": i, "verdict": "ok"} for i in ids[1:3]])
     r = lib("table", run, reverify, timings, 360, picked)
     check(r.returncode == 1 and "2 ok of 4 picked" in r.stdout and f"{ids[0]} (mismatch)" in r.stdout
           and f"{ids[3]} (no result)" in r.stdout, "table: exit 1 naming a failed and a missing re-verify")
+    with open(os.path.join(run, "rejects.jsonl")) as f:
+        rest = [l for l in f if "not_captured" not in l]
+    open(os.path.join(run, "rejects.jsonl"), "w").write("".join(rest))
+    r = lib("table", run, reverify, timings, 360, picked)
+    check("not started by the capture deadline: 0\n" in r.stdout, "table: none left unstarted said so")
     check(lib("table", run).returncode == 2, "usage error: exit 2")
 
 

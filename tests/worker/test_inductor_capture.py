@@ -325,3 +325,63 @@ def test_a_large_program_waiting_aside_is_not_starved_by_smaller_ones(tmp_path):
     # and never beside a mid one (the budget holds)
     assert all(t[(m, "end")] <= t[("big", "start")] or t[(m, "start")] >= t[("big", "end")]
                for m in ("mid1", "mid2", "mid3", "mid4")), t
+
+
+GPU_LOGGED = '''import os, time
+import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def forward(self, x):
+        if x.device.type != "meta":
+            seen = os.environ.get("CUDA_VISIBLE_DEVICES", "-")
+            with open(LOG, "a") as f:
+                f.write(f"NAME {seen} start {time.time()}\\n")
+            time.sleep(1.5)
+            with open(LOG, "a") as f:
+                f.write(f"NAME {seen} end {time.time()}\\n")
+        return x * 2
+
+def get_inputs():
+    return [torch.randn(64 * 1024, 1024)]
+
+def get_init_inputs():
+    return []
+'''
+
+
+def test_list_mode_spreads_the_processes_over_the_gpus_each_with_its_own_budget(tmp_path):
+    # four 256 MiB programs (2.25 GiB estimated each) over four processes, a budget of 3 GiB: one at a time on one
+    # GPU; with two GPUs (CUDA_VISIBLE_DEVICES=0,1) each process sees one of them and each GPU has its budget
+    log = tmp_path / "log"
+    names = ("a", "b", "c", "d")
+    listing = tmp_path / "list.jsonl"
+    listing.write_text("".join(json.dumps({"id": n, "path": _write(tmp_path, f"{n}.py", GPU_LOGGED.replace(
+        "LOG", repr(str(log))).replace("NAME", n))}) + "\n" for n in names))
+    env = dict(os.environ, PYTHONPATH=os.path.join(REPO, "worker"), CUDA_VISIBLE_DEVICES="0,1")
+
+    def run(out, *args):
+        if log.exists():
+            log.unlink()
+        r = subprocess.run([sys.executable, "-m", "kiln_worker.inductor_capture", "--eager-only", "--list",
+                            str(listing), "--out", str(out), "--jobs", "4", "--gpu-memory", str(3 << 30), *args],
+                           capture_output=True, text=True, env=env, timeout=300)
+        assert r.returncode == 0, r.stderr
+        recs = [json.loads(l) for l in out.read_text().splitlines()]
+        assert sorted(x["id"] for x in recs) == list(names) and all(x["ok"] for x in recs), recs
+        lines = [l.split() for l in log.read_text().splitlines()]
+        seen = {name: gpu for name, gpu, _, _ in lines}
+        at = {(name, kind): float(t) for name, _, kind, t in lines}
+        return seen, at, json.loads(r.stdout.strip().splitlines()[-1])
+
+    seen, at, summary = run(tmp_path / "two.jsonl")
+    assert set(seen.values()) == {"0", "1"} and summary["gpus"] == 2, (seen, summary)
+    for g in ("0", "1"):                         # each GPU's budget holds: one program at a time on it
+        on = sorted((at[(n, "start")], at[(n, "end")]) for n in names if seen[n] == g)
+        assert all(a[1] <= b[0] for a, b in zip(on, on[1:])), (g, on)
+    # and the two GPUs ran programs at the same time
+    assert any(at[(a, "start")] < at[(b, "end")] and at[(b, "start")] < at[(a, "end")]
+               for a in names for b in names if seen[a] == "0" and seen[b] == "1"), at
+    # --gpus 1: the processes keep the environment's devices and share one budget
+    seen, at, summary = run(tmp_path / "one.jsonl", "--gpus", "1")
+    assert set(seen.values()) == {"0,1"} and "gpus" not in summary and summary["max_running"] == 1, (seen, summary)

@@ -27,6 +27,8 @@ Command RegisterDatagen(CLI::App& app) {
   sub->add_option("--benchmarks", o->benchmarks,
                   "Benchmark corpus for the exclusion (default $KILN_CORPUS_DIR; none when unset)");
   sub->add_option("--jobs", o->jobs, "Capture: parallel compile processes (default: cores)")->check(CLI::Range(1, 1024));
+  sub->add_option("--gpus", o->gpus, "GPUs to use: the capture processes and the verification spread over them (default: all)")
+      ->check(CLI::Range(1, 1024));
   sub->add_option("--capture-timeout", o->capture_timeout_s, "Capture: seconds per program")
       ->check(FiniteRange(1, 86400))
       ->capture_default_str();

@@ -412,11 +412,12 @@ def _serve(args):
 
 
 class _Child:
-    def __init__(self, args):
+    def __init__(self, args, visible=None):
         cmd = [sys.executable, "-m", "kiln_worker.inductor_capture", "--serve", "--seed", str(args.seed),
                "--max-mm-configs", str(args.max_mm_configs)] + (["--eager-only"] if args.eager_only else [])
+        env = None if visible is None else dict(os.environ, CUDA_VISIBLE_DEVICES=visible)
         self.p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                  text=True, start_new_session=True)
+                                  text=True, start_new_session=True, env=env)
         self.lines = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()
 
@@ -442,7 +443,43 @@ class _Child:
         self.p.wait()
 
 
+def _visible_gpus(limit):
+    """The GPUs the capture processes spread over, as CUDA_VISIBLE_DEVICES entries: those the environment's
+    CUDA_VISIBLE_DEVICES lists, else every device torch counts; the first `limit` of them (0: all; 1: no need to
+    look, the environment's GPU)."""
+    if limit == 1:
+        return [None]
+    env = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if env is not None:
+        ids = [d.strip() for d in env.split(",") if d.strip()]
+    else:
+        import torch
+        ids = [str(i) for i in range(torch.cuda.device_count())]
+    return ids[:limit] if limit > 0 else ids
+
+
+class _Gpu:
+    """One GPU's share of a list capture: the CUDA_VISIBLE_DEVICES its processes get (None: the environment's,
+    one GPU or none), how many processes it has, its memory budget (made from its first probe, or --gpu-memory)
+    and the programs waiting for its memory: (item, estimate, need, since), under the budget's lock."""
+
+    def __init__(self, visible, jobs):
+        self.visible = visible
+        self.jobs = jobs
+        self.admission = None
+        self.deferred = []
+
+
 def run_list(args):
+    # The processes spread over the GPUs (process i on GPU i mod n), each GPU a memory budget of its own; found
+    # before the deadline's clock starts (counting them may import torch).
+    jobs = max(1, args.jobs)
+    ids = _visible_gpus(args.gpus)
+    n = min(len(ids), jobs)
+    if n > 1:
+        gpus = [_Gpu(ids[i], len(range(i, jobs, n))) for i in range(n)]
+    else:
+        gpus = [_Gpu(None, jobs)]
     items = [json.loads(l) for l in open(args.list) if l.strip()]
     done = set()
     if os.path.exists(args.out):               # resumable: programs already recorded are skipped
@@ -476,16 +513,14 @@ def run_list(args):
                   f"{'ok' if rec['ok'] else 'reject ' + rec.get('stage', '') + ' ' + rec.get('error', '')[:120]}"
                   f" ({time.time() - t0:.0f} s)", file=sys.stderr, flush=True)
 
-    admission = []                             # made from the first probe's GPU (or --gpu-memory)
-
-    def admission_for(probe):
+    def admission_for(gpu, probe):
         with lock:
-            if not admission:
+            if gpu.admission is None:
                 cap = int(args.gpu_memory)
                 if not cap and probe.get("gpu_total"):
-                    cap = int(0.9 * probe["gpu_total"]) - max(1, args.jobs) * _CONTEXT_BYTES
-                admission.append(_Admission(max(0, cap)))
-            return admission[0]
+                    cap = int(0.9 * probe["gpu_total"]) - gpu.jobs * _CONTEXT_BYTES
+                gpu.admission = _Admission(max(0, cap))
+            return gpu.admission
 
     def past_deadline():
         return bool(args.deadline) and time.time() - t0 > args.deadline
@@ -496,44 +531,43 @@ def run_list(args):
     # waiting, once it has waited --reserve-after seconds, holds a reservation: another program starts only if it
     # fits beside it, so memory freed by those running goes to it (an H100 run of session 11 left 10 KernelBench
     # modules of 25 to 35 GB waiting until the deadline while smaller ones kept taking the memory).
-    deferred = []                              # (item, estimate, need, since), under the admission's lock
-
-    def reserve_for(i):
-        """(Under the admission's lock.) The bytes kept for the first program waiting, for the one at index i
-        of `deferred` (or a new program: i = len(deferred))."""
+    def reserve_for(gpu, i):
+        """(Under the GPU's budget lock.) The bytes kept for the first program waiting, for the one at index i
+        of `gpu.deferred` (or a new program: i = len(gpu.deferred))."""
+        deferred = gpu.deferred
         if i == 0 or not deferred or time.time() - deferred[0][3] < args.reserve_after:
             return 0
         return deferred[0][2]
 
-    def take_deferred(block):
-        if not admission:
+    def take_deferred(gpu, block):
+        adm = gpu.admission
+        if adm is None:
             return None
-        adm = admission[0]
         with adm.cv:
             while True:
-                for i, (it, est, need, _) in enumerate(deferred):
-                    if adm.fits(need, reserve_for(i)):
-                        del deferred[i]
+                for i, (it, est, need, _) in enumerate(gpu.deferred):
+                    if adm.fits(need, reserve_for(gpu, i)):
+                        del gpu.deferred[i]
                         adm.take(need)
                         return it, est, need
-                if not block or not deferred or past_deadline():
+                if not block or not gpu.deferred or past_deadline():
                     return None
                 adm.cv.wait(0.5)
 
-    def slot(source, retry_oom):
+    def slot(source, retry_oom, gpu):
         child = None
         while not past_deadline():             # past it, the rest stays uncaptured; a later run resumes there
-            got = take_deferred(block=False)
+            got = take_deferred(gpu, block=False)
             if got is None:
                 try:
                     it = source.get_nowait()
                 except queue.Empty:
-                    got = take_deferred(block=True)
+                    got = take_deferred(gpu, block=True)
                     if got is None:
                         break
             if got is None:
                 if child is None:
-                    child = _Child(args)
+                    child = _Child(args, gpu.visible)
                 # its memory first (sizes on the meta device): it starts when that fits beside those running
                 probe, err = child.ask({**it, "probe": True}, args.timeout)
                 if probe is None:
@@ -542,18 +576,18 @@ def run_list(args):
                     write(it, {"id": it["id"], "path": it["path"], "ok": False, "stage": "load",
                                "error": f"estimating its GPU memory: {err}"})
                     continue
-                adm = admission_for(probe)
+                adm = admission_for(gpu, probe)
                 est = probe.get("estimate_bytes")
                 need = (est or 0) if adm.capacity else 0
                 with adm.cv:
-                    if not adm.try_acquire(need, reserve_for(len(deferred))):
-                        deferred.append((it, est, need, time.time()))
+                    if not adm.try_acquire(need, reserve_for(gpu, len(gpu.deferred))):
+                        gpu.deferred.append((it, est, need, time.time()))
                         continue
                 got = (it, est, need)
             it, est, need = got
-            adm = admission[0]
+            adm = gpu.admission
             if child is None:
-                child = _Child(args)
+                child = _Child(args, gpu.visible)
             try:
                 rec, err = child.ask(it, args.timeout)
             finally:
@@ -584,14 +618,14 @@ def run_list(args):
             child.p.stdin.close()
             child.p.wait()
 
-    active = [max(1, args.jobs)]               # processes still taking programs
-    threads = [threading.Thread(target=slot, args=(todo, args.jobs > 1)) for _ in range(max(1, args.jobs))]
+    active = [jobs]                            # processes still taking programs
+    threads = [threading.Thread(target=slot, args=(todo, jobs > 1, gpus[i % len(gpus)])) for i in range(jobs)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
-    # The GPU is shared by --jobs processes: a program that ran out of memory beside the others runs again
-    # with the GPU to itself (one process, after the others finished). Those the deadline leaves keep their
+    # A GPU is shared by its processes: a program that ran out of memory beside the others runs again with
+    # the first GPU to itself (one process, after the others finished). Those the deadline leaves keep their
     # out-of-memory record (captured again by a later run).
     if alone:
         print(f"{len(alone)} program(s) ran out of memory beside others: again, one at a time",
@@ -599,15 +633,18 @@ def run_list(args):
         again = queue.Queue()
         for it, _ in list(alone.values()):
             again.put(it)
-        slot(again, False)
+        slot(again, False, gpus[0])
         for it, rec in list(alone.values()):
             rec["retry_skipped"] = "deadline"
             write(it, rec)
     outf.close()
     summary = {"ok": counts["ok"], "rejected": counts["rejected"], "seconds": round(time.time() - t0, 1)}
-    if admission and admission[0].capacity:
-        summary.update(gpu_budget_bytes=admission[0].capacity, max_admitted_bytes=admission[0].max_in_use,
-                       max_running=admission[0].max_running)
+    if len(gpus) > 1:
+        summary["gpus"] = len(gpus)
+    budgets = [g.admission for g in gpus if g.admission and g.admission.capacity]
+    if budgets:                                # per GPU: the first one's budget, the most any one held
+        summary.update(gpu_budget_bytes=budgets[0].capacity, max_admitted_bytes=max(a.max_in_use for a in budgets),
+                       max_running=max(a.max_running for a in budgets))
     print(json.dumps(summary))
     return 0
 
@@ -624,6 +661,9 @@ def main(argv=None):
     ap.add_argument("--gpu-memory", type=float, default=0,
                     help="--list: bytes of GPU memory the programs share (0: 90%% of the GPU's, less each "
                          "process's context; no budget without a GPU)")
+    ap.add_argument("--gpus", type=int, default=0,
+                    help="--list: spread the processes over this many GPUs (0: every one CUDA_VISIBLE_DEVICES "
+                         "lists, else every one torch counts); --gpu-memory is then each GPU's budget")
     ap.add_argument("--reserve-after", type=float, default=10.0,
                     help="seconds a program waits for GPU memory before the memory freed is kept for it")
     ap.add_argument("--seed", type=int, default=1234)
