@@ -301,6 +301,11 @@ class _Watched:
     def __call__(self):
         log = plat.LAUNCHES
         before = log.hook_launches
+        # The previous output is let go before the call, not after: held through the next call, it kept
+        # one output more alive at the peak (on an H100, TritonBench-G's fast_rope_embedding at its largest
+        # case: two 16 GiB input sets, the candidate's last output and the reference's previous one while the
+        # reference's next call made its 16 GiB of copies ran out of memory, 72.6 GiB held).
+        self.last = None
         self.last = self.fn()
         self.calls += 1
         if log.hook_launches == before:
