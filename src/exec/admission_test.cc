@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -27,6 +28,13 @@ struct Gpu {
   bool any_done = false;
   std::map<std::string, int> calls;
   std::map<std::string, int> concurrent_at_start;  // the largest number of others running when one started
+  // With `hold_small_until_big`, a "small" call after the first four waits (at most 10 s) until a "big" one has
+  // answered and then 150 ms more, so that the pool has learned the big task's peak before a later item of it
+  // is taken (otherwise, on a loaded machine, the big task's thread could lag until its later items were
+  // taken with an unknown estimate: a race of the test, not of the pool).
+  bool hold_small_until_big = false;
+  bool big_answered = false;
+  std::condition_variable cv;
 };
 
 // A task "small" peaks at 10 GiB, "big" at 20 GiB; "oom_once" answers infra_out_of_memory at its first call,
@@ -56,6 +64,12 @@ class FakeRunner : public Runner {
         gpu_->max_in_flight_after_learning = std::max(gpu_->max_in_flight_after_learning, gpu_->in_flight_learned);
       }
     }
+    if (t == "small" && gpu_->hold_small_until_big && call > 4) {
+      std::unique_lock<std::mutex> l(gpu_->mu);
+      gpu_->cv.wait_for(l, std::chrono::seconds(10), [&] { return gpu_->big_answered; });
+      l.unlock();
+      std::this_thread::sleep_for(std::chrono::milliseconds(150));
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(60));
     EvalResult r;
     if (t == "oom_always" || (t == "oom_once" && call == 1)) {
@@ -70,6 +84,8 @@ class FakeRunner : public Runner {
     --gpu_->in_flight;
     if (learned) --gpu_->in_flight_learned;
     gpu_->any_done = true;
+    if (t == "big") gpu_->big_answered = true;
+    gpu_->cv.notify_all();
     return r;
   }
 
@@ -124,6 +140,7 @@ bool HasWarning(const EvalResult& r, const std::string& text) {
 
 TEST(MemoryAdmission, ChecksShareTheGpuWithinItsMemoryAndLargeTasksRunAlone) {
   Gpu gpu;
+  gpu.hold_small_until_big = true;
   // 25 GiB: two small tasks (10 GiB) fit together, a big one (20 GiB) needs more than half
   std::vector<std::string> tasks = {"small", "big"};
   for (int i = 0; i < 8; ++i) tasks.push_back("small");
