@@ -23,17 +23,18 @@ constexpr int64_t kGiB = int64_t{1} << 30;
 struct Gpu {
   std::mutex mu;
   int in_flight = 0;
-  int in_flight_learned = 0;             // calls started once a first result was back (their peaks known)
+  // A call is "learned" when its runner's previous call answered the same task: the pool's thread learned
+  // that answer's peak before it took the next item, so this call was admitted with its peak known. (Calls
+  // admitted with a known peak on other runners are not counted: a lower bound, never a race.)
+  int in_flight_learned = 0;
   int max_in_flight_after_learning = 0;  // the most of those at once
-  bool any_done = false;
   std::map<std::string, int> calls;
   std::map<std::string, int> concurrent_at_start;  // the largest number of others running when one started
-  // With `hold_small_until_big`, a "small" call after the first four waits (at most 10 s) until a "big" one has
-  // answered and then 150 ms more, so that the pool has learned the big task's peak before a later item of it
-  // is taken (otherwise, on a loaded machine, the big task's thread could lag until its later items were
-  // taken with an unknown estimate: a race of the test, not of the pool).
+  // With `hold_small_until_big`, a "small" call after the first four waits (at most 10 s) until a "big" item
+  // has been reported (the pool learns a check's peak before it reports it): the big task's later items are
+  // then taken with its peak known, whatever the load.
   bool hold_small_until_big = false;
-  bool big_answered = false;
+  bool big_learned = false;
   std::condition_variable cv;
 };
 
@@ -51,14 +52,13 @@ class FakeRunner : public Runner {
   Result<EvalResult> Evaluate(const EvalRequest& req) override {
     const std::string& t = req.task.name;
     int call;
-    bool learned;
+    const bool learned = last_answered_ == t;
     {
       std::lock_guard<std::mutex> l(gpu_->mu);
       call = ++gpu_->calls[t];
       auto& c = gpu_->concurrent_at_start[t];
       c = std::max(c, gpu_->in_flight);
       ++gpu_->in_flight;
-      learned = gpu_->any_done;
       if (learned) {
         ++gpu_->in_flight_learned;
         gpu_->max_in_flight_after_learning = std::max(gpu_->max_in_flight_after_learning, gpu_->in_flight_learned);
@@ -66,9 +66,7 @@ class FakeRunner : public Runner {
     }
     if (t == "small" && gpu_->hold_small_until_big && call > 4) {
       std::unique_lock<std::mutex> l(gpu_->mu);
-      gpu_->cv.wait_for(l, std::chrono::seconds(10), [&] { return gpu_->big_answered; });
-      l.unlock();
-      std::this_thread::sleep_for(std::chrono::milliseconds(150));
+      gpu_->cv.wait_for(l, std::chrono::seconds(10), [&] { return gpu_->big_learned; });
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(60));
     EvalResult r;
@@ -83,14 +81,13 @@ class FakeRunner : public Runner {
     std::lock_guard<std::mutex> l(gpu_->mu);
     --gpu_->in_flight;
     if (learned) --gpu_->in_flight_learned;
-    gpu_->any_done = true;
-    if (t == "big") gpu_->big_answered = true;
-    gpu_->cv.notify_all();
+    last_answered_ = t;
     return r;
   }
 
  private:
   Gpu* gpu_;
+  std::string last_answered_;
 };
 
 EvalRequest Item(const std::string& task, int tag) {
@@ -127,6 +124,11 @@ PoolRun RunPool(Gpu* gpu, int64_t capacity, const std::vector<std::string>& task
     std::lock_guard<std::mutex> l(mu);
     EXPECT_TRUE(r.ok()) << r.status().message();
     if (r.ok()) run.got[it.index] = *r;
+    if (tasks[it.index] == "big") {
+      std::lock_guard<std::mutex> g(gpu->mu);
+      gpu->big_learned = true;
+      gpu->cv.notify_all();
+    }
   });
   return run;
 }
