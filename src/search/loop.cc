@@ -481,10 +481,14 @@ void OptimizeRun::ProfileOriginal() {
 // served the same way (more contiguous elements per program). Not when the diagnosis asks for smaller
 // tiles (small_grid: the grid does not fill the GPU, as fused_recurrent_retention's 16 programs of
 // BV=32 on 132 SMs): growing the block would leave more SMs idle.
+bool OptimizeRun::SmallGrid() const {
+  return std::find(moves_.begin(), moves_.end(), "smaller_tiles") != moves_.end() ||
+         std::find(moves_.begin(), moves_.end(), "smaller_block") != moves_.end();
+}
+
 void OptimizeRun::AddBlockSizeMoves() {
   auto has = [&](const char* m) { return std::find(moves_.begin(), moves_.end(), m) != moves_.end(); };
-  const bool small_grid = has("smaller_tiles") || has("smaller_block");
-  small_grid_ = small_grid;
+  const bool small_grid = SmallGrid();
   if (small_grid && !in_.space_given) ReachSmallerBlocks();
   for (const auto& p : in_.space.params()) {
     if (p.role != Role::kBlock) continue;
@@ -555,7 +559,7 @@ Status OptimizeRun::ChooseStrategy() {
   sctx.seed = o_.seed;
   // The tiles tuned kernels use are measured first (the dry run checks a few candidates only).
   if (!o_.dry_run && o_.tuned_seeds) sctx.seeds = TunedSeeds(in_.space, in_.baseline);
-  if (small_grid_) {
+  if (SmallGrid()) {
     // The grid does not fill the GPU: seeds that grow a 1-D block (1024-4096) would leave more SMs idle.
     size_t before = sctx.seeds.size();
     std::erase_if(sctx.seeds, [&](const Config& c) {

@@ -55,7 +55,8 @@ class OptimizeRun {
   void ProfileOriginal();
   void AddBlockSizeMoves();
   void ReachSmallerBlocks();
-  bool small_grid_ = false;  // the diagnosis asks for smaller tiles (AddBlockSizeMoves)
+  // The diagnosis asks for smaller tiles (small_grid: the grid does not fill the GPU), from its moves.
+  bool SmallGrid() const;
   Status ChooseStrategy();
   Status MeasureAutotunedStart();
   Status ProposeRewrites();

@@ -52,8 +52,7 @@ std::optional<std::string> PruneBeforeCompile(const Space& s, const Config& c, c
     for (const auto& prm : s.params()) {
       auto a = c.find(prm.name), b = f.find(prm.name);
       if (a == c.end() || b == f.end()) continue;
-      const bool grows = prm.role == Role::kBlockM || prm.role == Role::kBlockN || prm.role == Role::kBlockK ||
-                         prm.role == Role::kBlock || prm.role == Role::kNumStages;
+      const bool grows = IsBlockRole(prm.role) || prm.role == Role::kNumStages;
       if (grows ? a->second < b->second : a->second != b->second) superset = false;
     }
     if (superset) return "needs at least the resources of " + ConfigKey(f) + ", which ran out of them when compiled";
@@ -135,8 +134,7 @@ std::vector<std::string> AdoptRecordedValues(const std::vector<std::string>& nam
                       std::to_string((*baseline)[n]));
       continue;
     }
-    const bool block = p->role == Role::kBlock || p->role == Role::kBlockM || p->role == Role::kBlockN ||
-                       p->role == Role::kBlockK;
+    const bool block = IsBlockRole(p->role);
     if (block && !p->values.empty() && (*v & (*v - 1)) == 0) {
       const int64_t top = std::min(p->values.back(), *v * opts.block_span);
       for (int64_t q = std::max(opts.block_min, *v / opts.block_span); q <= top; q <<= 1)

@@ -30,6 +30,8 @@ namespace kiln::search {
 // What a parameter means to pruning and to the rule-guided moves.
 enum class Role { kBlockM, kBlockN, kBlockK, kBlock, kGroupM, kNumWarps, kNumStages, kOther };
 const char* RoleName(Role r);
+// A block size (1-D or a tile side of a 2-D kernel).
+inline bool IsBlockRole(Role r) { return r == Role::kBlockM || r == Role::kBlockN || r == Role::kBlockK || r == Role::kBlock; }
 // From the name: BLOCK_M / BLOCK_SIZE_M / BM / TILE_M -> kBlockM, ..., BLOCK / BLOCK_SIZE / XBLOCK /
 // RBLOCK -> kBlock, GROUP_M / GROUP_SIZE_M -> kGroupM, num_warps, num_stages.
 Role GuessRole(const std::string& name);
