@@ -6,9 +6,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <mutex>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -349,25 +351,49 @@ TEST(EvalPool, CheckBatchUsesEveryCheckWorkerOfEveryGpu) {
 }
 
 
-// A runner in this process whose destructor takes `stop` (as a worker's shutdown does): every item ok.
+// A runner in this process whose destructor (as a worker's shutdown does) waits until `expected` runners are
+// stopping together, or `patience` passes; the board records the most stopping at once. Every item ok.
+struct StopBoard {
+  std::mutex mu;
+  std::condition_variable cv;
+  int arrived = 0;    // runners that began to stop
+  int inside = 0;     // runners stopping now
+  int most_seen = 0;  // the most stopping at once
+};
+
 class SlowToStopRunner : public Runner {
  public:
-  explicit SlowToStopRunner(std::chrono::milliseconds stop) : stop_(stop) {}
-  ~SlowToStopRunner() override { std::this_thread::sleep_for(stop_); }
+  SlowToStopRunner(StopBoard* board, int expected, std::chrono::milliseconds patience)
+      : board_(board), expected_(expected), patience_(patience) {}
+  ~SlowToStopRunner() override {
+    std::unique_lock lock(board_->mu);
+    ++board_->arrived;
+    board_->most_seen = std::max(board_->most_seen, ++board_->inside);
+    board_->cv.notify_all();
+    board_->cv.wait_for(lock, patience_, [&] { return board_->arrived >= expected_; });
+    --board_->inside;
+  }
   Result<HelloInfo> Hello() override { return HelloInfo{}; }
   Result<EvalResult> Evaluate(const EvalRequest&) override { return EvalResult::Make(Verdict::kOk, "", ""); }
   Result<nlohmann::json> DevicePeaks(const std::vector<std::string>&) override { return nlohmann::json::object(); }
 
  private:
-  std::chrono::milliseconds stop_;
+  StopBoard* board_;
+  int expected_;
+  std::chrono::milliseconds patience_;
 };
 
 TEST(EvalPool, StopsEveryWorkerAtOnceWhenTheRunEnds) {
-  // 1 measuring and 8 check runners, each 400 ms to stop: one after another 3.6 s, together about 0.4 s.
+  // 1 measuring and 8 check runners, each waiting (up to 3 s) in its shutdown for all 9 to be stopping: stopped
+  // together, every one sees 9 at once; stopped one after another (the behaviour before), each sees only itself
+  // after waiting its 3 s. Counted, not timed, so a loaded machine cannot fail it.
+  StopBoard board;
   PoolConfig cfg;
   cfg.measure_slots = 1;
   cfg.check_slots = 8;
-  auto make = [](int) { return std::make_unique<SlowToStopRunner>(std::chrono::milliseconds(400)); };
+  auto make = [&board](int) {
+    return std::make_unique<SlowToStopRunner>(&board, 9, std::chrono::milliseconds(3000));
+  };
   cfg.make_measure = make;
   cfg.make_check = make;
   std::vector<PoolItem> items;
@@ -377,15 +403,13 @@ TEST(EvalPool, StopsEveryWorkerAtOnceWhenTheRunEnds) {
     items.push_back({i, r});
   }
   int ok = 0;
-  const auto t0 = std::chrono::steady_clock::now();
   EvalPool(cfg).Run(items, [&](const PoolItem&, const Result<EvalResult>& r, int) {
     ok += r.ok() && r->verdict == Verdict::kOk;
   });
-  const auto ms =
-      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
   EXPECT_EQ(ok, 8);
-  EXPECT_GE(ms, 400);   // the run waited for its runners to stop
-  EXPECT_LT(ms, 1800);  // but not for one after another
+  EXPECT_EQ(board.arrived, 9);      // the run waited for every runner to stop
+  EXPECT_EQ(board.inside, 0);
+  EXPECT_EQ(board.most_seen, 9);    // and they stopped together
 }
 
 }  // namespace
