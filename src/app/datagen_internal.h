@@ -1,6 +1,7 @@
 // kiln/app: what the stages of `kiln datagen` share (datagen_job.cc, datagen_stages.cc).
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -51,6 +52,7 @@ struct Candidate {
   std::string reasoning;  // compiler route: the template over its kernels; LLM route: the model's
   std::vector<std::string> kernels;  // inductor: kernel names in launch order
   nlohmann::json meta = nlohmann::json::object();  // route-specific facts for the sample's meta
+  int64_t capture_peak_bytes = 0;  // the program's GPU peak in its capture (0: unknown): verification's memory hint
 };
 
 // A candidate that passed verification, ready for the output files.
@@ -66,6 +68,14 @@ struct Sample {
 int FinishRun(const DatagenOptions& o, DatagenRun* run, const std::vector<Sample>& samples);
 // A program id as a file name ('/' -> '_').
 std::string FileStem(const std::string& id);
+// The GPU peak a capture record measured (`gpu_peak_bytes`; 0 when it holds none).
+int64_t CapturePeakBytes(const nlohmann::json& capture);
+// What verification is told to expect of a candidate's GPU peak (`memory_hint_bytes` of its pair) from its
+// program's captured peak at `scale` times the captured batch size: kVerifyPeakFactor x + kVerifyPeakFixed
+// (docs/datagen.md, "Verification"); 0 (no hint) when the peak is unknown.
+inline constexpr double kVerifyPeakFactor = 1.25;
+inline constexpr int64_t kVerifyPeakFixed = int64_t{256} << 20;
+int64_t VerifyMemoryHint(int64_t capture_peak_bytes, double scale = 1.0);
 // The compiler route's conversion: Inductor's output -> candidates/<id>.py.
 std::vector<Candidate> ConvertStage(const DatagenOptions& o, const std::vector<Captured>& captured, DatagenRun* run);
 // The LLM route (datagen_llm.cc): one answer per program (llm.jsonl; a rerun reuses it), its code and

@@ -224,9 +224,11 @@ int RunDatagen(const DatagenOptions& o) {
   run.Note(fmt::format("programs: {} kept", programs->size()));
   if (o.stop_after == "programs") return FinishRun(o, &run, {});
   std::vector<Candidate> candidates;
+  std::map<std::string, int64_t> captured_peaks;  // program id -> its GPU peak in the capture
   if (!o.llm_only) {
     auto captured = CaptureStage(o, *programs, &run);
     if (!captured.ok()) return fail(captured.status());
+    for (const auto& c : *captured) captured_peaks[c.program.id] = CapturePeakBytes(c.capture);
     run.Note(fmt::format("capture: {} of {} compiled", captured->size(), programs->size()));
     if (o.stop_after == "capture") return FinishRun(o, &run, {});
     candidates = ConvertStage(o, *captured, &run);
@@ -243,7 +245,11 @@ int RunDatagen(const DatagenOptions& o) {
     auto answered = LlmStage(o, ask, &run);
     if (!answered.ok()) return fail(answered.status());
     run.Note(fmt::format("llm: {} of {} answers hold a Triton module and reasoning", answered->size(), ask.size()));
-    for (auto& c : *answered) candidates.push_back(std::move(c));
+    for (auto& c : *answered) {
+      // the model's module computes what the captured program does: the capture's peak is its memory hint too
+      if (auto it = captured_peaks.find(c.program.id); it != captured_peaks.end()) c.capture_peak_bytes = it->second;
+      candidates.push_back(std::move(c));
+    }
   }
   if (o.stop_after == "convert" || (o.llm_only && o.stop_after == "capture")) return FinishRun(o, &run, {});
   return VerifyOutput(o, std::move(candidates), &run);

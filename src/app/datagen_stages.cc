@@ -1,4 +1,6 @@
 // `kiln datagen`'s later stages: conversion, verification (kiln eval's batch), output (datagen_job.h).
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -41,16 +43,21 @@ Result<std::map<std::string, nlohmann::json>> ReadResults(const std::string& pat
   return out;
 }
 
+// A program's `batch_size = N` (0: none).
+int64_t ProgramBatchSize(const datagen::Program& p) {
+  static const std::regex kBatch(R"((^|\n)batch_size = (\d+)\n)");
+  std::smatch m;
+  return std::regex_search(p.text, m, kBatch) ? std::stoll(m[2].str()) : 0;
+}
+
 // The sizes a candidate is verified at besides the program's own: composed programs take other batch
 // sizes (no composed operator depends on the leading dimension) on the LLM route, whose kernels must derive
 // their sizes from the inputs; the compiler route's kernels are specialised to the captured shapes.
 std::vector<int64_t> ExtraBatchSizes(const DatagenOptions& o, const Candidate& c) {
   std::vector<int64_t> out;
   if (c.route != "llm" || c.program.origin != "composed") return out;
-  static const std::regex kBatch(R"((^|\n)batch_size = (\d+)\n)");
-  std::smatch m;
-  if (!std::regex_search(c.program.text, m, kBatch)) return out;
-  int64_t b = std::stoll(m[2].str());
+  int64_t b = ProgramBatchSize(c.program);
+  if (b <= 0) return out;
   for (int k = 1; k < o.shapes; ++k) out.push_back(b + 2 * k - 1);  // odd sizes: the masks' tails
   return out;
 }
@@ -71,10 +78,17 @@ Result<std::vector<Candidate>> VerifyStage(const DatagenOptions& o, const std::s
   for (const auto& c : cands) {
     if (!before.count(c.program.id) && o.verify_limit >= 0 && fresh++ >= o.verify_limit) continue;
     nlohmann::json line = {{"id", c.program.id}, {"task", c.program.path}, {"candidate", c.path}, {"format", "kernelbench"}};
+    // the capture's peak, so that admission knows each new task's memory from its first check on
+    if (int64_t hint = VerifyMemoryHint(c.capture_peak_bytes); hint > 0) line["memory_hint_bytes"] = hint;
     pairs += DumpJson(line) + "\n";
+    const int64_t batch = ProgramBatchSize(c.program);
     for (int64_t b : ExtraBatchSizes(o, c)) {
       line["id"] = ShapeId(c.program.id, b);
       line["sizes"] = {{"batch_size", b}};
+      // the tensors grow with the batch size
+      if (int64_t hint = VerifyMemoryHint(c.capture_peak_bytes, static_cast<double>(b) / std::max<int64_t>(1, batch));
+          hint > 0)
+        line["memory_hint_bytes"] = hint;
       pairs += DumpJson(line) + "\n";
     }
   }
@@ -203,9 +217,21 @@ std::vector<Candidate> ConvertStage(const DatagenOptions& o, const std::vector<C
     }
     cand.reasoning = datagen::CompilerReasoning(c.program.families, notes);
     cand.meta = {{"kernels", cand.kernels}};
+    cand.capture_peak_bytes = CapturePeakBytes(c.capture);
     out.push_back(std::move(cand));
   }
   return out;
+}
+
+int64_t CapturePeakBytes(const nlohmann::json& capture) {
+  auto it = capture.find("gpu_peak_bytes");
+  return it != capture.end() && it->is_number_integer() ? std::max<int64_t>(0, it->get<int64_t>()) : 0;
+}
+
+int64_t VerifyMemoryHint(int64_t capture_peak_bytes, double scale) {
+  if (capture_peak_bytes <= 0) return 0;
+  return static_cast<int64_t>(std::ceil(kVerifyPeakFactor * scale * static_cast<double>(capture_peak_bytes))) +
+         kVerifyPeakFixed;
 }
 
 std::string FileStem(const std::string& id) {

@@ -72,6 +72,7 @@ Result<exec::EvalRequest> PairRequest(const EvalOptions& o, const json& in, cons
   if (in.contains("seed")) req.seed = in["seed"];
   if (in.contains("timeout_s")) req.timeout_s = in["timeout_s"];
   if (in.contains("legacy_stdout")) req.legacy_stdout = in["legacy_stdout"];
+  if (in.contains("memory_hint_bytes")) req.memory_hint_bytes = in["memory_hint_bytes"].get<int64_t>();
   if (in.contains("source")) {
     req.candidate_source = WorkerModule(in["source"].get<std::string>(), req);
     req.candidate_name = in.value("name", std::string("candidate.py"));

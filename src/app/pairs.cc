@@ -53,9 +53,12 @@ std::string CheckValue(const std::string& key, const json& v) {
   }
   if (key == "sizes") return v.is_object() ? "" : "expected an object {NAME: VALUE}, got " + Show(v);
   if (key == "legacy_stdout") return v.is_boolean() ? "" : "expected true or false, got " + Show(v);
+  if (key == "memory_hint_bytes")
+    return v.is_number_unsigned() && v.get<uint64_t>() <= uint64_t{1} << 62
+               ? ""
+               : "expected an integer number of bytes >= 0, got " + Show(v);
   return "unknown key (known: task, candidate, source, name, id, mode, policy, protocol, trials, seed, timeout_s, "
-         "sizes, "
-         "format, entry, bench, baseline, legacy_stdout)";
+         "sizes, format, entry, bench, baseline, legacy_stdout, memory_hint_bytes)";
 }
 
 json Echo(const json& in) {
@@ -100,7 +103,10 @@ PairsFile ParsePairs(const std::string& path, const std::string& text) {
       fail(bad, Echo(in));
       continue;
     }
-    f.pairs.push_back({line_no, HashHex(DumpJson(in)), in});
+    // the memory hint schedules the pair, it does not change its result: --resume matches without it
+    json hashed = in;
+    hashed.erase("memory_hint_bytes");
+    f.pairs.push_back({line_no, HashHex(DumpJson(hashed)), in});
   }
   return f;
 }

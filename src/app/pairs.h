@@ -3,7 +3,8 @@
 // Every line is a JSON object with known keys of known types; anything else is an error naming the file, the
 // line and the key (`pairs.jsonl:3:1: error: key 'mode': expected one of check, time, got "turbo"`), and that
 // line gets an error result instead of a verdict. Each valid pair carries a hash of its own content (the
-// object with sorted keys), which is what --resume matches results on.
+// object with sorted keys, less `memory_hint_bytes`, which only schedules it), which is what --resume matches
+// results on.
 #pragma once
 
 #include <cstddef>

@@ -16,10 +16,11 @@ std::string MemoryAdmission::Key(const EvalRequest& req) {
   return k;
 }
 
-int64_t MemoryAdmission::Estimate(const EvalRequest& req) const {
+int64_t MemoryAdmission::Estimate(const EvalRequest& req, bool* learned) const {
   std::lock_guard<std::mutex> l(mu_);
   auto it = peaks_.find(Key(req));
-  return it == peaks_.end() ? 0 : it->second;
+  if (learned) *learned = it != peaks_.end();
+  return it != peaks_.end() ? it->second : std::max<int64_t>(0, req.memory_hint_bytes);
 }
 
 void MemoryAdmission::Acquire(int gpu, int64_t estimate) {
@@ -31,6 +32,7 @@ void MemoryAdmission::Acquire(int gpu, int64_t estimate) {
   in_use_[g] += estimate;
   running_[g] += 1;
   max_in_use_ = std::max(max_in_use_, in_use_[g]);
+  max_running_ = std::max(max_running_, running_[g]);
 }
 
 void MemoryAdmission::Release(int gpu, int64_t estimate) {
@@ -54,6 +56,11 @@ void MemoryAdmission::Learn(const EvalRequest& req, const EvalResult& r) {
 int64_t MemoryAdmission::max_in_use() const {
   std::lock_guard<std::mutex> l(mu_);
   return max_in_use_;
+}
+
+int MemoryAdmission::max_running() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return max_running_;
 }
 
 int64_t ReportedPeakBytes(const EvalResult& r) {

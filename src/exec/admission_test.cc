@@ -35,6 +35,10 @@ struct Gpu {
   // then taken with its peak known, whatever the load.
   bool hold_small_until_big = false;
   bool big_learned = false;
+  // With `first_small_waits_for_company`, the first "small" call waits (at most 10 s) until another call is in
+  // flight: `small_shared` then says that admission let two checks share the GPU, whatever the load.
+  bool first_small_waits_for_company = false;
+  bool small_shared = false;
   std::condition_variable cv;
 };
 
@@ -64,6 +68,12 @@ class FakeRunner : public Runner {
         gpu_->max_in_flight_after_learning = std::max(gpu_->max_in_flight_after_learning, gpu_->in_flight_learned);
       }
     }
+    if (t == "small" && gpu_->first_small_waits_for_company && call == 1) {
+      std::unique_lock<std::mutex> l(gpu_->mu);
+      gpu_->small_shared =
+          gpu_->cv.wait_for(l, std::chrono::seconds(10), [&] { return gpu_->in_flight >= 2; });
+    }
+    if (gpu_->first_small_waits_for_company) gpu_->cv.notify_all();  // a call started: the waiter may have company
     if (t == "small" && gpu_->hold_small_until_big && call > 4) {
       std::unique_lock<std::mutex> l(gpu_->mu);
       gpu_->cv.wait_for(l, std::chrono::seconds(10), [&] { return gpu_->big_learned; });
@@ -90,8 +100,9 @@ class FakeRunner : public Runner {
   std::string last_answered_;
 };
 
-EvalRequest Item(const std::string& task, int tag) {
+EvalRequest Item(const std::string& task, int tag, int64_t hint = 0) {
   EvalRequest r;
+  r.memory_hint_bytes = hint;
   r.task.name = task;
   r.task.hash = task;
   r.candidate_source = "# tag " + std::to_string(tag) +
@@ -106,9 +117,12 @@ EvalRequest Item(const std::string& task, int tag) {
 struct PoolRun {
   std::map<size_t, EvalResult> got;
   int64_t max_admitted = 0;
+  int max_admitted_checks = 0;
 };
 
-PoolRun RunPool(Gpu* gpu, int64_t capacity, const std::vector<std::string>& tasks) {
+// `hints`: per task, the memory_hint_bytes of its items (none: 0).
+PoolRun RunPool(Gpu* gpu, int64_t capacity, const std::vector<std::string>& tasks,
+                const std::map<std::string, int64_t>& hints = {}) {
   PoolConfig cfg;
   cfg.measure_slots = 1;
   cfg.make_measure = [gpu](int) { return std::make_unique<FakeRunner>(gpu); };
@@ -117,8 +131,12 @@ PoolRun RunPool(Gpu* gpu, int64_t capacity, const std::vector<std::string>& task
   cfg.gpu_memory_bytes = capacity;
   PoolRun run;
   cfg.max_admitted_bytes = &run.max_admitted;
+  cfg.max_admitted_checks = &run.max_admitted_checks;
   std::vector<PoolItem> items;
-  for (size_t i = 0; i < tasks.size(); ++i) items.push_back({i, Item(tasks[i], static_cast<int>(i))});
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    auto h = hints.find(tasks[i]);
+    items.push_back({i, Item(tasks[i], static_cast<int>(i), h == hints.end() ? 0 : h->second)});
+  }
   std::mutex mu;
   EvalPool(cfg).Run(items, [&](const PoolItem& it, const Result<EvalResult>& r, int) {
     std::lock_guard<std::mutex> l(mu);
@@ -158,6 +176,56 @@ TEST(MemoryAdmission, ChecksShareTheGpuWithinItsMemoryAndLargeTasksRunAlone) {
   // the big task's later items ran alone, after the check stage, and say why
   EXPECT_TRUE(HasWarning(run.got[10], "runs alone")) << run.got[10].ToJson().dump();
   EXPECT_TRUE(HasWarning(run.got[11], "runs alone"));
+}
+
+TEST(MemoryAdmission, TheHintIsTheEstimateUntilAResultTeachesThePeak) {
+  MemoryAdmission a(1, 25 * kGiB);
+  EvalRequest hinted = Item("big", 0, 30 * kGiB);
+  bool learned = true;
+  EXPECT_EQ(a.Estimate(hinted, &learned), 30 * kGiB);
+  EXPECT_FALSE(learned);
+  EXPECT_TRUE(a.Large(a.Estimate(hinted)));  // a hint above the whole budget: alone
+  EXPECT_EQ(a.Estimate(Item("big", 1)), 0);  // no hint, nothing learned: 0, as before
+  EvalResult r;
+  r.raw = {{"memory", {{"peak_bytes", 8 * kGiB}}}};
+  a.Learn(hinted, r);
+  // the learned peak wins, smaller than the hint or not, for every item of the task
+  EXPECT_EQ(a.Estimate(hinted, &learned), 8 * kGiB);
+  EXPECT_TRUE(learned);
+  EXPECT_EQ(a.Estimate(Item("big", 2, 40 * kGiB)), 8 * kGiB);
+  EXPECT_FALSE(a.Large(a.Estimate(hinted)));
+  EXPECT_EQ(a.Estimate(Item("small", 3, -5)), 0);  // a negative hint counts as none
+  MemoryAdmission off(1, 0);
+  EXPECT_FALSE(off.Large(off.Estimate(hinted)));  // admission off: every item admitted
+}
+
+TEST(MemoryAdmission, HintedLargeTasksRunAloneOnTheirFirstTryAndHintedSmallOnesShare) {
+  // A batch of tasks never seen before, each with a hint (kiln datagen's captured peaks): on a 25 GiB GPU the
+  // two big tasks (hint 22 GiB, peak 20) run alone from their first item on, the small ones (hint 10 GiB) two at
+  // a time. Without the hints the first wave admits everything at 0 bytes, big ones beside small ones.
+  Gpu gpu;
+  gpu.first_small_waits_for_company = true;
+  std::vector<std::string> tasks = {"big", "small", "small", "big2", "small", "small", "small", "small"};
+  // "big2" is a second big task (its own peak is unknown: another key), answered as a 10 GiB one by the fake
+  PoolRun run = RunPool(&gpu, 25 * kGiB, tasks, {{"big", 22 * kGiB}, {"big2", 22 * kGiB}, {"small", 10 * kGiB}});
+  ASSERT_EQ(run.got.size(), tasks.size());
+  for (const auto& [i, r] : run.got) EXPECT_EQ(r.verdict, Verdict::kOk) << i;
+  for (size_t i : {size_t{0}, size_t{3}}) {
+    EXPECT_TRUE(HasWarning(run.got[i], "its memory hint is 22.00 GiB")) << i << " " << run.got[i].ToJson().dump();
+    EXPECT_TRUE(HasWarning(run.got[i], "runs alone")) << i;
+  }
+  // the admission's bookkeeping: never more than two checks (20 GiB) admitted at once, and the big tasks never
+  // admitted in the check stage at all; each big item evaluated once, with nothing else running
+  EXPECT_LE(run.max_admitted_checks, 2);
+  EXPECT_LE(run.max_admitted, 20 * kGiB);
+  EXPECT_EQ(gpu.calls["big"], 1);
+  EXPECT_EQ(gpu.calls["big2"], 1);
+  EXPECT_EQ(gpu.concurrent_at_start["big"], 0);
+  EXPECT_EQ(gpu.concurrent_at_start["big2"], 0);
+  // small ones still share the GPU: the first waited for company, and two were admitted together
+  EXPECT_TRUE(gpu.small_shared);
+  EXPECT_EQ(run.max_admitted_checks, 2);
+  EXPECT_EQ(run.max_admitted, 20 * kGiB);
 }
 
 TEST(MemoryAdmission, WithoutItTheChecksOverlapFreely) {

@@ -411,11 +411,13 @@ void EvalPool::Run(std::vector<PoolItem> items,
   MemoryAdmission admit(n_measure, cfg_.gpu_memory_bytes);
   struct ReportAdmitted {
     const MemoryAdmission& a;
-    int64_t* out;
+    int64_t* bytes;
+    int* checks;
     ~ReportAdmitted() {
-      if (out) *out = a.max_in_use();
+      if (bytes) *bytes = a.max_in_use();
+      if (checks) *checks = a.max_running();
     }
-  } report_admitted{admit, cfg_.max_admitted_bytes};
+  } report_admitted{admit, cfg_.max_admitted_bytes, cfg_.max_admitted_checks};
   std::vector<std::thread> threads;
   if (pipelined) {
     // Stage 1: every check and every time item's check on the check runners, in parallel.
@@ -444,11 +446,13 @@ void EvalPool::Run(std::vector<PoolItem> items,
             to_stage2(std::move(*it), std::nullopt, "");
             continue;
           }
-          const int64_t est = admit.Estimate(it->request);
+          bool learned = false;
+          const int64_t est = admit.Estimate(it->request, &learned);
           if (admit.Large(est)) {
             to_stage2(std::move(*it), std::nullopt,
-                      fmt::format("its task peaked at {:.2f} GiB, more than half of the GPU's {:.2f} GiB: runs alone",
-                                  est / 1073741824.0, admit.capacity() / 1073741824.0));
+                      fmt::format("{} {:.2f} GiB, more than half of the GPU's {:.2f} GiB: runs alone",
+                                  learned ? "its task peaked at" : "its memory hint is", est / 1073741824.0,
+                                  admit.capacity() / 1073741824.0));
             continue;
           }
           EvalRequest creq = it->request;

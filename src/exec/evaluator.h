@@ -72,11 +72,14 @@ struct PoolConfig {
   store::Store* store = nullptr;
   bool use_cache = true;
   // Admission of check work by GPU memory (exec/admission.h; 0: off): the bytes of one GPU the check runners
-  // sharing it may use together, by the peaks their tasks reported earlier in the batch; a task that needs
-  // more than half of it runs alone. An infrastructure out-of-memory outcome is retried once, alone.
+  // sharing it may use together, by the peaks their tasks reported earlier in the batch (before that, by the
+  // requests' memory_hint_bytes); a task that needs more than half of it runs alone. An infrastructure
+  // out-of-memory outcome is retried once, alone.
   int64_t gpu_memory_bytes = 0;
-  // Filled by Run when not null: the most estimated bytes admitted on one GPU at once (tests, reports).
+  // Filled by Run when not null: the most estimated bytes, and the most checks, admitted on one GPU at once
+  // (tests, reports).
   int64_t* max_admitted_bytes = nullptr;
+  int* max_admitted_checks = nullptr;
 };
 
 struct PoolItem {

@@ -61,6 +61,10 @@ struct EvalRequest {
   // TritonBench tasks: also run TritonBench's legacy stdout check (the gold and candidate files as scripts;
   // the response's `legacy_stdout`, docs/bench.md). Sent only when set (modes check and time).
   bool legacy_stdout = false;
+  // What the caller knows of the evaluation's peak GPU memory (bytes; 0: nothing), e.g. kiln datagen's capture
+  // measured it: the batch pool's admission counts it until a result of the same task reports a peak
+  // (exec/admission.h). A scheduling hint: never sent to the worker, not part of the cache key.
+  int64_t memory_hint_bytes = 0;
 
   // The request line (without the trailing newline is the caller's business).
   nlohmann::json ToJson(const std::string& id) const;

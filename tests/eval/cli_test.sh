@@ -111,6 +111,22 @@ n=$(grep -c '"id":"static"' "$tmp/resumed.jsonl")
 "$kiln" eval --batch "$tmp/pairs.jsonl" --resume --replay "$data/replay_relu.jsonl" > "$tmp/o" 2>&1
 check resume-needs-out 2 $? "$tmp/o" "--resume needs --out"
 
+# memory_hint_bytes (the batch admission's estimate of a pair's GPU peak until a result teaches it): validated;
+# never sent to the worker (the transcript still answers); it only schedules the pair, so --resume matches a pair
+# whose hint changed.
+printf '{"id": "hinted", "task": "%s", "candidate": "%s", "mode": "time", "memory_hint_bytes": 1073741824}\n' \
+  "$relu" "$data/relu_candidate.py" > "$tmp/hint.jsonl"
+"$kiln" eval --batch "$tmp/hint.jsonl" --out "$tmp/hint_out.jsonl" --replay "$data/replay_relu.jsonl" > "$tmp/o" 2>&1
+rc=$?
+cat "$tmp/hint_out.jsonl" >> "$tmp/o"
+check hint-batch 0 $rc "$tmp/o" '"id":"hinted".*"verdict":"ok"'
+sed 's/1073741824/2147483648/' "$tmp/hint.jsonl" > "$tmp/hint2.jsonl"
+"$kiln" eval --batch "$tmp/hint2.jsonl" --out "$tmp/hint_out.jsonl" --replay "$data/replay_relu.jsonl" --resume > "$tmp/o" 2>&1
+check hint-resume 0 $? "$tmp/o" "resuming: 1 pair(s) already have results"
+printf '{"id": "bad-hint", "task": "%s", "candidate": null, "memory_hint_bytes": -1}\n' "$relu" > "$tmp/hint3.jsonl"
+"$kiln" eval --batch "$tmp/hint3.jsonl" $nopy > "$tmp/o" 2>&1
+check hint-invalid 1 $? "$tmp/o" "hint3.jsonl:1:1: error: key 'memory_hint_bytes': expected an integer number of bytes >= 0, got -1"
+
 # Records: a static rejection is recorded in the database; a second run is answered the same way.
 "$kiln" eval --task "$relu" --candidate "$tmp/thread.py" --python /nonexistent/python3 --db "$tmp/kiln.db" > "$tmp/o" 2>&1
 check record-static 1 $? "$tmp/o" "verdict: rejected"
