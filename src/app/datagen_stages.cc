@@ -43,10 +43,12 @@ Result<std::map<std::string, nlohmann::json>> ReadResults(const std::string& pat
 
 // The sizes a candidate is verified at besides the program's own: composed programs take other batch
 // sizes (no composed operator depends on the leading dimension) on the LLM route, whose kernels must derive
-// their sizes from the inputs; the compiler route's kernels are specialised to the captured shapes.
+// their sizes from the inputs, and on the compiler route when the capture was dynamic and the batch (an
+// input's first dim) is a size symbol; a static capture's kernels are specialised to the captured shapes.
 std::vector<int64_t> ExtraBatchSizes(const DatagenOptions& o, const Candidate& c) {
   std::vector<int64_t> out;
-  if (c.route != "llm" || c.program.origin != "composed") return out;
+  if (c.program.origin != "composed") return out;
+  if (c.route != "llm" && !(c.route == "inductor" && c.meta.value("batch_symbolic", false))) return out;
   static const std::regex kBatch(R"((^|\n)batch_size = (\d+)\n)");
   std::smatch m;
   if (!std::regex_search(c.program.text, m, kBatch)) return out;
@@ -203,6 +205,13 @@ std::vector<Candidate> ConvertStage(const DatagenOptions& o, const std::vector<C
     }
     cand.reasoning = datagen::CompilerReasoning(c.program.families, notes);
     cand.meta = {{"kernels", cand.kernels}};
+    if (conv.dynamic) {
+      cand.meta["dynamic"] = true;
+      cand.meta["symbols"] = conv.symbols;  // "s77 = x.size(0)"
+      bool batch = false;
+      for (const auto& s : conv.symbols) batch |= EndsWith(s, ".size(0)");
+      cand.meta["batch_symbolic"] = batch;
+    }
     out.push_back(std::move(cand));
   }
   return out;
