@@ -335,7 +335,9 @@ std::optional<Reject> Assignment(const pyast::Node& a, const pyast::Node& stmt, 
     auto e = SizeExpr(right, *f);
     if (!e.ok()) return DynamicReject(e.status());
     std::string name(left.text());
-    if (StartsWith(name, "triton_")) name = name.substr(7);
+    for (const auto& [k, _] : c.out.kernels) {  // triton_poi_fused_..._0_xnumel -> poi_fused_..._0_xnumel
+      if (StartsWith(name, k + "_")) name = ReadableName(k) + name.substr(k.size());
+    }
     f->bound[std::string(left.text())] = name;
     f->lines.push_back(name + " = " + *e);
     return std::nullopt;
