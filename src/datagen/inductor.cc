@@ -220,6 +220,35 @@ std::string Stem(const std::string& expr, const Forward& f) {
   return pyast::IsIdentifier(e) ? e : "";
 }
 
+// Inductor's counter at the end of a kernel's name ("triton_poi_fused_add_3" -> "3"), for the names of the
+// sizes a dynamic forward computes for it (xnumel_3).
+std::string KernelIndex(const std::string& kernel) {
+  size_t u = kernel.rfind('_');
+  std::string tail = u == std::string::npos ? "" : kernel.substr(u + 1);
+  return !tail.empty() && tail.find_first_not_of("0123456789") == std::string::npos ? tail : "k";
+}
+
+// A dynamic launch's grid: FixedGrid's (templates) from the launch's three trailing arguments, the others from
+// the numels the launch passes, as Inductor's launcher computes it; lines it needs go before the launch.
+std::optional<Reject> DynamicGrid(const std::string& kernel, const std::vector<std::string>& runtime,
+                                  const std::vector<std::string>& args, const std::vector<std::string>& extra,
+                                  const nlohmann::json& cfg, const Context& c, Forward* f, std::string* grid) {
+  std::string type = GridType(c.out.kernels.at(kernel).source);
+  if (type == "FixedGrid") {
+    if (extra.size() != 3)
+      return Reject{"grid_type_unsupported", fmt::format("{}: a FixedGrid launch with {} grid arguments", kernel, extra.size())};
+    *grid = fmt::format("({}, {}, {})", extra[0], extra[1], extra[2]);
+    return std::nullopt;
+  }
+  std::map<std::string, std::string> numels;
+  for (size_t i = 0; i < runtime.size(); ++i) numels[runtime[i]] = args[i];
+  auto g = LaunchGrid(type, numels, cfg, KernelIndex(kernel));
+  if (!g.ok()) return DynamicReject(g.status());
+  for (const auto& l : g->prefix) f->lines.push_back(l);
+  *grid = g->grid;
+  return std::nullopt;
+}
+
 std::optional<Reject> Launch(const pyast::Node& call, const std::string& kernel, Context& c, Forward* f) {
   auto rec_it = c.records.find(kernel);
   int n = f->launches_seen[kernel]++;
@@ -238,7 +267,7 @@ std::optional<Reject> Launch(const pyast::Node& call, const std::string& kernel,
   std::vector<std::string> args;
   for (const pyast::Node& a : call.field("arguments").named_children()) {
     if (a.type() == "keyword_argument") continue;  // stream=
-    if (c.dynamic && a.type() != "identifier" && args.size() < runtime.size()) {
+    if (c.dynamic && a.type() != "identifier") {  // numels, ks, FixedGrid's grid: size arithmetic
       auto e = SizeExpr(a, *f);
       if (!e.ok()) return DynamicReject(e.status());
       args.push_back(*e);
@@ -248,6 +277,7 @@ std::optional<Reject> Launch(const pyast::Node& call, const std::string& kernel,
   }
   if (args.size() < runtime.size())
     return Reject{"launch_mismatch", fmt::format("{} takes {} arguments, the launch passes {}", kernel, runtime.size(), args.size())};
+  std::vector<std::string> extra(args.begin() + static_cast<long>(runtime.size()), args.end());
   args.resize(runtime.size());  // what follows are FixedGrid's grid arguments, now explicit
   if (n == 0) {
     for (size_t i = 0; i < runtime.size(); ++i) {
@@ -266,13 +296,8 @@ std::optional<Reject> Launch(const pyast::Node& call, const std::string& kernel,
   if (warps) kw += fmt::format(", num_warps={}", *warps);
   if (stages) kw += fmt::format(", num_stages={}", *stages);
   std::string grid;
-  if (c.dynamic) {  // from the numels the launch passes, as Inductor's launcher computes it
-    std::map<std::string, std::string> numels;
-    for (size_t i = 0; i < runtime.size(); ++i) numels[runtime[i]] = args[i];
-    auto g = LaunchGrid(GridType(c.out.kernels.at(kernel).source), numels, cfg);
-    if (!g.ok()) return DynamicReject(g.status());
-    grid = *g;
-  } else {
+  if (c.dynamic) {
+    if (auto r = DynamicGrid(kernel, runtime, args, extra, cfg, c, f, &grid)) return r;  } else {
     const auto& g = rec["grid"];
     grid = fmt::format("({}, {}, {})", g[0].dump(), g[1].dump(), g[2].dump());
   }
@@ -304,6 +329,8 @@ std::optional<Reject> CallStatement(const pyast::Node& call, const pyast::Node& 
 std::optional<Reject> Assignment(const pyast::Node& a, const pyast::Node& stmt, Context& c, Forward* f) {
   pyast::Node left = a.field("left"), right = a.field("right");
   if (Trim(right.text()) == "args") return BindArgs(a, c, f);
+  if (c.dynamic && left.type() == "identifier" && c.symbols.prologue_names.count(std::string(left.text())))
+    return std::nullopt;  // s77 = arg0_1, arg2_1_size = arg2_1.size(): bound from the inputs' shapes (the prologue)
   if (right.type() == "call") {
     std::string fn = pyast::Dotted(right.field("function"));
     if (fn == "get_raw_stream") return std::nullopt;
@@ -329,14 +356,12 @@ std::optional<Reject> Assignment(const pyast::Node& a, const pyast::Node& stmt, 
     }
     return CallStatement(right, stmt, c, f);
   }
-  if (c.dynamic && left.type() == "identifier" && c.symbols.symbols.count(std::string(left.text())))
-    return std::nullopt;  // s77 = arg0_1: bound from the inputs' shapes (the prologue)
   if (c.dynamic && left.type() == "identifier" && right.type() != "identifier") {  // xnumel = s77*s27
     auto e = SizeExpr(right, *f);
     if (!e.ok()) return DynamicReject(e.status());
     std::string name(left.text());
-    for (const auto& [k, _] : c.out.kernels) {  // triton_poi_fused_..._0_xnumel -> poi_fused_..._0_xnumel
-      if (StartsWith(name, k + "_")) name = ReadableName(k) + name.substr(k.size());
+    for (const auto& [k, _] : c.out.kernels) {  // triton_poi_fused_..._0_xnumel -> xnumel_0
+      if (StartsWith(name, k + "_")) name = name.substr(k.size() + 1) + "_" + KernelIndex(k);
     }
     f->bound[std::string(left.text())] = name;
     f->lines.push_back(name + " = " + *e);

@@ -90,47 +90,96 @@ Result<std::string> TranslateSizeExpression(const pyast::Node& expr, const NameL
   return out;
 }
 
+namespace {
+
+bool IsSymbolName(const std::string& s) {
+  static const std::regex kSymbol("[su][0-9]+");
+  return std::regex_match(s, kSymbol);
+}
+
+void BindSymbol(SymbolTable* t, const std::string& symbol, const std::string& expr) {
+  if (t->symbols.count(symbol)) return;
+  t->symbols[symbol] = expr;
+  t->order.push_back(symbol);
+  t->prologue_names.insert(symbol);
+}
+
+// assert_size_stride(argN, sizes, strides) of a forward input: its dims, and the symbols they bind.
+Status AssertedSizes(const std::vector<pyast::Node>& args, const std::string& param, SymbolTable* t) {
+  InputDims in{param, {}};
+  auto sizes = pyast::Unparen(args[1]);
+  for (const pyast::Node& d : sizes.type() == "tuple" ? Elements(sizes) : std::vector<pyast::Node>{sizes}) {
+    std::string text(d.text());
+    if (d.type() == "identifier") {
+      BindSymbol(t, text, fmt::format("{}.size({})", param, in.dims.size()));
+    } else if (d.type() != "integer") {
+      return InvalidArgument(fmt::format(
+          "untranslated_size_expression: {} dim {} is `{}` (neither a symbol nor an integer)", param, in.dims.size(), text));
+    }
+    in.dims.push_back(text);
+  }
+  t->inputs.push_back(std::move(in));
+  return Status::Ok();
+}
+
+// The input and dim of `argN.size(i)` / `argN_size[i]` (argN_size = argN.size()); nullopt for other forms.
+std::optional<std::string> SizeOf(const pyast::Node& v, const std::map<std::string, std::string>& input_args,
+                                  const std::map<std::string, std::string>& size_tuples) {
+  if (v.type() == "subscript" && v.field("subscript").type() == "integer") {
+    auto it = size_tuples.find(std::string(v.field("value").text()));
+    if (it != size_tuples.end()) return fmt::format("{}.size({})", it->second, v.field("subscript").text());
+  }
+  if (v.type() == "call" && v.field("function").type() == "attribute" &&
+      v.field("function").field("attribute").text() == "size") {
+    auto it = input_args.find(std::string(v.field("function").field("object").text()));
+    auto args = Elements(v.field("arguments"));
+    if (it != input_args.end() && args.size() == 1 && args[0].type() == "integer")
+      return fmt::format("{}.size({})", it->second, args[0].text());
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 Result<SymbolTable> BindSymbols(const pyast::Node& call_body, const std::map<std::string, std::string>& input_args) {
   SymbolTable t;
   std::vector<std::pair<std::string, std::string>> pending;  // (symbol, int argument), in order
-  std::string error;
+  std::map<std::string, std::string> size_tuples;            // argN_size -> the input's parameter
+  std::map<std::string, int> uses;                           // identifier -> occurrences
+  Status error = Status::Ok();
   call_body.Walk([&](const pyast::Node& n) {
-    if (!error.empty()) return false;
-    if (n.type() == "assignment" && n.field("left").type() == "identifier" &&
-        n.field("right").type() == "identifier") {
-      static const std::regex kSymbol("[su][0-9]+");
-      std::string left(n.field("left").text()), right(n.field("right").text());
-      if (std::regex_match(left, kSymbol)) pending.push_back({left, right});
-      return false;
+    if (n.type() == "identifier") ++uses[std::string(n.text())];
+    if (!error.ok()) return false;
+    if (n.type() == "assignment" && n.field("left").type() == "identifier") {
+      std::string left(n.field("left").text());
+      pyast::Node right = n.field("right");
+      if (right.type() == "identifier" && IsSymbolName(left)) {
+        pending.push_back({left, std::string(right.text())});  // s77 = arg0_1
+      } else if (right.type() == "call" && Trim(right.field("arguments").text()) == "()" &&
+                 right.field("function").type() == "attribute" &&
+                 right.field("function").field("attribute").text() == "size" &&
+                 input_args.count(std::string(right.field("function").field("object").text()))) {
+        size_tuples[left] = input_args.at(std::string(right.field("function").field("object").text()));
+        t.prologue_names.insert(left);  // arg2_1_size = arg2_1.size()
+      } else if (auto e = IsSymbolName(left) ? SizeOf(right, input_args, size_tuples) : std::nullopt) {
+        BindSymbol(&t, left, *e);  // s4 = arg2_1_size[0]
+      }
+      return true;
     }
     if (n.type() != "call" || pyast::Dotted(n.field("function")) != "assert_size_stride") return true;
     auto args = Elements(n.field("arguments"));
-    if (args.size() < 2) return false;
-    auto it = input_args.find(std::string(args[0].text()));
-    if (it == input_args.end()) return false;  // a weight: its sizes are fixed
-    InputDims in{it->second, {}};
-    auto sizes = pyast::Unparen(args[1]);
-    for (const pyast::Node& d : sizes.type() == "tuple" ? Elements(sizes) : std::vector<pyast::Node>{sizes}) {
-      std::string text(d.text());
-      if (d.type() == "identifier") {
-        if (!t.symbols.count(text)) {
-          t.symbols[text] = fmt::format("{}.size({})", in.param, in.dims.size());
-          t.order.push_back(text);
-        }
-      } else if (d.type() != "integer") {
-        error = fmt::format("untranslated_size_expression: {} dim {} is `{}` (neither a symbol nor an integer)",
-                            in.param, in.dims.size(), text);
-        return false;
-      }
-      in.dims.push_back(text);
-    }
-    t.inputs.push_back(std::move(in));
+    auto it = args.size() < 2 ? input_args.end() : input_args.find(std::string(args[0].text()));
+    if (it != input_args.end()) error = AssertedSizes(args, it->second, &t);  // weights: fixed sizes, no guard
     return false;
   });
-  if (!error.empty()) return InvalidArgument(error);
+  KILN_RETURN_IF_ERROR(error);
   for (const auto& [symbol, arg] : pending) {
-    if (!t.symbols.count(symbol))
-      return InvalidArgument(fmt::format("unbound_symbol: {} (= {}) sizes no dim of the forward's inputs", symbol, arg));
+    if (!t.symbols.count(symbol)) {
+      if (uses[symbol] > 1)
+        return InvalidArgument(fmt::format("unbound_symbol: {} (= {}) sizes no dim of the forward's inputs", symbol, arg));
+      t.prologue_names.insert(symbol);  // a symbol nothing uses (dynamo's, of a dim Inductor found equal to another)
+      continue;
+    }
     t.int_args[arg] = symbol;
   }
   return t;
@@ -171,12 +220,30 @@ std::string GridType(const std::string& kernel_source) {
   return std::regex_search(kernel_source, m, kGrid) ? m[1].str() : "";
 }
 
-Result<std::string> LaunchGrid(const std::string& grid_type, const std::map<std::string, std::string>& numels,
-                               const nlohmann::json& config) {
-  int dims = grid_type == "Grid1D" ? 1 : grid_type == "Grid2D" ? 2 : grid_type == "Grid3D" ? 3 : 0;
+namespace {
+
+bool IsIntegerText(const std::string& s) {
+  return !s.empty() && s.size() < 18 && s.find_first_not_of("0123456789") == std::string::npos;
+}
+
+// Inductor's ceildiv: the numel itself for a block of 1, folded for integers.
+std::string CeilDiv(const std::string& numel, int64_t block) {
+  if (block == 1) return numel;
+  if (IsIntegerText(numel)) return std::to_string((std::stoll(numel) + block - 1) / block);
+  return fmt::format("triton.cdiv({}, {})", numel, block);
+}
+
+}  // namespace
+
+Result<LaunchGridText> LaunchGrid(const std::string& grid_type, const std::map<std::string, std::string>& numels,
+                                  const nlohmann::json& config, const std::string& stem) {
+  bool overflow = grid_type == "Grid2DWithYZOverflow";
+  int dims = grid_type == "Grid1D" ? 1 : grid_type == "Grid2D" || overflow ? 2 : grid_type == "Grid3D" ? 3 : 0;
   if (dims == 0)
-    return InvalidArgument(fmt::format("grid_type_unsupported: grid type '{}' (Grid1D, Grid2D, Grid3D are translated)",
-                                       grid_type.empty() ? "none" : grid_type));
+    return InvalidArgument(fmt::format(
+        "grid_type_unsupported: grid type '{}' (Grid1D, Grid2D, Grid2DWithYZOverflow, Grid3D are translated)",
+        grid_type.empty() ? "none" : grid_type));
+  LaunchGridText out;
   std::string grid[3] = {"1", "1", "1"};
   static const char* kAxes[3] = {"x", "y", "z"};
   for (int i = 0; i < dims; ++i) {
@@ -188,18 +255,26 @@ Result<std::string> LaunchGrid(const std::string& grid_type, const std::map<std:
     const nlohmann::json* block = config.is_object() && config.contains(block_key) ? &config[block_key] : nullptr;
     if (block && !block->is_number_integer())
       return InvalidArgument(fmt::format("grid_type_unsupported: {} is {}", block_key, block->dump()));
-    int64_t b = block ? block->get<int64_t>() : 1;
-    const std::string& numel = n->second;
-    if (b == 1) {
-      grid[i] = numel;
-    } else if (!numel.empty() && numel.size() < 18 && numel.find_first_not_of("0123456789") == std::string::npos) {
-      int64_t v = std::stoll(numel);  // an integer: folded, as Inductor does
-      grid[i] = std::to_string((v + b - 1) / b);
-    } else {
-      grid[i] = fmt::format("triton.cdiv({}, {})", numel, b);
-    }
+    grid[i] = CeilDiv(n->second, block ? block->get<int64_t>() : 1);
   }
-  return fmt::format("({}, {}, {})", grid[0], grid[1], grid[2]);
+  if (overflow) {  // y blocks past the hardware's 65535 spill into z; the kernel reads program_id(1) + (2) * num(1)
+    constexpr int64_t kMaxYGrid = 65535;
+    std::string blocks = grid[1];
+    if (!IsIntegerText(blocks)) {
+      out.prefix.push_back(fmt::format("y_blocks_{} = {}", stem, blocks));
+      blocks = "y_blocks_" + stem;
+    }
+    std::string z = CeilDiv(blocks, kMaxYGrid);
+    if (!IsIntegerText(z)) {
+      out.prefix.push_back(fmt::format("z_blocks_{} = {}", stem, z));
+      z = "z_blocks_" + stem;
+    }
+    grid[1] = IsIntegerText(blocks) && IsIntegerText(z) ? CeilDiv(blocks, std::stoll(z))
+                                                        : fmt::format("triton.cdiv({}, {})", blocks, z);
+    grid[2] = z;
+  }
+  out.grid = fmt::format("({}, {}, {})", grid[0], grid[1], grid[2]);
+  return out;
 }
 
 }  // namespace kiln::datagen

@@ -10,6 +10,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -41,12 +42,14 @@ struct SymbolTable {
   std::vector<std::string> order;              // symbols in binding order
   std::map<std::string, std::string> int_args; // call's int arguments -> their symbol (arg0_1 -> s77)
   std::vector<InputDims> inputs;
+  std::set<std::string> prologue_names;  // names whose assignment in call the prologue replaces (s77, arg2_1_size)
 };
 
-// From call's body: `s77 = arg0_1` (an int argument is a symbol) and `assert_size_stride(arg2_1, (s77, 64), ...)`
-// of the arguments that are forward inputs (input_args: call's name -> the forward's parameter). Errors:
-// unbound_symbol (a symbol no input dim is), untranslated_size_expression (an input dim neither a symbol
-// nor an integer).
+// From call's body: `s77 = arg0_1` (an int argument is a symbol), `assert_size_stride(arg2_1, (s77, 64), ...)`
+// of the arguments that are forward inputs (input_args: call's name -> the forward's parameter), and
+// `arg2_1_size = arg2_1.size(); s4 = arg2_1_size[0]` or `s4 = arg2_1.size(0)`. An int argument's symbol that
+// nothing else in call names is dropped. Errors: unbound_symbol (a symbol used but no input dim),
+// untranslated_size_expression (an input dim neither a symbol nor an integer).
 Result<SymbolTable> BindSymbols(const pyast::Node& call_body, const std::map<std::string, std::string>& input_args);
 
 // The forward's first lines for a dynamic candidate: a guard per input of its rank and the dims Inductor
@@ -59,9 +62,15 @@ std::string GridType(const std::string& kernel_source);
 
 // The launch grid "(x, y, z)" for a kernel of grid type Grid1D/Grid2D/Grid3D: each of xnumel/ynumel/znumel
 // (numels: the kernel's parameter -> the expression the launch passes) cdiv its block size from the
-// recorded config (XBLOCK...; absent or 1: the numel itself), as Inductor's launcher computes it.
-// Error grid_type_unsupported for any other grid type (FixedGrid templates, split scans, ...).
-Result<std::string> LaunchGrid(const std::string& grid_type, const std::map<std::string, std::string>& numels,
-                               const nlohmann::json& config);
+// recorded config (XBLOCK...; absent or 1: the numel itself), as Inductor's launcher computes it;
+// Grid2DWithYZOverflow: the y blocks spread over y and z (at most 65535 in y), through prefix lines
+// (y_blocks_<stem>, z_blocks_<stem>) when they are not constants. Error grid_type_unsupported for any other grid type (FixedGrid
+// templates, split scans, cooperative reductions, ...).
+struct LaunchGridText {
+  std::vector<std::string> prefix;  // lines computing the grid's parts, before the launch
+  std::string grid;
+};
+Result<LaunchGridText> LaunchGrid(const std::string& grid_type, const std::map<std::string, std::string>& numels,
+                                  const nlohmann::json& config, const std::string& stem = "grid");
 
 }  // namespace kiln::datagen

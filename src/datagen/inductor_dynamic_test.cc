@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <regex>
+#include <set>
 
 #include <gtest/gtest.h>
 
@@ -90,8 +91,20 @@ TEST(DynamicSymbols, BindsSymbolsFromTheInputsAssertedSizes) {
   EXPECT_EQ(DynamicPrologue(*t), want);
 }
 
+TEST(DynamicSymbols, BindsSymbolsFromSizeCallsAndDropsUnusedOnes) {
+  auto t = Bind(
+      "    s77 = arg0_1\n    arg2_1_size = arg2_1.size()\n    s4 = arg2_1_size[0]\n    s9 = arg3_1.size(1)\n"
+      "    assert_size_stride(arg2_1, (s4, 8), (8, 1))\n    buf0 = empty_strided_cpu((s4, s9), (s9, 1))\n");
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  EXPECT_EQ(t->symbols.at("s4"), "x.size(0)");
+  EXPECT_EQ(t->symbols.at("s9"), "y.size(1)");
+  EXPECT_FALSE(t->symbols.count("s77"));  // named by nothing but its own binding: dropped
+  EXPECT_TRUE(t->int_args.empty());
+  EXPECT_EQ(t->prologue_names, (std::set<std::string>{"s77", "arg2_1_size", "s4", "s9"}));
+}
+
 TEST(DynamicSymbols, RejectsSymbolsNoInputDimIs) {
-  auto t = Bind("    s5 = arg0_1\n    assert_size_stride(arg2_1, (4, ), (1, ))\n");
+  auto t = Bind("    s5 = arg0_1\n    assert_size_stride(arg2_1, (4, ), (1, ))\n    buf0 = empty_strided_cpu((s5, ), (1, ))\n");
   ASSERT_FALSE(t.ok());
   EXPECT_EQ(Reason(t.status()), "unbound_symbol") << t.status().message();
   auto expr = Bind("    s5 = arg0_1\n    assert_size_stride(arg2_1, (2*s5, ), (1, ))\n");
@@ -102,10 +115,19 @@ TEST(DynamicSymbols, RejectsSymbolsNoInputDimIs) {
 TEST(DynamicGrid, FromTheGridTypeAndTheRecordedBlockSizes) {
   nlohmann::json cfg = {{"XBLOCK", 8}, {"YBLOCK", 16}, {"ZBLOCK", 1}, {"R0_BLOCK", 64}};
   std::map<std::string, std::string> numels = {{"xnumel", "s0*s1"}, {"ynumel", "64"}, {"znumel", "s0"}};
-  EXPECT_EQ(*LaunchGrid("Grid1D", numels, cfg), "(triton.cdiv(s0*s1, 8), 1, 1)");
-  EXPECT_EQ(*LaunchGrid("Grid2D", numels, cfg), "(triton.cdiv(s0*s1, 8), 4, 1)");  // 64 / 16 folded
-  EXPECT_EQ(*LaunchGrid("Grid3D", numels, cfg), "(triton.cdiv(s0*s1, 8), 4, s0)");  // ZBLOCK 1: the numel
-  EXPECT_EQ(*LaunchGrid("Grid1D", {{"xnumel", "s0"}}, nlohmann::json::object()), "(s0, 1, 1)");  // no XBLOCK
+  EXPECT_EQ(LaunchGrid("Grid1D", numels, cfg)->grid, "(triton.cdiv(s0*s1, 8), 1, 1)");
+  EXPECT_EQ(LaunchGrid("Grid2D", numels, cfg)->grid, "(triton.cdiv(s0*s1, 8), 4, 1)");  // 64 / 16 folded
+  EXPECT_EQ(LaunchGrid("Grid3D", numels, cfg)->grid, "(triton.cdiv(s0*s1, 8), 4, s0)");  // ZBLOCK 1: the numel
+  EXPECT_EQ(LaunchGrid("Grid1D", {{"xnumel", "s0"}}, nlohmann::json::object())->grid, "(s0, 1, 1)");  // no XBLOCK
+  EXPECT_TRUE(LaunchGrid("Grid2D", numels, cfg)->prefix.empty());
+  // y blocks past 65535 go to z: constants folded, symbolic sizes through named lines
+  auto folded = LaunchGrid("Grid2DWithYZOverflow", {{"xnumel", "8"}, {"ynumel", "2097136"}}, cfg, "k");  // 131071 y blocks
+  EXPECT_EQ(folded->grid, "(1, 43691, 3)");
+  EXPECT_TRUE(folded->prefix.empty());
+  auto sym = LaunchGrid("Grid2DWithYZOverflow", {{"xnumel", "s1"}, {"ynumel", "s0*s1"}}, cfg, "k");
+  EXPECT_EQ(sym->prefix, (std::vector<std::string>{"y_blocks_k = triton.cdiv(s0*s1, 16)",
+                                                   "z_blocks_k = triton.cdiv(y_blocks_k, 65535)"}));
+  EXPECT_EQ(sym->grid, "(triton.cdiv(s1, 8), triton.cdiv(y_blocks_k, z_blocks_k), z_blocks_k)");
   for (const char* g : {"FixedGrid", "SplitScanGrid", "CooperativeReductionGrid", ""}) {
     auto r = LaunchGrid(g, numels, cfg);
     ASSERT_FALSE(r.ok()) << g;
@@ -132,14 +154,16 @@ std::map<std::string, nlohmann::json> DynamicCaptures() {
   return out;
 }
 
+// tests/datagen/programs (the static recordings' programs too) or dynamic_cpu/programs (composed for these).
 std::string Program(const std::string& id) {
   auto t = ReadFile((kData / "programs" / (id + ".py")).string());
+  if (!t.ok()) t = ReadFile((kData / "dynamic_cpu" / "programs" / (id + ".py")).string());
   return t.ok() ? *t : "";
 }
 
 TEST(DynamicConversion, CpuBackendRecordingsConvertToShapeGenericCandidates) {
   auto caps = DynamicCaptures();
-  ASSERT_EQ(caps.size(), 17u);
+  ASSERT_EQ(caps.size(), 24u);
   int converted = 0;
   for (const auto& [id, cap] : caps) {
     Conversion c = ConvertCapture(Program(id), cap);
@@ -147,29 +171,39 @@ TEST(DynamicConversion, CpuBackendRecordingsConvertToShapeGenericCandidates) {
       EXPECT_EQ(c.reason, "extern_kernel") << id << ": " << c.message;
       continue;
     }
+    ASSERT_FALSE(Program(id).empty()) << id;
     ASSERT_TRUE(c.ok) << id << ": " << c.reason << ": " << c.message;
     ++converted;
     EXPECT_TRUE(c.dynamic) << id;
     ASSERT_FALSE(c.symbols.empty()) << id;
-    EXPECT_EQ(c.symbols[0], "s77 = x.size(0)") << id;  // the batch dim is a symbol
+    EXPECT_TRUE(EndsWith(c.symbols[0], " = x.size(0)")) << id << ": " << c.symbols[0];  // the batch is a symbol
     for (const char* banned : {"empty_strided_cpu", "get_raw_stream", "set_driver_to_cpu", "triton_helpers",
                                "reinterpret_tensor", "arg0_1", "of shape (2,", "of shape (3,", "of shape (4,"})
       EXPECT_FALSE(Contains(c.source, banned)) << id << " still has " << banned;
     EXPECT_TRUE(std::regex_search(c.source, std::regex(R"(\w\[\((triton\.cdiv\(|[a-z_]))")))
         << id << ": no grid computed from the sizes";
   }
-  EXPECT_EQ(converted, 15);
-  // golden: a looped reduction (log_softmax + logsumexp) whose row length is a kernel argument (ks0)
-  Conversion c = ConvertCapture(Program("comp_5_00007"), caps.at("comp_5_00007"));
-  fs::path golden = kData / "golden" / "dynamic" / "comp_5_00007.py";
-  if (std::getenv("KILN_UPDATE_GOLDEN")) {
-    fs::create_directories(golden.parent_path());
-    ASSERT_TRUE(WriteFile(golden.string(), c.source).ok());
-    return;
+  EXPECT_EQ(converted, 22);
+  // x and y share the batch symbol: bound from x, checked on y; y0's own symbol is dropped (nothing uses it)
+  Conversion two = ConvertCapture(Program("comp_77_00026"), caps.at("comp_77_00026"));
+  EXPECT_TRUE(Contains(two.source, "if y0.size(0) != ")) << two.source;
+  // a transposed copy: Grid2DWithYZOverflow, y blocks spread over y and z
+  Conversion yz = ConvertCapture(Program("comp_77_00005"), caps.at("comp_77_00005"));
+  EXPECT_TRUE(Contains(yz.source, "z_blocks_0 = triton.cdiv(")) << yz.source;
+  // golden: a looped reduction (log_softmax + logsumexp) whose row length is a kernel argument (ks0), and a
+  // transposed copy (Grid2DWithYZOverflow) of a strided slice, whose buffer sizes are `(1 + s53) // 2`
+  for (const std::string id : {"comp_5_00007", "comp_77_00005"}) {
+    Conversion g = ConvertCapture(Program(id), caps.at(id));
+    fs::path golden = kData / "golden" / "dynamic" / (id + ".py");
+    if (std::getenv("KILN_UPDATE_GOLDEN")) {
+      fs::create_directories(golden.parent_path());
+      ASSERT_TRUE(WriteFile(golden.string(), g.source).ok());
+      continue;
+    }
+    auto want = ReadFile(golden.string());
+    ASSERT_TRUE(want.ok()) << golden << " is missing (KILN_UPDATE_GOLDEN=1 writes it)";
+    EXPECT_EQ(g.source, *want) << id;
   }
-  auto want = ReadFile(golden.string());
-  ASSERT_TRUE(want.ok()) << golden << " is missing (KILN_UPDATE_GOLDEN=1 writes it)";
-  EXPECT_EQ(c.source, *want);
 }
 
 TEST(DynamicConversion, RejectsWithNamedReasons) {
@@ -185,8 +219,24 @@ TEST(DynamicConversion, RejectsWithNamedReasons) {
     j["codes"][0] = code;
     return ConvertCapture(program, j);
   };
-  Conversion grid = with_code("'grid_type': 'Grid1D'", "'grid_type': 'FixedGrid'");
+  Conversion grid = with_code("'grid_type': 'Grid1D'", "'grid_type': 'SplitScanGrid'");
   EXPECT_EQ(grid.reason, "grid_type_unsupported") << grid.message;
+  Conversion fixed_no_args = with_code("'grid_type': 'Grid1D'", "'grid_type': 'FixedGrid'");
+  EXPECT_EQ(fixed_no_args.reason, "grid_type_unsupported") << fixed_no_args.message;
+  // a template's FixedGrid: the launch's three trailing arguments, translated, are the grid
+  nlohmann::json fixed = cap;
+  std::string code = fixed["codes"][0];
+  for (auto [from, to] : std::vector<std::pair<std::string, std::string>>{
+           {"'grid_type': 'Grid1D'", "'grid_type': 'FixedGrid'"},
+           {"(buf4, arg2_1, s27, s77, s27,", "(buf4, arg2_1, s27, s77, s27, ((1 + s77) // 2), 1, 1,"}}) {
+    size_t at = code.find(from);
+    ASSERT_NE(at, std::string::npos) << from;
+    code.replace(at, from.size(), to);
+  }
+  fixed["codes"][0] = code;
+  Conversion f = ConvertCapture(program, fixed);
+  ASSERT_TRUE(f.ok) << f.reason << ": " << f.message;
+  EXPECT_TRUE(Contains(f.source, "_0[(((1 + s77) // 2), 1, 1)](out, x, s27, s77, s27, R0_BLOCK=16")) << f.source;
   Conversion buffer = with_code("empty_strided_cpu((s77, 1), (1, s77)", "empty_strided_cpu((s77 / 2, 1), (1, s77)");
   EXPECT_EQ(buffer.reason, "untranslated_size_expression") << buffer.message;
   Conversion unbound = with_code("assert_size_stride(arg2_1, (s77, s27)", "assert_size_stride(arg2_1, (s77, 16)");

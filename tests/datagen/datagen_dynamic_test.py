@@ -48,11 +48,11 @@ def programs_with_a_frozen_twin(tmp):
 def verified_at_three_shapes(tmp):
     progs, caps = programs_with_a_frozen_twin(tmp)
     out = os.path.join(tmp, "run")
-    r = kiln("--out", out, "--from", progs, "--captures", caps, "--interpret", "--no-db", "--workers", "2",
-             "--shapes", "3", "--quiet")
+    r = kiln("--out", out, "--from", progs, "--from", os.path.join(DATA, "dynamic_cpu", "programs"), "--captures", caps,
+             "--interpret", "--no-db", "--workers", "2", "--shapes", "3", "--quiet")
     check(r.returncode == 0, f"pipeline exits 0 (got {r.returncode}: {r.stderr[-400:]})")
     msgs = lines(os.path.join(out, "sft_messages.jsonl"))
-    check(len(msgs) == 15, f"15 samples from the 17 dynamic recordings (2 bmm go to extern_kernels) (got {len(msgs)})")
+    check(len(msgs) == 22, f"22 samples from the 24 dynamic recordings (2 bmm go to extern_kernels) (got {len(msgs)})")
     metas = {m["id"]: m.get("meta", {}) for m in msgs}
     bad = [i for i, m in metas.items() if m.get("shapes_verified") != 3 or not m.get("dynamic")]
     check(not bad, f"every sample is dynamic and verified at 3 shapes ({bad})")
