@@ -639,6 +639,8 @@ Conversion ConvertCapture(const std::string& program_text, const nlohmann::json&
     conv.message = r->message;
     conv.source.clear();
     conv.kernels.clear();
+    conv.dynamic = false;
+    conv.symbols.clear();
   } else {
     conv.ok = true;
   }
