@@ -132,6 +132,29 @@ struct Context {
   SymbolTable symbols;
 };
 
+Result<std::string> SizeExpr(const pyast::Node& expr, const Forward& f);
+std::string Translate(const pyast::Node& expr, Forward* f);
+
+// A value in a dynamic call: a name (a buffer, an input), a view of one (reinterpret_tensor(buf, sizes, strides,
+// offset) -> _view(...), its sizes checked as size arithmetic) or size arithmetic.
+Result<std::string> DynamicValue(const pyast::Node& v, Forward* f) {
+  if (v.type() == "identifier") return Translate(v, f);
+  if (v.type() == "call" && pyast::Dotted(v.field("function")) == "reinterpret_tensor") {
+    std::vector<pyast::Node> args;
+    for (const pyast::Node& a : v.field("arguments").named_children()) args.push_back(a);
+    if (args.size() != 4 || args[0].type() != "identifier")
+      return InvalidArgument("untranslated_size_expression: a reinterpret_tensor of " + std::string(v.text()));
+    std::string out = "_view(" + Translate(args[0], f);
+    for (size_t i = 1; i < 4; ++i) {
+      KILN_ASSIGN_OR_RETURN(std::string e, SizeExpr(args[i], *f));
+      out += ", " + e;
+    }
+    f->uses_view = true;
+    return out + ")";
+  }
+  return SizeExpr(v, *f);
+}
+
 // The reject of an inductor_dynamic.h error ("<reason>: <details>").
 Reject DynamicReject(const Status& st) {
   const std::string& m = st.message();
@@ -267,8 +290,8 @@ std::optional<Reject> Launch(const pyast::Node& call, const std::string& kernel,
   std::vector<std::string> args;
   for (const pyast::Node& a : call.field("arguments").named_children()) {
     if (a.type() == "keyword_argument") continue;  // stream=
-    if (c.dynamic && a.type() != "identifier") {  // numels, ks, FixedGrid's grid: size arithmetic
-      auto e = SizeExpr(a, *f);
+    if (c.dynamic && a.type() != "identifier") {  // numels, ks, FixedGrid's grid, views: size arithmetic
+      auto e = DynamicValue(a, f);
       if (!e.ok()) return DynamicReject(e.status());
       args.push_back(*e);
       continue;
@@ -351,6 +374,12 @@ std::optional<Reject> Assignment(const pyast::Node& a, const pyast::Node& stmt, 
       return std::nullopt;
     }
     if (fn == "reinterpret_tensor") {
+      if (c.dynamic) {
+        auto v = DynamicValue(right, f);
+        if (!v.ok()) return DynamicReject(v.status());
+        f->lines.push_back(std::string(left.text()) + " = " + *v);
+        return std::nullopt;
+      }
       f->lines.push_back(std::string(left.text()) + " = " + Translate(right, f));
       return std::nullopt;
     }

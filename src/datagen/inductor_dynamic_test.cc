@@ -239,6 +239,8 @@ TEST(DynamicConversion, RejectsWithNamedReasons) {
   EXPECT_TRUE(Contains(f.source, "_0[(((1 + s77) // 2), 1, 1)](out, x, s27, s77, s27, R0_BLOCK=16")) << f.source;
   Conversion buffer = with_code("empty_strided_cpu((s77, 1), (1, s77)", "empty_strided_cpu((s77 / 2, 1), (1, s77)");
   EXPECT_EQ(buffer.reason, "untranslated_size_expression") << buffer.message;
+  Conversion view = with_code("reinterpret_tensor(buf0, (s77, ), (1, ), 0)", "reinterpret_tensor(buf0, (s77, ), (1, ), s77 / 2)");
+  EXPECT_EQ(view.reason, "untranslated_size_expression") << view.message;
   Conversion unbound = with_code("assert_size_stride(arg2_1, (s77, s27)", "assert_size_stride(arg2_1, (s77, 16)");
   EXPECT_EQ(unbound.reason, "unbound_symbol") << unbound.message;
   Conversion launch = with_code("(buf4, arg2_1, s27, s77, s27,", "(buf4, arg2_1, s27, math.floor(s77), s27,");

@@ -175,7 +175,7 @@ class ModelNew(nn.Module):
         s27 = x.size(1)
         device = x.device
         buf0 = torch.empty_strided((s77, 1), (1, s77), dtype=torch.float32, device=device)
-        buf3 = _view(buf0, (s77, ), (1, ), 0)
+        buf3 = _view(buf0, (s77,), (1,), 0)
         out = buf3
         red_fused__log_softmax_clamp_gelu_logsumexp_0[(triton.cdiv(s77, 2), 1, 1)](out, x, s27, s77, s27, R0_BLOCK=16, XBLOCK=2, num_warps=2, num_stages=1)
         return out
