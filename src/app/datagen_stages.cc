@@ -203,7 +203,7 @@ std::vector<Candidate> ConvertStage(const DatagenOptions& o, const std::vector<C
       notes.push_back({k.name, k.kind, k.comment});
       cand.kernels.push_back(k.name);
     }
-    cand.reasoning = datagen::CompilerReasoning(c.program.families, notes);
+    cand.reasoning = datagen::CompilerReasoning(c.program.families, notes, conv.symbols);
     cand.meta = {{"kernels", cand.kernels}};
     if (conv.dynamic) {
       cand.meta["dynamic"] = true;

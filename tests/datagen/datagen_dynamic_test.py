@@ -58,6 +58,9 @@ def verified_at_three_shapes(tmp):
     check(not bad, f"every sample is dynamic and verified at 3 shapes ({bad})")
     check(metas.get("comp_5_00007", {}).get("symbols") == ["s77 = x.size(0)", "s27 = x.size(1)"],
           f"the sample's meta lists its size symbols ({metas.get('comp_5_00007', {}).get('symbols')})")
+    answer = next((m["messages"][2]["content"] for m in msgs if m["id"] == "comp_5_00007"), "")
+    check("The sizes are read from the inputs (s77 = x.size(0), s27 = x.size(1))" in answer,
+          "the sample's reasoning says where the sizes come from")
     verify = {v["id"]: v for v in lines(os.path.join(out, "verify.jsonl"))}
     shapes = sorted(i for i in verify if i.startswith("comp_5_00007@"))
     check(shapes == ["comp_5_00007@batch_size=5", "comp_5_00007@batch_size=7"],
