@@ -110,6 +110,7 @@ Status RunCaptureWorker(const DatagenOptions& o, const std::vector<datagen::Prog
   so.argv = {exec::ResolvePython(o.worker.python), "-m", "kiln_worker.inductor_capture", "--list", list_path,
              "--out", captures, "--jobs", std::to_string(jobs), "--timeout", fmt::format("{}", o.capture_timeout_s),
              "--deadline", fmt::format("{}", o.capture_deadline_s), "--gpus", std::to_string(std::max(0, o.gpus))};
+  if (o.dynamic_shapes) so.argv.push_back("--dynamic");
   const char* pp = std::getenv("PYTHONPATH");
   so.env_set["PYTHONPATH"] = pp && *pp ? wdir + ":" + pp : wdir;
   so.pipe_stdin = false;

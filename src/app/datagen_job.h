@@ -48,7 +48,9 @@ struct DatagenOptions {
   double timeout_s = 120;
   int check_workers = -1;
   int workers = 1;
-  int shapes = 2;  // LLM route, composed programs: shapes verified (the program's and other batch sizes)
+  int shapes = 2;  // composed programs: shapes verified (the program's and other batch sizes): the LLM route's,
+                   // and the compiler route's from dynamic captures
+  bool dynamic_shapes = false;  // capture with torch.compile(dynamic=True) (the worker's --dynamic)
   // the LLM route (--llm)
   bool use_llm = false;
   bool llm_only = false;        // no compiler route (no capture)

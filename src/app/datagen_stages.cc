@@ -52,10 +52,12 @@ int64_t ProgramBatchSize(const datagen::Program& p) {
 
 // The sizes a candidate is verified at besides the program's own: composed programs take other batch
 // sizes (no composed operator depends on the leading dimension) on the LLM route, whose kernels must derive
-// their sizes from the inputs; the compiler route's kernels are specialised to the captured shapes.
+// their sizes from the inputs, and on the compiler route when the capture was dynamic and the batch (an
+// input's first dim) is a size symbol; a static capture's kernels are specialised to the captured shapes.
 std::vector<int64_t> ExtraBatchSizes(const DatagenOptions& o, const Candidate& c) {
   std::vector<int64_t> out;
-  if (c.route != "llm" || c.program.origin != "composed") return out;
+  if (c.program.origin != "composed") return out;
+  if (c.route != "llm" && !(c.route == "inductor" && c.meta.value("batch_symbolic", false))) return out;
   int64_t b = ProgramBatchSize(c.program);
   if (b <= 0) return out;
   for (int k = 1; k < o.shapes; ++k) out.push_back(b + 2 * k - 1);  // odd sizes: the masks' tails
@@ -215,9 +217,16 @@ std::vector<Candidate> ConvertStage(const DatagenOptions& o, const std::vector<C
       notes.push_back({k.name, k.kind, k.comment});
       cand.kernels.push_back(k.name);
     }
-    cand.reasoning = datagen::CompilerReasoning(c.program.families, notes);
+    cand.reasoning = datagen::CompilerReasoning(c.program.families, notes, conv.symbols);
     cand.meta = {{"kernels", cand.kernels}};
     cand.capture_peak_bytes = CapturePeakBytes(c.capture);
+    if (conv.dynamic) {
+      cand.meta["dynamic"] = true;
+      cand.meta["symbols"] = conv.symbols;  // "s77 = x.size(0)"
+      bool batch = false;
+      for (const auto& s : conv.symbols) batch |= EndsWith(s, ".size(0)");
+      cand.meta["batch_symbolic"] = batch;
+    }
     out.push_back(std::move(cand));
   }
   return out;

@@ -47,10 +47,12 @@ struct State {
   std::string Fresh(const char* stem) { return fmt::format("{}{}", stem, layer++); }
 };
 
-std::string ShapeTuple(const std::vector<int64_t>& dims) {
-  std::string s;
-  for (size_t i = 0; i < dims.size(); ++i) s += (i ? ", " : "") + std::to_string(dims[i]);
-  return dims.size() == 1 ? s + "," : s;
+// An extra input shaped like x: its first dim is `batch_size` (no operator changes the leading dim), so that
+// verification at other batch sizes (--shapes) draws inputs that still broadcast.
+std::string BatchShapeTuple(const std::vector<int64_t>& dims) {
+  std::string s = "batch_size";
+  for (size_t i = 1; i < dims.size(); ++i) s += ", " + std::to_string(dims[i]);
+  return s;
 }
 
 std::string Num(double v) { return fmt::format("{:.3g}", v); }
@@ -73,13 +75,13 @@ std::vector<Op> Elementwise() {
       {{"add_input", "elementwise"}, Any,
        [](State& s, Rng&) {
          std::string y = s.Fresh("y");
-         s.extra_inputs.push_back({y, fmt::format("torch.randn({}, {})", ShapeTuple(s.dims), s.DtypeArg())});
+         s.extra_inputs.push_back({y, fmt::format("torch.randn({}, {})", BatchShapeTuple(s.dims), s.DtypeArg())});
          Fwd(s, "x = x + " + y);
        }},
       {{"mul_input", "elementwise"}, Any,
        [](State& s, Rng&) {
          std::string y = s.Fresh("y");
-         s.extra_inputs.push_back({y, fmt::format("torch.randn({}, {})", ShapeTuple(s.dims), s.DtypeArg())});
+         s.extra_inputs.push_back({y, fmt::format("torch.randn({}, {})", BatchShapeTuple(s.dims), s.DtypeArg())});
          Fwd(s, "x = x * torch.sigmoid(" + y + ")");
        }},
       {{"scale_parameter", "elementwise"}, Any,

@@ -1,5 +1,6 @@
 #include "datagen/composer.h"
 
+#include <regex>
 #include <set>
 
 #include <gtest/gtest.h>
@@ -46,6 +47,21 @@ TEST(Composer, SmallShapesStaySmall) {
     EXPECT_EQ(p.source.find("= 1024"), std::string::npos) << p.source;
     EXPECT_EQ(p.source.find("= 2048"), std::string::npos) << p.source;
   }
+}
+
+// Verification at other batch sizes (--shapes) sets batch_size: every input must follow it (an extra input of
+// the captured batch as a literal made the eager program fail at any other).
+TEST(Composer, ExtraInputsFollowTheBatchSize) {
+  static const std::regex kExtra(R"(\n    (y[0-9]+) = torch\.randn\(([^)]*)\))");
+  int extras = 0;
+  for (int i = 0; i < 300; ++i) {
+    ComposedProgram p = Compose(4, i);
+    for (std::sregex_iterator it(p.source.begin(), p.source.end(), kExtra), end; it != end; ++it) {
+      ++extras;
+      EXPECT_EQ((*it)[2].str().rfind("batch_size, ", 0), 0u) << (*it)[0].str() << "\n" << p.source;
+    }
+  }
+  EXPECT_GT(extras, 10);
 }
 
 }  // namespace

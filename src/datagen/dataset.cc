@@ -36,7 +36,8 @@ std::string Response(const SampleText& s) {
   return s.reasoning + "\n\n```python\n" + s.candidate + "```\n";
 }
 
-std::string CompilerReasoning(const std::vector<std::string>& families, const std::vector<KernelNote>& kernels) {
+std::string CompilerReasoning(const std::vector<std::string>& families, const std::vector<KernelNote>& kernels,
+                              const std::vector<std::string>& symbols) {
   std::string fam;
   for (const auto& f : families) fam += (fam.empty() ? "" : ", ") + f;
   std::string out = fmt::format(
@@ -67,9 +68,20 @@ std::string CompilerReasoning(const std::vector<std::string>& families, const st
     }
     out += fmt::format("  {}. {} ({}): {}.\n", i + 1, k.name, k.kind, why);
   }
-  out += "Step 3: launch. The forward allocates each intermediate and output buffer with torch.empty_strided "
-         "(the layout the next kernel expects) and launches the kernels in order with explicit grids, block "
-         "sizes, num_warps and num_stages chosen for these shapes.\n";
+  if (symbols.empty()) {
+    out += "Step 3: launch. The forward allocates each intermediate and output buffer with torch.empty_strided "
+           "(the layout the next kernel expects) and launches the kernels in order with explicit grids, block "
+           "sizes, num_warps and num_stages chosen for these shapes.\n";
+  } else {
+    std::string binds;
+    for (const auto& s : symbols) binds += (binds.empty() ? "" : ", ") + s;
+    out += fmt::format(
+        "Step 3: launch. The sizes are read from the inputs ({}), so the same kernels serve any size of those dims: "
+        "the forward computes each buffer's size and stride, the element counts the kernels take and each grid "
+        "(the element count divided by the block size, rounded up) from them, allocates the buffers with "
+        "torch.empty_strided and launches the kernels in order with fixed block sizes, num_warps and num_stages.\n",
+        binds);
+  }
   out += "Step 4: check. The masks cover the tails of every block; reductions accumulate in float32; the result "
          "has the shape, dtype and layout of the PyTorch program's output.";
   return out;

@@ -30,8 +30,10 @@ std::string Response(const SampleText& s);
 struct KernelNote {
   std::string name, kind, comment;
 };
-// The compiler route's reasoning: how the program maps onto the kernels that implement it.
-std::string CompilerReasoning(const std::vector<std::string>& families, const std::vector<KernelNote>& kernels);
+// The compiler route's reasoning: how the program maps onto the kernels that implement it. symbols: a dynamic
+// candidate's size bindings ("s77 = x.size(0)"): its launch step says the sizes come from the inputs.
+std::string CompilerReasoning(const std::vector<std::string>& families, const std::vector<KernelNote>& kernels,
+                              const std::vector<std::string>& symbols = {});
 
 // The three formats: TRL chat `messages`, alpaca (instruction/input/output), sharegpt (conversations).
 nlohmann::json MessagesRecord(const SampleText& s);

@@ -54,6 +54,10 @@ TEST(Dataset, ReasoningNamesEveryKernelAndWhy) {
   std::string one = CompilerReasoning({}, {{"poi_fused_add_0", "pointwise", ""}});
   EXPECT_NE(one.find("1 kernel is enough"), std::string::npos) << one;
   EXPECT_NE(one.find("combines basic operators"), std::string::npos) << one;
+  EXPECT_NE(one.find("chosen for these shapes"), std::string::npos) << one;
+  std::string dyn = CompilerReasoning({}, {{"poi_fused_add_0", "pointwise", ""}}, {"s77 = x.size(0)", "s27 = x.size(1)"});
+  EXPECT_NE(dyn.find("read from the inputs (s77 = x.size(0), s27 = x.size(1))"), std::string::npos) << dyn;
+  EXPECT_EQ(dyn.find("chosen for these shapes"), std::string::npos) << dyn;
 }
 
 TEST(Dataset, ReasoningOfAnAnswerIsItsTextWithoutTheCode) {

@@ -12,6 +12,7 @@
 
 #include "common/json.h"
 #include "common/strings.h"
+#include "datagen/inductor_dynamic.h"
 #include "datagen/inductor_kernels.h"
 #include "pyast/pyast.h"
 #include "pyast/syntax.h"
@@ -92,6 +93,7 @@ struct Forward {
   std::map<std::string, PointerNames> pointers;
   bool uses_view = false;
   std::vector<std::string> output_buffers;   // call's returned buffers (and what they reuse), for names
+  std::map<std::string, std::string> grids;  // kernel -> its first launch's grid, for its comment
 };
 
 // The buffers call returns, in order, and (as the same output) the buffers they were reused from.
@@ -126,7 +128,49 @@ struct Context {
   const nlohmann::json& capture;
   std::map<std::string, std::vector<nlohmann::json>> records;  // kernel -> launch records, in order
   std::map<std::string, std::vector<std::string>> params, constexprs;
+  bool dynamic = false;  // capture["dynamic"]: size symbols (inductor_dynamic.h)
+  SymbolTable symbols;
 };
+
+Result<std::string> SizeExpr(const pyast::Node& expr, const Forward& f);
+std::string Translate(const pyast::Node& expr, Forward* f);
+
+// A value in a dynamic call: a name (a buffer, an input), a view of one (reinterpret_tensor(buf, sizes, strides,
+// offset) -> _view(...), its sizes checked as size arithmetic) or size arithmetic.
+Result<std::string> DynamicValue(const pyast::Node& v, Forward* f) {
+  if (v.type() == "identifier") return Translate(v, f);
+  if (v.type() == "call" && pyast::Dotted(v.field("function")) == "reinterpret_tensor") {
+    std::vector<pyast::Node> args;
+    for (const pyast::Node& a : v.field("arguments").named_children()) args.push_back(a);
+    if (args.size() != 4 || args[0].type() != "identifier")
+      return InvalidArgument("untranslated_size_expression: a reinterpret_tensor of " + std::string(v.text()));
+    std::string out = "_view(" + Translate(args[0], f);
+    for (size_t i = 1; i < 4; ++i) {
+      KILN_ASSIGN_OR_RETURN(std::string e, SizeExpr(args[i], *f));
+      out += ", " + e;
+    }
+    f->uses_view = true;
+    return out + ")";
+  }
+  return SizeExpr(v, *f);
+}
+
+// The reject of an inductor_dynamic.h error ("<reason>: <details>").
+Reject DynamicReject(const Status& st) {
+  const std::string& m = st.message();
+  size_t colon = m.find(": ");
+  if (colon == std::string::npos) return Reject{"untranslated_size_expression", m};
+  return Reject{m.substr(0, colon), m.substr(colon + 2)};
+}
+
+// Size arithmetic of a dynamic call in the forward's names (symbols, numels bound so far).
+Result<std::string> SizeExpr(const pyast::Node& expr, const Forward& f) {
+  return TranslateSizeExpression(expr, [&](std::string_view id) -> std::optional<std::string> {
+    auto it = f.bound.find(std::string(id));
+    if (it != f.bound.end()) return it->second;
+    return std::nullopt;
+  });
+}
 
 std::string Translate(const pyast::Node& expr, Forward* f) {
   return pyast::SubstituteIdentifiers(expr, [&](std::string_view id) -> std::optional<std::string> {
@@ -140,7 +184,7 @@ std::string Translate(const pyast::Node& expr, Forward* f) {
   });
 }
 
-std::optional<Reject> BindArgs(const pyast::Node& assign, const Context& c, Forward* f) {
+std::optional<Reject> BindArgs(const pyast::Node& assign, Context& c, Forward* f) {
   const nlohmann::json& args = c.capture.at("call_args");
   pyast::Node left = assign.field("left");
   std::vector<std::string> names;
@@ -148,6 +192,18 @@ std::optional<Reject> BindArgs(const pyast::Node& assign, const Context& c, Forw
   if (left.type() == "identifier") names = {std::string(left.text())};
   if (names.size() != args.size())
     return Reject{"unmapped_argument", fmt::format("call takes {} arguments, the capture mapped {}", names.size(), args.size())};
+  if (c.dynamic) {  // the size symbols first: int arguments are bound to them
+    std::map<std::string, std::string> inputs;
+    for (size_t i = 0; i < names.size(); ++i) {
+      auto idx = JsonInt(args[i], "index");
+      if (JsonString(args[i], "kind") == "input" && idx && *idx >= 0 && static_cast<size_t>(*idx) < f->params.size())
+        inputs[names[i]] = f->params[*idx];
+    }
+    auto table = BindSymbols(c.out.call.field("body"), inputs);
+    if (!table.ok()) return DynamicReject(table.status());
+    c.symbols = std::move(*table);
+    for (const auto& s : c.symbols.order) f->bound[s] = s;
+  }
   for (size_t i = 0; i < names.size(); ++i) {
     const nlohmann::json& a = args[i];
     std::string kind = JsonString(a, "kind");
@@ -158,6 +214,8 @@ std::optional<Reject> BindArgs(const pyast::Node& assign, const Context& c, Forw
       f->bound[names[i]] = f->params[*idx];
     } else if (kind == "param" || kind == "buffer") {
       f->bound[names[i]] = "self." + JsonString(a, "name");
+    } else if (kind == "scalar" && c.dynamic && c.symbols.int_args.count(names[i])) {
+      f->bound[names[i]] = c.symbols.int_args.at(names[i]);  // a size symbol: bound from an input's shape
     } else if (kind == "scalar" && a.contains("value")) {
       f->bound[names[i]] = a["value"].dump();
     } else {
@@ -185,6 +243,35 @@ std::string Stem(const std::string& expr, const Forward& f) {
   return pyast::IsIdentifier(e) ? e : "";
 }
 
+// Inductor's counter at the end of a kernel's name ("triton_poi_fused_add_3" -> "3"), for the names of the
+// sizes a dynamic forward computes for it (xnumel_3).
+std::string KernelIndex(const std::string& kernel) {
+  size_t u = kernel.rfind('_');
+  std::string tail = u == std::string::npos ? "" : kernel.substr(u + 1);
+  return !tail.empty() && tail.find_first_not_of("0123456789") == std::string::npos ? tail : "k";
+}
+
+// A dynamic launch's grid: FixedGrid's (templates) from the launch's three trailing arguments, the others from
+// the numels the launch passes, as Inductor's launcher computes it; lines it needs go before the launch.
+std::optional<Reject> DynamicGrid(const std::string& kernel, const std::vector<std::string>& runtime,
+                                  const std::vector<std::string>& args, const std::vector<std::string>& extra,
+                                  const nlohmann::json& cfg, const Context& c, Forward* f, std::string* grid) {
+  std::string type = GridType(c.out.kernels.at(kernel).source);
+  if (type == "FixedGrid") {
+    if (extra.size() != 3)
+      return Reject{"grid_type_unsupported", fmt::format("{}: a FixedGrid launch with {} grid arguments", kernel, extra.size())};
+    *grid = fmt::format("({}, {}, {})", extra[0], extra[1], extra[2]);
+    return std::nullopt;
+  }
+  std::map<std::string, std::string> numels;
+  for (size_t i = 0; i < runtime.size(); ++i) numels[runtime[i]] = args[i];
+  auto g = LaunchGrid(type, numels, cfg, KernelIndex(kernel));
+  if (!g.ok()) return DynamicReject(g.status());
+  for (const auto& l : g->prefix) f->lines.push_back(l);
+  *grid = g->grid;
+  return std::nullopt;
+}
+
 std::optional<Reject> Launch(const pyast::Node& call, const std::string& kernel, Context& c, Forward* f) {
   auto rec_it = c.records.find(kernel);
   int n = f->launches_seen[kernel]++;
@@ -203,10 +290,17 @@ std::optional<Reject> Launch(const pyast::Node& call, const std::string& kernel,
   std::vector<std::string> args;
   for (const pyast::Node& a : call.field("arguments").named_children()) {
     if (a.type() == "keyword_argument") continue;  // stream=
+    if (c.dynamic && a.type() != "identifier") {  // numels, ks, FixedGrid's grid, views: size arithmetic
+      auto e = DynamicValue(a, f);
+      if (!e.ok()) return DynamicReject(e.status());
+      args.push_back(*e);
+      continue;
+    }
     args.push_back(Translate(a, f));
   }
   if (args.size() < runtime.size())
     return Reject{"launch_mismatch", fmt::format("{} takes {} arguments, the launch passes {}", kernel, runtime.size(), args.size())};
+  std::vector<std::string> extra(args.begin() + static_cast<long>(runtime.size()), args.end());
   args.resize(runtime.size());  // what follows are FixedGrid's grid arguments, now explicit
   if (n == 0) {
     for (size_t i = 0; i < runtime.size(); ++i) {
@@ -224,11 +318,17 @@ std::optional<Reject> Launch(const pyast::Node& call, const std::string& kernel,
   auto warps = JsonInt(rec, "num_warps"), stages = JsonInt(rec, "num_stages");
   if (warps) kw += fmt::format(", num_warps={}", *warps);
   if (stages) kw += fmt::format(", num_stages={}", *stages);
-  const auto& g = rec["grid"];
+  std::string grid;
+  if (c.dynamic) {
+    if (auto r = DynamicGrid(kernel, runtime, args, extra, cfg, c, f, &grid)) return r;  } else {
+    const auto& g = rec["grid"];
+    grid = fmt::format("({}, {}, {})", g[0].dump(), g[1].dump(), g[2].dump());
+  }
+  if (n == 0) f->grids[kernel] = grid;
   std::string joined;
   for (const auto& a : args) joined += (joined.empty() ? "" : ", ") + a;
   std::string name = ReadableName(kernel);
-  f->lines.push_back(fmt::format("{}[({}, {}, {})]({}{})", name, g[0].dump(), g[1].dump(), g[2].dump(), joined, kw));
+  f->lines.push_back(fmt::format("{}[{}]({}{})", name, grid, joined, kw));
   return std::nullopt;
 }
 
@@ -252,22 +352,49 @@ std::optional<Reject> CallStatement(const pyast::Node& call, const pyast::Node& 
 std::optional<Reject> Assignment(const pyast::Node& a, const pyast::Node& stmt, Context& c, Forward* f) {
   pyast::Node left = a.field("left"), right = a.field("right");
   if (Trim(right.text()) == "args") return BindArgs(a, c, f);
+  if (c.dynamic && left.type() == "identifier" && c.symbols.prologue_names.count(std::string(left.text())))
+    return std::nullopt;  // s77 = arg0_1, arg2_1_size = arg2_1.size(): bound from the inputs' shapes (the prologue)
   if (right.type() == "call") {
     std::string fn = pyast::Dotted(right.field("function"));
     if (fn == "get_raw_stream") return std::nullopt;
     if (fn == "empty_strided_cuda" || fn == "empty_strided_cpu" || fn == "empty_strided") {
       pyast::Node args = right.field("arguments");
       if (args.named_child_count() != 3) return Reject{"unsupported_statement", std::string(stmt.text())};
+      if (c.dynamic) {
+        auto size = SizeExpr(args.named_child(0), *f);
+        auto stride = size.ok() ? SizeExpr(args.named_child(1), *f) : size;
+        if (!stride.ok()) return DynamicReject(stride.status());
+        f->lines.push_back(fmt::format("{} = torch.empty_strided({}, {}, dtype={}, device=device)", left.text(), *size,
+                                       *stride, args.named_child(2).text()));
+        return std::nullopt;
+      }
       f->lines.push_back(fmt::format("{} = torch.empty_strided({}, {}, dtype={}, device=device)", left.text(),
                                      Translate(args.named_child(0), f), Translate(args.named_child(1), f),
                                      args.named_child(2).text()));
       return std::nullopt;
     }
     if (fn == "reinterpret_tensor") {
+      if (c.dynamic) {
+        auto v = DynamicValue(right, f);
+        if (!v.ok()) return DynamicReject(v.status());
+        f->lines.push_back(std::string(left.text()) + " = " + *v);
+        return std::nullopt;
+      }
       f->lines.push_back(std::string(left.text()) + " = " + Translate(right, f));
       return std::nullopt;
     }
     return CallStatement(right, stmt, c, f);
+  }
+  if (c.dynamic && left.type() == "identifier" && right.type() != "identifier") {  // xnumel = s77*s27
+    auto e = SizeExpr(right, *f);
+    if (!e.ok()) return DynamicReject(e.status());
+    std::string name(left.text());
+    for (const auto& [k, _] : c.out.kernels) {  // triton_poi_fused_..._0_xnumel -> xnumel_0
+      if (StartsWith(name, k + "_")) name = name.substr(k.size() + 1) + "_" + KernelIndex(k);
+    }
+    f->bound[std::string(left.text())] = name;
+    f->lines.push_back(name + " = " + *e);
+    return std::nullopt;
   }
   if (right.type() == "identifier" && left.type() == "identifier") {  // buffer reuse: buf4 = buf3
     f->lines.push_back(std::string(left.text()) + " = " + Translate(right, f));
@@ -384,7 +511,7 @@ std::string WrapComment(const std::string& text, size_t width) {
 }
 
 std::string DescribeKernel(const ReadableKernel& k, const RawKernel& raw, const nlohmann::json& rec,
-                           const PointerNames& ptrs) {
+                           const PointerNames& ptrs, const std::string& grid) {
   std::string what = raw.aten.empty() ? "" : " computing " + raw.aten;
   std::string reads, writes;
   for (const auto& [p, stem] : ptrs) {
@@ -397,9 +524,8 @@ std::string DescribeKernel(const ReadableKernel& k, const RawKernel& raw, const 
   std::string cfg;
   const nlohmann::json config = JsonObject(rec, "config");
   for (const auto& [key, v] : config.items()) cfg += (cfg.empty() ? "" : ", ") + key + "=" + v.dump();
-  const auto& g = rec["grid"];
-  std::string text = fmt::format("{}: a {} kernel{}{}. Launch: grid ({}, {}, {}){}{}.", k.name, k.kind, what, io,
-                                 g[0].dump(), g[1].dump(), g[2].dump(), cfg.empty() ? "" : ", ", cfg);
+  std::string text = fmt::format("{}: a {} kernel{}{}. Launch: grid {}{}{}.", k.name, k.kind, what, io, grid,
+                                 cfg.empty() ? "" : ", ", cfg);
   return WrapComment(text, 110);
 }
 
@@ -431,7 +557,7 @@ std::optional<Reject> Assemble(const ProgramParts& p, Context& c, Forward& f, Co
       std::string code = StartsWith(msg, "helper_not_lowered") ? "helper_not_lowered" : "unparsable_output";
       return Reject{code, name + ": " + msg};
     }
-    std::string comment = DescribeKernel(*k, raw, c.records[name][0], f.pointers[name]);
+    std::string comment = DescribeKernel(*k, raw, c.records[name][0], f.pointers[name], f.grids[name]);
     conv->kernels.push_back({k->name, name, k->kind, comment});
     kernels += "\n\n" + comment + k->text;
     libdevice |= k->uses_libdevice;
@@ -472,7 +598,13 @@ std::optional<Reject> Assemble(const ProgramParts& p, Context& c, Forward& f, Co
   src += "\n\nclass ModelNew(nn.Module):\n";
   src += p.init.empty() ? "    def __init__(self, *args):\n        super().__init__()\n" : p.init;
   src += "\n    def forward" + p.forward_params + ":\n";
-  src += ShapeGuard(p, c.capture);
+  if (c.dynamic) {
+    for (const auto& l : DynamicPrologue(c.symbols)) src += "        " + l + "\n";
+    for (const auto& s : c.symbols.order) conv->symbols.push_back(s + " = " + c.symbols.symbols.at(s));
+    conv->dynamic = true;
+  } else {
+    src += ShapeGuard(p, c.capture);
+  }
   src += "        device = " + first_tensor + ".device\n";
   // the returned buffers by their role: out (out0, out1, ... for several)
   std::map<std::string, std::string> names;
@@ -504,7 +636,8 @@ std::optional<Reject> Convert(const std::string& program_text, const nlohmann::j
   OutputModule out;
   if (auto r = ReadOutputModule(codes[0].get<std::string>(), &out)) return r;
   if (out.kernels.empty()) return Reject{"no_triton_kernel", "Inductor generated no Triton kernel"};
-  Context c{out, capture, {}, {}, {}};
+  Context c{out, capture, {}, {}, {}, false, {}};
+  c.dynamic = JsonBool(capture, "dynamic");
   if (auto r = IndexRecords(&c)) return r;
   Forward f;
   f.params = parts.params;
@@ -535,6 +668,8 @@ Conversion ConvertCapture(const std::string& program_text, const nlohmann::json&
     conv.message = r->message;
     conv.source.clear();
     conv.kernels.clear();
+    conv.dynamic = false;
+    conv.symbols.clear();
   } else {
     conv.ok = true;
   }

@@ -10,6 +10,9 @@
 // num_warps and num_stages: no inductor imports, decorators or runtime; inductor's helpers lowered to `tl`
 // (and `libdevice` from triton.language.extra); pointer and temporary names renamed where their meaning
 // is known (`in_ptr0` -> `x_ptr`, `tmp5` -> `erf_5`); a comment per kernel saying what it computes.
+// A dynamic-shape capture (`kiln datagen --dynamic-shapes`, inductor_dynamic.h) gives a forward that binds
+// Inductor's size symbols from its inputs' shapes, computes buffers, numels and grids from them, and guards
+// only the dims Inductor specialised.
 // What cannot be made standalone is a reject with a reason code (docs/datagen.md lists them), e.g. a GEMM
 // that went to `extern_kernels` instead of a Triton template.
 #pragma once
@@ -36,6 +39,10 @@ struct Conversion {
   std::string message;  // details when !ok
   std::string source;   // the candidate module when ok
   std::vector<KernelSummary> kernels;
+  // A dynamic-shape capture (capture["dynamic"]): the candidate binds these size symbols from its inputs
+  // ("s77 = x.size(0)") and runs at any size of those dims.
+  bool dynamic = false;
+  std::vector<std::string> symbols;
 };
 
 // The program's text and its capture record. Never throws; malformed captures are rejects.

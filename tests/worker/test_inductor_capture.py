@@ -64,6 +64,41 @@ def test_without_a_gpu_compiling_is_a_no_gpu_reject(tmp_path):
     assert not rec["ok"] and rec["stage"] == "no_gpu"
 
 
+def test_dynamic_mode_compiles_once_for_every_shape_even_equal_dims(monkeypatch):
+    # --dynamic: every dim symbolic and no duck sizing, so that a capture at (2, 2) does not tie the two dims
+    # (plain torch.compile(dynamic=True) compiles a second graph at (3, 5)); Inductor's CPU backend here
+    import torch._dynamo.utils as dynamo_utils
+    import torch.fx.experimental._config as fx_config
+    monkeypatch.setattr(fx_config, "use_duck_shape", fx_config.use_duck_shape)   # restored after the test
+    torch._dynamo.reset()
+    dynamo_utils.counters.clear()
+
+    class M(torch.nn.Module):
+        def forward(self, x):
+            return torch.softmax(x, -1) * 2
+
+    compiled = ic._compile(M(), dynamic=True)
+    for shape in [(2, 2), (3, 5), (4, 7)]:
+        x = torch.randn(*shape)
+        assert torch.allclose(compiled(x), M()(x))
+    assert dynamo_utils.counters["stats"]["unique_graphs"] == 1
+    torch._dynamo.reset()
+
+
+def test_the_dynamic_flag_reaches_the_capture_processes(monkeypatch):
+    seen = []
+
+    class FakePopen:
+        def __init__(self, cmd, **kwargs):
+            seen.append(cmd)
+            self.stdout = iter(())
+    monkeypatch.setattr(ic.subprocess, "Popen", FakePopen)
+    args = ic.argparse.Namespace(seed=1, max_mm_configs=2, eager_only=False, dynamic=True)
+    ic._Child(args)
+    ic._Child(ic.argparse.Namespace(**{**vars(args), "dynamic": False}))
+    assert "--dynamic" in seen[0] and "--dynamic" not in seen[1], seen
+
+
 def test_call_arguments_and_outputs_map_by_identity():
     model = torch.nn.Linear(8, 4)
     x, y = torch.randn(2, 8), torch.randn(2, 4)

@@ -22,6 +22,9 @@ Command RegisterDatagen(CLI::App& app) {
   sub->add_flag("--compose-small", o->compose_small, "Composed programs with tiny shapes (interpreter runs)");
   sub->add_option("--captures", o->captures,
                   "Recorded Inductor captures (JSON lines of kiln_worker.inductor_capture) instead of compiling");
+  sub->add_flag("--dynamic-shapes", o->dynamic_shapes,
+                "Capture with torch.compile(dynamic=True): candidates take any size of the dims Inductor kept "
+                "symbolic and composed ones are verified at --shapes batch sizes");
   sub->add_option("--stop-after", o->stop_after, "Stop after a stage: programs, capture, convert or verify");
   sub->add_flag("--allow-benchmark", o->allow_benchmark, "Keep programs that match benchmark tasks");
   sub->add_option("--benchmarks", o->benchmarks,
@@ -50,7 +53,8 @@ Command RegisterDatagen(CLI::App& app) {
   sub->add_option("--workers", o->workers, "Verification without a GPU: parallel interpreter workers")
       ->check(CLI::Range(1, 256));
   sub->add_option("--shapes", o->shapes,
-                  "LLM route, composed programs: shapes to verify (the program's, then other batch sizes)")
+                  "Composed programs: shapes to verify (the program's, then other batch sizes): the LLM route's "
+                  "and the compiler route's dynamic captures")
       ->check(CLI::Range(1, 16))
       ->capture_default_str();
   sub->add_flag("--llm", o->use_llm, "Also ask a model (--llm-url, --llm-model) for each program's Triton with reasoning");

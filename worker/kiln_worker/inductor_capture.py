@@ -11,6 +11,8 @@ What one capture holds (one JSON object per program):
                model (by its dotted name), or an int
   outputs      which `call` output is each tensor of the forward's result
   eager        the eager run's facts (output shapes/dtypes); `matches_eager` compares compiled and eager
+  dynamic      true for a `--dynamic` capture (torch.compile(dynamic=True), no duck sizing): `call` binds size
+               symbols from int arguments (`s77 = arg0_1`) and the inputs' asserted sizes, the kernels take numels
 
 Modes: `--eager-only` runs the program in eager torch only (any device: the composer's check on CPU);
 otherwise the program is compiled on the GPU. `--list FILE` runs many programs over `--jobs` child processes
@@ -206,8 +208,21 @@ def _close(a, b):
 _CLOSE_CHUNK = 1 << 26
 
 
-def capture_one(path, eager_only=False, seed=1234, max_mm_configs=2):
-    """One program: eager run, then (unless eager_only) compile and capture. Returns the record."""
+def _compile(model, dynamic):
+    """torch.compile of the model; dynamic: every input dim symbolic (sizes 0 and 1 still specialised) and no duck
+    sizing, so that two dims of equal size at the capture stay two symbols (one would tie them at other shapes)."""
+    import torch
+    if not dynamic:
+        return torch.compile(model)
+    import torch.fx.experimental._config as fx_config
+    fx_config.use_duck_shape = False
+    return torch.compile(model, dynamic=True)
+
+
+def capture_one(path, eager_only=False, seed=1234, max_mm_configs=2, dynamic=False):
+    """One program: eager run, then (unless eager_only) compile and capture. Returns the record. dynamic: the
+    capture of torch.compile(dynamic=True): kernels and `call` take sizes as symbols (src/datagen/inductor_dynamic.cc
+    binds them to the inputs' shapes)."""
     import torch
     t0 = time.time()
     rec = {"path": path, "ok": False, "stage": "load"}
@@ -243,7 +258,7 @@ def capture_one(path, eager_only=False, seed=1234, max_mm_configs=2):
         rec["stage"] = "compile"
         torch._dynamo.reset()
         with _Recorder() as r, torch.no_grad():
-            compiled = torch.compile(model)
+            compiled = _compile(model, dynamic)
             compiled(*inputs)                      # compiles and autotunes
             rec["stage"] = "run"
             r.recording = True
@@ -251,6 +266,7 @@ def capture_one(path, eager_only=False, seed=1234, max_mm_configs=2):
             r.recording = False
         rec["codes"] = list(dict.fromkeys(r.codes))
         rec["launches"] = r.launches
+        rec["dynamic"] = bool(dynamic)
         rec["matches_eager"] = _close(out, ref)
         rec["stage"] = "map"
         if len(r.calls) != 1:
@@ -403,7 +419,7 @@ def _serve(args):
             out.flush()
             continue
         rec = capture_one(req["path"], eager_only=args.eager_only, seed=args.seed,
-                          max_mm_configs=args.max_mm_configs)
+                          max_mm_configs=args.max_mm_configs, dynamic=args.dynamic)
         _release()
         rec["id"] = req["id"]
         rec["versions"] = {"torch": torch.__version__}
@@ -414,7 +430,8 @@ def _serve(args):
 class _Child:
     def __init__(self, args, visible=None):
         cmd = [sys.executable, "-m", "kiln_worker.inductor_capture", "--serve", "--seed", str(args.seed),
-               "--max-mm-configs", str(args.max_mm_configs)] + (["--eager-only"] if args.eager_only else [])
+               "--max-mm-configs", str(args.max_mm_configs)] + (["--eager-only"] if args.eager_only else []) + \
+              (["--dynamic"] if args.dynamic else [])
         env = None if visible is None else dict(os.environ, CUDA_VISIBLE_DEVICES=visible)
         self.p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                   text=True, start_new_session=True, env=env)
@@ -669,6 +686,8 @@ def main(argv=None):
     ap.add_argument("--seed", type=int, default=1234)
     ap.add_argument("--max-mm-configs", type=int, default=2, help="GEMM template configs Inductor autotunes")
     ap.add_argument("--eager-only", action="store_true", help="check that programs run in eager torch only")
+    ap.add_argument("--dynamic", action="store_true",
+                    help="compile with torch.compile(dynamic=True): kernels and call take the sizes as symbols")
     ap.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.serve:
@@ -678,7 +697,7 @@ def main(argv=None):
         if not args.eager_only:
             _configure_inductor(args.max_mm_configs)
         print(json.dumps(capture_one(args.program, eager_only=args.eager_only, seed=args.seed,
-                                     max_mm_configs=args.max_mm_configs)))
+                                     max_mm_configs=args.max_mm_configs, dynamic=args.dynamic)))
         return 0
     if not (args.list and args.out):
         ap.error("--list and --out (or --program) are required")
