@@ -262,6 +262,9 @@ int RunBatch(const EvalOptions& o) {
   if (!o.out.empty() && o.out != "-") {
     out = std::fopen(o.out.c_str(), o.resume ? "a" : "w");
     if (!out) return Fail(fmt::format("{}: cannot write: {}", o.out, std::strerror(errno)));
+    // a buffer larger than a result line: each line goes out in one write() at its fflush, so that a reader
+    // polling the file (a test, `tail -f`) does not see half a line of a long verdict
+    std::setvbuf(out, nullptr, _IOFBF, 1 << 20);
   }
   auto write_line = [&](const json& j) {
     // An interruption kills the workers: the pairs they were running died of it, not of their code, so they

@@ -320,7 +320,8 @@ std::optional<Reject> Launch(const pyast::Node& call, const std::string& kernel,
   if (stages) kw += fmt::format(", num_stages={}", *stages);
   std::string grid;
   if (c.dynamic) {
-    if (auto r = DynamicGrid(kernel, runtime, args, extra, cfg, c, f, &grid)) return r;  } else {
+    if (auto r = DynamicGrid(kernel, runtime, args, extra, cfg, c, f, &grid)) return r;
+  } else {
     const auto& g = rec["grid"];
     grid = fmt::format("({}, {}, {})", g[0].dump(), g[1].dump(), g[2].dump());
   }

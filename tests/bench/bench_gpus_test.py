@@ -65,7 +65,11 @@ def bench(kiln, samples, out, log, gpus=3, extra=(), sleep="0.4", wait=True):
 
 
 def read_jsonl(path):
-    return [json.loads(l) for l in open(path)] if os.path.exists(path) else []
+    """The complete lines of a JSONL file: one being written while we poll may end in a partial line (a result
+    line longer than stdio's buffer is written in several write()s), which is not read yet."""
+    if not os.path.exists(path):
+        return []
+    return [json.loads(l) for l in open(path).read().split("\n")[:-1] if l.strip()]
 
 
 def check_split(name, out, log, want, gpus):
