@@ -14,13 +14,14 @@
 #include "common/file.h"
 #include "common/strings.h"
 #include "datagen/inductor.h"
+#include "datagen/inductor_test_data.h"
 
 namespace kiln::datagen {
 namespace {
 
 namespace fs = std::filesystem;
 
-const fs::path kData = fs::path(KILN_SOURCE_DIR) / "tests" / "datagen";
+using test_data::kData;
 
 // The expression of `x = <expr>` parsed, translated with s0, s1, ks (-> ks_0) bound.
 Result<std::string> Translate(const std::string& expr) {
@@ -140,19 +141,7 @@ TEST(DynamicGrid, FromTheGridTypeAndTheRecordedBlockSizes) {
   EXPECT_EQ(GridType("@triton.jit"), "");
 }
 
-std::map<std::string, nlohmann::json> DynamicCaptures() {
-  std::map<std::string, nlohmann::json> out;
-  auto text = ReadFile((kData / "dynamic_cpu" / "captures.jsonl").string());
-  EXPECT_TRUE(text.ok());
-  if (!text.ok()) return out;
-  for (std::string_view l : SplitLines(*text)) {
-    if (IsBlankLine(l)) continue;
-    nlohmann::json j = nlohmann::json::parse(l);
-    std::string id = j["id"];
-    out[id] = std::move(j);
-  }
-  return out;
-}
+std::map<std::string, nlohmann::json> DynamicCaptures() { return test_data::Captures("dynamic_cpu/captures.jsonl"); }
 
 // tests/datagen/programs (the static recordings' programs too) or dynamic_cpu/programs (composed for these).
 std::string Program(const std::string& id) {

@@ -14,27 +14,15 @@
 #include "common/file.h"
 #include "common/strings.h"
 #include "datagen/inductor_kernels.h"
+#include "datagen/inductor_test_data.h"
 
 namespace kiln::datagen {
 namespace {
 
 namespace fs = std::filesystem;
 
-const fs::path kData = fs::path(KILN_SOURCE_DIR) / "tests" / "datagen";
-
-std::map<std::string, nlohmann::json> Captures(const std::string& file) {
-  std::map<std::string, nlohmann::json> out;
-  auto text = ReadFile((kData / file).string());
-  EXPECT_TRUE(text.ok()) << text.status().message();
-  if (!text.ok()) return out;
-  for (std::string_view l : SplitLines(*text)) {
-    if (IsBlankLine(l)) continue;
-    nlohmann::json j = nlohmann::json::parse(l);
-    std::string id = j["id"];
-    out[id] = std::move(j);
-  }
-  return out;
-}
+using test_data::Captures;
+using test_data::kData;
 
 std::string ProgramText(const std::string& id) {
   if (StartsWith(id, "kb/")) {  // kb/level1/NAME -> the corpus, read in place

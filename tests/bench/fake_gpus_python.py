@@ -20,7 +20,8 @@ import re
 import sys
 import time
 
-VERSIONS = {"python": "3", "torch": "2.11.0+fake", "triton": "3.6.0", "driver": "fake", "cuda": "13.0"}
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from fake_worker import VERSIONS, main  # noqa: E402
 REFERENCE_MS = 0.2
 
 
@@ -81,31 +82,11 @@ def log(req):
         os.close(fd)
 
 
-def serve():
-    for line in sys.stdin:
-        req = json.loads(line)
-        op = req.get("op")
-        if op == "hello":
-            out = {"ok": True, "protocol": 1, "interpreter": False, "isolation": "fork", "versions": VERSIONS,
-                   "devices": devices()}
-        elif op == "shutdown":
-            sys.stdout.write(json.dumps({"id": req.get("id"), "ok": True}) + "\n")
-            sys.stdout.flush()
-            return 0
-        elif op == "eval":
-            time.sleep(float(os.environ.get("FAKE_GPUS_SLEEP", "0")))
-            log(req)
-            out = eval_response(req)
-        else:
-            out = {"ok": False, "error": f"fake_gpus_python: no op {op!r}"}
-        out["id"] = req.get("id")
-        sys.stdout.write(json.dumps(out) + "\n")
-        sys.stdout.flush()
-    return 0
+def evaluate(req):
+    time.sleep(float(os.environ.get("FAKE_GPUS_SLEEP", "0")))
+    log(req)
+    return eval_response(req)
 
 
 if __name__ == "__main__":
-    if sys.argv[1:3] != ["-m", "kiln_worker"]:
-        sys.stderr.write(f"fake_gpus_python: only `-m kiln_worker` is supported, got {sys.argv[1:]!r}\n")
-        sys.exit(2)
-    sys.exit(serve())
+    sys.exit(main("fake_gpus_python", devices, evaluate))

@@ -18,25 +18,13 @@ import sys
 import tempfile
 import time
 
+from datagen_harness import check, failures, lines
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 FAKE = os.path.join(HERE, "fake_gpu_memory_python.py")
 STANDIN = os.path.join(HERE, "..", "gen", "standin_server.py")
 GiB, MiB = 1 << 30, 1 << 20
 BIG = {"comp_5_00000", "comp_5_00001"}
-failures = []
-
-
-def check(cond, what):
-    print(("ok    " if cond else "FAIL  ") + what, flush=True)
-    if not cond:
-        failures.append(what)
-
-
-def lines(path):
-    with open(path) as f:
-        return [json.loads(l) for l in f if l.strip()]
-
-
 def hint(peak):
     return math.ceil(1.25 * peak) + 256 * MiB  # src/app/datagen_internal.h: kVerifyPeakFactor, kVerifyPeakFixed
 

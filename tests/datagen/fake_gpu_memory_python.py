@@ -18,8 +18,10 @@ import os
 import sys
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from fake_worker import VERSIONS, main  # noqa: E402
+
 GPU_MEM = int(os.environ.get("FAKE_GPU_MEM_BYTES", str(10 << 30)))
-VERSIONS = {"python": "3", "torch": "2.11.0+fake", "triton": "3.6.0", "driver": "fake", "cuda": "13.0"}
 DEVICE = {"index": 0, "name": "Fake GPU", "uuid": "GPU-fake-0", "sm_count": 132, "cc": [9, 0],
           "total_mem_bytes": GPU_MEM, "l2_bytes": 50 << 20}
 
@@ -64,31 +66,10 @@ def evaluate(req):
             "device": DEVICE, "elapsed_s": end - start, "memory": {"footprint_bytes": peak // 2, "peak_bytes": peak}}
 
 
-def serve():
-    for line in sys.stdin:
-        req = json.loads(line)
-        op = req.get("op")
-        if op == "hello":
-            pinned = os.environ.get("CUDA_VISIBLE_DEVICES")
-            devs = [DEVICE] if pinned in (None, "GPU-fake-0") else []
-            out = {"ok": True, "protocol": 1, "interpreter": False, "isolation": "fork", "versions": VERSIONS,
-                   "devices": devs}
-        elif op == "shutdown":
-            sys.stdout.write(json.dumps({"id": req.get("id"), "ok": True}) + "\n")
-            sys.stdout.flush()
-            return 0
-        elif op == "eval":
-            out = evaluate(req)
-        else:
-            out = {"ok": False, "error": f"fake_gpu_memory_python: no op {op!r}"}
-        out["id"] = req.get("id")
-        sys.stdout.write(json.dumps(out) + "\n")
-        sys.stdout.flush()
-    return 0
+def devices():
+    pinned = os.environ.get("CUDA_VISIBLE_DEVICES")
+    return [DEVICE] if pinned in (None, "GPU-fake-0") else []
 
 
 if __name__ == "__main__":
-    if sys.argv[1:3] != ["-m", "kiln_worker"]:
-        sys.stderr.write(f"fake_gpu_memory_python: only `-m kiln_worker` is supported, got {sys.argv[1:]!r}\n")
-        sys.exit(2)
-    sys.exit(serve())
+    sys.exit(main("fake_gpu_memory_python", devices, evaluate))
