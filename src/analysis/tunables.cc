@@ -48,8 +48,12 @@ namespace {
 // as constexpr `name` of a target launch or in a target launch's grid, directly or through variables
 // computed from it (`num_blocks = cdiv(n, BLOCK)` read only by the grid is fine; `NT = cdiv(T, BT)`
 // sizing a buffer, or `BT` passed to another kernel, is not). Empty when nothing else reads it.
+// A read that is another block-size constexpr argument of a target launch (one of `blocks`: `BLOCK_M=BLOCK,
+// BLOCK_N=BLOCK`, or `BLOCK_N = BLOCK_M` passed as BLOCK_N) is not an other reader: its name goes to
+// `siblings`. A flag derived from it (`EVEN_K = K % BLOCK_K == 0`) is one: the caller relies on the value.
 std::string OtherReader(const pyast::Tree& tree, const ModuleModel& model, const std::vector<int>& launches,
-                        const std::string& name, const std::string& var, const Assignment& assign, int depth = 0) {
+                        const std::string& name, const std::string& var, const Assignment& assign,
+                        const std::set<std::string>& blocks, std::set<std::string>* siblings, int depth = 0) {
   Node scope = EnclosingFunction(tree, assign.span.begin.byte);
   if (scope.is_null()) scope = tree.root();
   auto inside = [](const Node& n, const Span& s) { return s.size() > 0 && s.Contains(n.span()); };
@@ -76,8 +80,16 @@ std::string OtherReader(const pyast::Tree& tree, const ModuleModel& model, const
       const Launch& l = model.launches[li];
       const Binding* b = l.FindBinding(name);
       if (b && b->origin.at_launch.present() && inside(id, b->origin.at_launch.span)) ok = true;
-      for (const auto& ob : l.bindings)  // a launch option computed from it (`num_warps=nw`): never changes results
-        if (ob.launch_option && ob.origin.at_launch.present() && inside(id, ob.origin.at_launch.span)) ok = true;
+      const Kernel* lk = model.FindKernel(l.kernel);
+      for (const auto& ob : l.bindings) {
+        if (!ob.origin.at_launch.present() || !inside(id, ob.origin.at_launch.span)) continue;
+        if (ob.launch_option) ok = true;  // a launch option computed from it (`num_warps=nw`): never changes results
+        const Param* p = lk ? lk->FindParam(ob.name) : nullptr;
+        if (!ob.launch_option && ob.name != name && p && p->kind == ParamKind::kConstexpr && blocks.count(ob.name)) {
+          ok = true;  // another constexpr of the same launch: the caller decides who owns the variable
+          siblings->insert(ob.name);
+        }
+      }
       if (l.grid.expr.present() && inside(id, l.grid.expr.span)) ok = true;
     }
     if (ok) continue;
@@ -96,7 +108,7 @@ std::string OtherReader(const pyast::Tree& tree, const ModuleModel& model, const
         Assignment w;
         w.name = via->name;
         w.span = via->stmt.span();
-        std::string r = OtherReader(tree, model, launches, "", via->name, w, depth + 1);
+        std::string r = OtherReader(tree, model, launches, "", via->name, w, blocks, siblings, depth + 1);
         if (r.empty()) continue;
         return fmt::format("{} = ... at line {}, then {}", via->name, via->stmt.span().begin.line, r);
       }
@@ -129,6 +141,7 @@ std::set<std::string> FlagNames(const Tree& tree, const Kernel& k) {
 // The kernel-wide facts ExtractTunables judges each name by.
 struct KernelFacts {
   std::set<std::string> tiles, pow2, flags, stepping;
+  std::set<std::string> blocks;  // block sizes: pow2, not flags
   std::map<std::string, std::string> values, block_index;
   std::map<std::string, DivisorUse> divisors;
 };
@@ -138,7 +151,48 @@ struct LaunchSite {
   TunableSite site = TunableSite::kNotEditable;
   OriginKind origin = OriginKind::kMissing;
   std::string why, value_text;
+  // The host variable also sets these constexprs of the launch; this one owns it (editing the variable
+  // sets it, the others are pinned at the launch).
+  std::set<std::string> siblings;
+  // This one does not own the variable it shares with `owner`: its launch argument becomes the literal.
+  std::string owner;
 };
+
+// `name` shares one host variable with `siblings`, other constexprs of the same launch (`BLOCK_M=BLOCK,
+// BLOCK_N=BLOCK`). One of them owns the variable: the one the kernel uses with the program id (the grid
+// can follow only that one), else the first declared. Editing the variable sets the owner, and the others
+// are pinned at the launch to their own values; a non-owner is set by writing its launch argument as a
+// literal. Two of them used with the program id: the grid reads the variable for both, so an edit of it
+// would move a pinned one's grid too, and all stay fixed. Returns false (with `s.why`) when `name` cannot
+// be edited.
+bool ShareVariable(const Kernel& k, const KernelFacts& f, const std::string& name, const std::string& var,
+                   const std::set<std::string>& siblings, LaunchSite& s) {
+  std::set<std::string> all = siblings;
+  all.insert(name);
+  std::string owner;
+  std::vector<std::string> tiled;
+  for (const auto& p : k.params)
+    if (all.count(p.name) && f.tiles.count(p.name)) tiled.push_back(p.name);
+  if (tiled.size() > 1) {
+    s.why = "variable '" + var + "' sets " + tiled[0] + " and " + tiled[1] +
+            ", both used with the program id: the grid cannot follow one without the other, so they stay fixed";
+    return false;
+  }
+  if (!tiled.empty()) owner = tiled[0];
+  if (owner.empty())
+    for (const auto& p : k.params)
+      if (all.count(p.name)) {
+        owner = p.name;
+        break;
+      }
+  if (owner == name) {
+    s.siblings = siblings;
+    return true;
+  }
+  s.owner = owner;
+  s.site = TunableSite::kLaunchOverride;
+  return true;
+}
 
 // A value the wrapper computes or takes from its caller (origin kComputed / kFunctionParam), made tunable
 // when it only changes performance. Launch options never change results: the launch argument becomes the
@@ -147,7 +201,7 @@ struct LaunchSite {
 // (a buffer sized by it, another kernel's launch): then the launch argument, the variable's computed
 // right-hand side, or the wrapper's parameter (rebound as the wrapper's first statement) takes the
 // value. The data constraints (ApplyDataConstraints) still apply.
-void HiddenSite(const Tree& tree, const ModuleModel& model, const KernelFacts& f, const Tunables& t,
+void HiddenSite(const Tree& tree, const ModuleModel& model, const Kernel& k, const KernelFacts& f, const Tunables& t,
                 const Launch& l, const Binding& b, bool option, LaunchSite& s) {
   const std::string& name = b.name;
   const bool param = b.origin.kind == OriginKind::kFunctionParam;
@@ -179,10 +233,18 @@ void HiddenSite(const Tree& tree, const ModuleModel& model, const KernelFacts& f
   Assignment scope;
   scope.name = var;
   scope.span = param ? l.span : b.origin.assignment->span;
-  if (std::string r = OtherReader(tree, model, t.launches, name, var, scope); !r.empty()) {
+  std::set<std::string> siblings;
+  if (std::string r = OtherReader(tree, model, t.launches, name, var, scope, f.blocks, &siblings); !r.empty()) {
     s.why = what + "; '" + var + "' is also read by other host code (" + r +
             "): the caller relies on it, so it stays fixed";
     return;
+  }
+  if (!siblings.empty()) {
+    if (!ShareVariable(k, f, name, var, siblings, s)) {
+      s.why = what + "; " + s.why;
+      return;
+    }
+    if (s.site == TunableSite::kLaunchOverride) return;
   }
   if (param) {
     bool assigned = false;
@@ -217,15 +279,20 @@ LaunchSite SiteAt(const Tree& tree, const ModuleModel& model, const Kernel& k, c
       } else if (!b->origin.assignment) {
         s.site = TunableSite::kNotEditable;
         s.why = "variable '" + b->origin.variable + "' has no assignment to edit";
-      } else if (std::string r =
-                     option ? ""
-                            : OtherReader(tree, model, t.launches, name, b->origin.variable, *b->origin.assignment);
-                 !r.empty()) {
-        // Buffers sized with it, other kernels launched with it, values derived from it: they
-        // would change with the edit while this kernel's facts are all that was checked.
-        s.site = TunableSite::kNotEditable;
-        s.why = "variable '" + b->origin.variable + "' is also read by other host code (" + r +
-                "): editing it changes more than this kernel's " + name;
+      } else {
+        std::set<std::string> siblings;
+        std::string r = option ? ""
+                               : OtherReader(tree, model, t.launches, name, b->origin.variable,
+                                             *b->origin.assignment, f.blocks, &siblings);
+        if (!r.empty()) {
+          // Buffers sized with it, other kernels launched with it, values derived from it: they
+          // would change with the edit while this kernel's facts are all that was checked.
+          s.site = TunableSite::kNotEditable;
+          s.why = "variable '" + b->origin.variable + "' is also read by other host code (" + r +
+                  "): editing it changes more than this kernel's " + name;
+        } else if (!siblings.empty() && !ShareVariable(k, f, name, b->origin.variable, siblings, s)) {
+          s.site = TunableSite::kNotEditable;
+        }
       }
       break;
     case OriginKind::kAutotune:
@@ -246,7 +313,7 @@ LaunchSite SiteAt(const Tree& tree, const ModuleModel& model, const Kernel& k, c
       break;
     case OriginKind::kComputed:
     case OriginKind::kFunctionParam:
-      HiddenSite(tree, model, f, t, l, *b, option, s);
+      HiddenSite(tree, model, k, f, t, l, *b, option, s);
       break;
     case OriginKind::kHeuristics: s.why = "set by @triton.heuristics"; break;
     case OriginKind::kMissing: s.why = "not bound at the launch"; break;
@@ -272,6 +339,9 @@ LaunchSite SiteAt(const Tree& tree, const ModuleModel& model, const Kernel& k, c
 void CheckGrid(const Tree& tree, const Launch& l, const std::string& name, const KernelFacts& f, Tunable& u,
                LaunchSite& s, Tunables& t) {
   GridRelation g = RelateGrid(tree, l, name);
+  // A constexpr pinned at the launch while another owns the variable they share: the grid reads the
+  // owner's variable, not this argument (which the kernel does not use with the program id).
+  if (!s.owner.empty()) return;
   if (g.depends) {
     u.in_grid = true;
     const Binding* b = l.FindBinding(name);
@@ -391,6 +461,8 @@ Tunable MakeTunable(const Tree& tree, const ModuleModel& model, const Kernel& k,
     } else if (IsHiddenSite(s.site) && hidden.empty()) {
       hidden = s.why;  // where the value comes from, for a data constraint's refusal
     }
+    u.pinned_siblings.insert(u.pinned_siblings.end(), s.siblings.begin(), s.siblings.end());
+    if (!s.owner.empty()) u.shares_owner = s.owner;
     if (first) {
       u.origin = s.origin;
       u.site = s.site;
@@ -403,6 +475,8 @@ Tunable MakeTunable(const Tree& tree, const ModuleModel& model, const Kernel& k,
       if (s.value_text != u.value_text) consistent = false;
     }
   }
+  std::sort(u.pinned_siblings.begin(), u.pinned_siblings.end());
+  u.pinned_siblings.erase(std::unique(u.pinned_siblings.begin(), u.pinned_siblings.end()), u.pinned_siblings.end());
   if (u.site == TunableSite::kAutotune) {
     std::set<int64_t> vals = AutotuneValues(k, name, option, &u.autotune_first);
     u.autotune_values.assign(vals.begin(), vals.end());
@@ -445,6 +519,8 @@ Result<Tunables> ExtractTunables(const pyast::Tree& tree, const ModuleModel& mod
   f.block_index = BlockIndexConstexprs(tree, model, *k);
   f.flags = FlagNames(tree, *k);
   f.stepping = SteppingConstexprs(tree, *k);
+  for (const auto& n : f.pow2)
+    if (!f.flags.count(n)) f.blocks.insert(n);
   for (const auto& p : k->params)
     if (p.kind == ParamKind::kConstexpr) t.items.push_back(MakeTunable(tree, model, *k, f, p.name, false, t));
   for (const char* o : kLaunchOptionNames) t.items.push_back(MakeTunable(tree, model, *k, f, o, true, t));

@@ -87,6 +87,12 @@ struct Tunable {
   // written with (DivisorConstexprs). `bound` says where.
   bool divides_max = false;
   std::string bound;
+  // One host variable sets several constexprs of the launch (`BLOCK_M=BLOCK, BLOCK_N=BLOCK`). The owner
+  // (the one the grid follows) is set by editing the variable; `pinned_siblings` are the others, which an
+  // edit of the variable pins at the launch to their own values. A non-owner names its owner in
+  // `shares_owner` and is set at the launch (site kLaunchOverride).
+  std::vector<std::string> pinned_siblings;
+  std::string shares_owner;
 };
 
 struct Tunables {

@@ -155,5 +155,45 @@ TEST(Tunables, HiddenUnpacked) {
   EXPECT_NE(bt->reason.find("offsets a pointer by the block number i_t it steps"), std::string::npos) << bt->reason;
 }
 
+// One host variable sets BLOCK_M and BLOCK_N (attention wrappers): BLOCK_M, which the grid follows, owns
+// it; BLOCK_N is set at the launch. A variable that also sizes a buffer, or two tile sizes both stepped by
+// program ids, stay fixed (issue 21).
+TEST(Tunables, SharedVariableHasOneOwner) {
+  auto p = Parse("cases/shared_block_var.py");
+  auto t = ExtractTunables(*p.tree, p.model, Target{"tile_rowsum_kernel", {}});
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  const Tunable* m = t->Find("BLOCK_M");
+  const Tunable* n = t->Find("BLOCK_N");
+  ASSERT_TRUE(m && n);
+  EXPECT_TRUE(m->editable) << m->reason;
+  EXPECT_EQ(m->site, TunableSite::kVariable);
+  EXPECT_TRUE(m->grid_follows);
+  EXPECT_EQ(m->pinned_siblings, std::vector<std::string>{"BLOCK_N"});
+  EXPECT_TRUE(n->editable) << n->reason;
+  EXPECT_EQ(n->site, TunableSite::kLaunchOverride);
+  EXPECT_EQ(n->shares_owner, "BLOCK_M");
+  EXPECT_EQ(n->value, 16);
+  EXPECT_FALSE(n->in_grid);
+
+  auto d = ExtractTunables(*p.tree, p.model, Target{"tile_rowmax_kernel", {}});  // BLOCK_N = BLOCK_M
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->Find("BLOCK_M")->site, TunableSite::kAssignOverride);
+  EXPECT_EQ(d->Find("BLOCK_M")->pinned_siblings, std::vector<std::string>{"BLOCK_N"});
+  EXPECT_EQ(d->Find("BLOCK_N")->site, TunableSite::kAssignOverride);
+  EXPECT_TRUE(d->Find("BLOCK_N")->shares_owner.empty());
+
+  auto b = ExtractTunables(*p.tree, p.model, Target{"tile_rowmin_kernel", {}});
+  ASSERT_TRUE(b.ok());
+  EXPECT_FALSE(b->Find("BLOCK_M")->editable);
+  EXPECT_FALSE(b->Find("BLOCK_N")->editable);
+  EXPECT_NE(b->Find("BLOCK_N")->reason.find("also read by other host code"), std::string::npos);
+
+  auto both = ExtractTunables(*p.tree, p.model, Target{"tile_both_kernel", {}});
+  ASSERT_TRUE(both.ok());
+  EXPECT_FALSE(both->Find("BLOCK_M")->editable);
+  EXPECT_FALSE(both->Find("BLOCK_N")->editable);
+  EXPECT_NE(both->Find("BLOCK_M")->reason.find("both used with the program id"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace kiln::analysis

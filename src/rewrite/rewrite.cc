@@ -494,7 +494,24 @@ Result<Plan> PlanSetParams(const Ctx& c, const SetParams& r) {
     plan.notes.push_back(
         fmt::format("autotune list: {} configs -> 1 (the request sets every value they vary)", cfgs.size()));
   }
+  // A variable shared by several constexprs of the launch (`BLOCK_M=BLOCK, BLOCK_N=BLOCK`): editing it
+  // for its owner pins the others at the launch to their own values, unless the request sets them too.
+  ParamValues values = r.values;
   for (const auto& [name, v] : r.values) {
+    const Tunable* u = tun.Find(name);
+    if (!u || !u->editable) continue;
+    for (const auto& sib : u->pinned_siblings) {
+      if (values.count(sib)) continue;
+      const Tunable* o = tun.Find(sib);
+      if (!o || !o->editable || !o->value)
+        return Refuse(fmt::format("setting {} edits a variable that also sets {}, whose value is not known here: "
+                                  "set {} too",
+                                  name, sib, sib));
+      values[sib] = *o->value;
+      plan.notes.push_back(fmt::format("{} pinned to {} (it shared its variable with {})", sib, *o->value, name));
+    }
+  }
+  for (const auto& [name, v] : values) {
     const Tunable* u = tun.Find(name);
     if (!u) return Refuse("'" + name + "' is not a constexpr parameter or launch option of " + c.kernel.name);
     if (!u->editable) return Refuse("cannot set " + name + ": " + u->reason);
@@ -640,7 +657,14 @@ Status DropTunedAtLaunch(const Ctx& c, const Launch& l, const std::set<std::stri
   std::map<std::string, std::string> vars, literals;
   bool needs = false;
   std::string meta = l.grid.meta_param.empty() ? "META" : l.grid.meta_param;
+  // A constexpr that shares its host variable with an owner (`BLOCK_N=BLOCK` beside `BLOCK_M=BLOCK`): the
+  // grid reads the variable for the owner, never for it.
+  std::set<std::string> pinned;
+  if (auto tun = ExtractTunables(c.tree, c.model, Target{k.name, c.launches}); tun.ok())
+    for (const auto& u : tun->items)
+      if (!u.shares_owner.empty()) pinned.insert(u.name);
   for (const auto& n : tuned) {
+    if (pinned.count(n)) continue;
     GridRelation g = RelateGrid(c, l, n);
     const Binding* b = l.FindBinding(n);
     if (g.via_meta) continue;

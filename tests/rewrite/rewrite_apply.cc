@@ -21,17 +21,7 @@
 
 using namespace kiln;  // NOLINT
 
-static const char* SiteName(analysis::TunableSite s) {
-  switch (s) {
-    case analysis::TunableSite::kLaunchLiteral: return "launch_literal";
-    case analysis::TunableSite::kVariable: return "variable";
-    case analysis::TunableSite::kKernelDefault: return "kernel_default";
-    case analysis::TunableSite::kAutotune: return "autotune";
-    case analysis::TunableSite::kOptionDefault: return "option_default";
-    case analysis::TunableSite::kNotEditable: return "not_editable";
-  }
-  return "?";
-}
+static const char* SiteName(analysis::TunableSite s) { return analysis::TunableSiteName(s); }
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
