@@ -9,8 +9,8 @@ namespace {
 // start of every physical line that begins a logical line (not inside brackets, strings, or after a
 // backslash continuation; `after_colon`: the previous logical line ended with ':'), `open(byte)` / `close(byte)` at
 // brackets outside strings and comments. A callback returning false stops the scan.
-template <class LineStart, class Open, class Close>
-void Scan(std::string_view t, LineStart&& line_start, Open&& open, Close&& close) {
+template <class LineStart, class Open, class Close, class Comment>
+void Scan(std::string_view t, LineStart&& line_start, Open&& open, Close&& close, Comment&& comment) {
   size_t i = 0, n = t.size();
   int level = 0;
   bool at_line_start = true;
@@ -23,7 +23,9 @@ void Scan(std::string_view t, LineStart&& line_start, Open&& open, Close&& close
     }
     char c = t[i];
     if (c == '#') {
+      size_t b = i;
       while (i < n && t[i] != '\n') ++i;
+      comment(b, i);
       continue;
     }
     if (c == '\\' && i + 1 < n && (t[i + 1] == '\n' || t[i + 1] == '\r')) {
@@ -116,7 +118,7 @@ std::optional<LexicalError> FindIndentError(std::string_view text) {
     return !bad;
   };
   Scan(
-      text, line_start, [](size_t) { return true; }, [](size_t) { return true; });
+      text, line_start, [](size_t) { return true; }, [](size_t) { return true; }, [](size_t, size_t) {});
   return err;
 }
 
@@ -143,11 +145,39 @@ std::optional<LexicalError> FindBracketError(std::string_view text) {
     return true;
   };
   Scan(
-      text, [](size_t, bool) { return true; }, on_open, on_close);
+      text, [](size_t, bool) { return true; }, on_open, on_close, [](size_t, size_t) {});
   if (!err && !open.empty())
     err = LexicalError{static_cast<uint32_t>(open.back()), std::string("'") + text[open.back()] + "' was never closed",
                        false, true};
   return err;
+}
+
+std::optional<LexicalError> FindTooManyNestedBrackets(std::string_view text, int limit) {
+  std::optional<LexicalError> err;
+  int level = 0;
+  auto on_open = [&](size_t at) {
+    if (++level <= limit) return true;
+    err = LexicalError{static_cast<uint32_t>(at), "too many nested parentheses"};
+    return false;
+  };
+  auto on_close = [&](size_t) {
+    if (level > 0) --level;
+    return true;
+  };
+  Scan(
+      text, [](size_t, bool) { return true; }, on_open, on_close, [](size_t, size_t) {});
+  return err;
+}
+
+std::string BlankComments(std::string_view text) {
+  std::string out(text);
+  Scan(
+      text, [](size_t, bool) { return true; }, [](size_t) { return true; }, [](size_t) { return true; },
+      [&](size_t b, size_t e) {
+        for (size_t i = b; i < e; ++i)
+          if (out[i] != '\r') out[i] = ' ';
+      });
+  return out;
 }
 
 }  // namespace kiln::pyast

@@ -31,4 +31,15 @@ std::optional<LexicalError> FindIndentError(std::string_view text);
 // opening parenthesis '('" at the closing one.
 std::optional<LexicalError> FindBracketError(std::string_view text);
 
+// CPython's tokenizer allows at most 200 brackets open at once (MAXLEVEL); the first bracket past them
+// is "too many nested parentheses". Checked before tree-sitter parses: its error recovery on hundreds of
+// thousands of unclosed brackets frees an invalid pointer (libtree-sitter 0.20.7; a fuzzed mutant killed
+// `kiln analyze`), and no valid Python nests that deep.
+inline constexpr int kMaxBracketDepth = 200;
+std::optional<LexicalError> FindTooManyNestedBrackets(std::string_view text, int limit = kMaxBracketDepth);
+
+// The text with every comment's bytes (outside strings) replaced by spaces: the same length, lines and
+// spans, no comment tokens (see Tree::kForkParseBytes).
+std::string BlankComments(std::string_view text);
+
 }  // namespace kiln::pyast

@@ -1,9 +1,15 @@
 #include "pyast/pyast.h"
 
+#include <fcntl.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <tree_sitter/api.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <csignal>
 #include <cstring>
 
 #include "common/file.h"
@@ -147,6 +153,40 @@ Status InputError(Diagnostic* why, const std::string& path, std::string_view tex
   return s;
 }
 
+TSTree* ParseWithTreeSitter(const std::string& text) {
+  TSParser* parser = ts_parser_new();
+  if (!ts_parser_set_language(parser, tree_sitter_python())) {
+    ts_parser_delete(parser);
+    return nullptr;
+  }
+  TSTree* tree = ts_parser_parse_string(parser, nullptr, text.data(), static_cast<uint32_t>(text.size()));
+  ts_parser_delete(parser);
+  return tree;
+}
+
+// Whether tree-sitter parses `text` without dying, tried in a child process: true when the child ended
+// normally (or could not be started: the parse then runs in process as before). See kForkParseBytes.
+bool SurvivesParseInChild(const std::string& text) {
+  pid_t pid = fork();
+  if (pid < 0) return true;
+  if (pid == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    // kiln's crash handler (tools/kiln) would report the child's death as kiln's and exit 1
+    for (int sig : {SIGABRT, SIGSEGV, SIGBUS, SIGFPE, SIGILL}) signal(sig, SIG_DFL);
+    // glibc's "munmap_chunk(): invalid pointer" goes to the controlling terminal, else to stderr: neither
+    setsid();
+    int null = open("/dev/null", O_WRONLY);
+    if (null >= 0) dup2(null, STDERR_FILENO);
+    TSTree* tree = ParseWithTreeSitter(text);
+    if (tree) ts_tree_delete(tree);
+    _exit(0);
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR) return true;
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
 // The first node deeper than `limit` levels below the root (iteratively, with a cursor); null if none.
 bool TooDeep(TSNode root, int limit, uint32_t* at) {
   TSTreeCursor c = ts_tree_cursor_new(root);
@@ -184,14 +224,26 @@ Result<std::unique_ptr<Tree>> Tree::Parse(std::string text, std::string path, Di
   for (uint32_t i = 0; i < t->text_.size(); ++i) {
     if (t->text_[i] == '\n') t->line_starts_.push_back(i + 1);
   }
-  TSParser* parser = ts_parser_new();
-  if (!ts_parser_set_language(parser, tree_sitter_python())) {
-    ts_parser_delete(parser);
-    return Internal("tree-sitter rejected the Python grammar (language version mismatch)");
+  if (auto nested = FindTooManyNestedBrackets(t->text_)) {  // before tree-sitter: see lexical.h
+    Pos p = t->PosOf(nested->byte);
+    return InputError(why, t->path_, t->text_, static_cast<int>(p.line), static_cast<int>(p.column),
+                      "too many nested parentheses (Python allows " + std::to_string(kMaxBracketDepth) +
+                          " levels of brackets)");
   }
-  t->tree_ = ts_parser_parse_string(parser, nullptr, t->text_.data(), static_cast<uint32_t>(t->text_.size()));
-  ts_parser_delete(parser);
-  if (!t->tree_) return Internal(t->path_ + ": error: tree-sitter failed to parse");
+  // See kForkParseBytes. Comments are the one way valid Python overflows it (70000 comment lines): parsed
+  // without them (blanked, same spans) the tree lacks only its comment nodes, which nothing requires.
+  const std::string* parsed = &t->text_;
+  std::string blanked;
+  if (t->text_.size() >= kForkParseBytes && !SurvivesParseInChild(t->text_)) {
+    blanked = BlankComments(t->text_);
+    if (blanked == t->text_ || !SurvivesParseInChild(blanked))
+      return InputError(why, t->path_, t->text_, 0, 0,
+                        "the Python parser (tree-sitter 0.20.7) crashes on this text: it overflows on more than "
+                        "65535 tokens or nodes in one place; split the file or the construct");
+    parsed = &blanked;
+  }
+  t->tree_ = ParseWithTreeSitter(*parsed);
+  if (!t->tree_) return Internal(t->path_ + ": error: tree-sitter failed to parse (or rejected the Python grammar)");
   uint32_t deep = 0;
   if (TooDeep(ts_tree_root_node(t->tree_), kMaxDepth, &deep)) {
     Pos p = t->PosOf(deep);

@@ -7,7 +7,9 @@
 // lives. Lines and columns are 1-based (columns count bytes) everywhere outside this module.
 //
 // Input robustness: Parse decodes the text by kiln's one policy (common/source_text.h: PEP 263, BOM,
-// UTF-8), refuses a tree deeper than Tree::kMaxDepth ("expression nested too deeply": every walk
+// UTF-8), refuses more than 200 brackets open at once before tree-sitter sees the text (CPython's own
+// limit; tree-sitter 0.20.7's error recovery crashed on a fuzzed mutant with hundreds of thousands of
+// unclosed ones), refuses a tree deeper than Tree::kMaxDepth ("expression nested too deeply": every walk
 // over the tree may then recurse without exhausting the stack), and reports what Python's tokenizer
 // rejects (TabError, IndentationError, unbalanced brackets) where Python does.
 #pragma once
@@ -108,6 +110,15 @@ class Tree {
   // Deepest syntax tree Parse accepts (levels, anonymous tokens included). Real kernels stay under
   // 30; CPython itself gives up at 200 nested parentheses.
   static constexpr int kMaxDepth = 1000;
+  // Texts of this many bytes or more are parsed once in a child process first: tree-sitter 0.20.7
+  // (Debian 12's) overflows 16-bit counters past 65535 tokens, comments or nodes in one place (70000
+  // comment lines before the code; 65534 `*` and an `x`, 65535 bytes, is the smallest crash found) and
+  // frees an invalid pointer or faults, which would kill kiln (and `kiln serve` with it). Each such unit
+  // takes at least one byte; the margin below 65535 covers the zero-width nodes error recovery adds. A
+  // text the child dies on is parsed again without its comments (valid Python crashes it only through
+  // them); if that dies too it is refused with a diagnostic. Kernels are far smaller (TritonBench-G's
+  // largest module is 18 KB), so they pay nothing.
+  static constexpr size_t kForkParseBytes = 48 * 1024;
 
   // Parses `text`; `path` is used in diagnostics only. Syntax errors are reported by errors() on a
   // tree that still parses as far as it can. Fails (InvalidArgument, "path:line:col: error: ...")

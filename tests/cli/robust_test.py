@@ -162,6 +162,18 @@ def _():
     assert "task error:" in lines[0].get("error", "") and "the reference raised RuntimeError" in lines[0]["error"], lines
 
 
+@check("parser-overflow-is-neither-fatal-nor-a-false-reject", worker=True)
+def _():
+    # tree-sitter 0.20.7 dies past 65535 comments in one place (issue 15): a valid candidate with 70000
+    # comment lines is judged like any other, and an invalid one that overflows the parser gets a verdict
+    ok = write("comments_relu.py", "# c\n" * 70000 + open(os.path.join(CANDS, "honest", "relu_ok.py")).read())
+    rc, out, err = run(["eval", "--task", RELU, "--candidate", ok, "--no-db"], timeout=180)
+    assert rc == 0 and "verdict: ok" in out, (rc, out, err)
+    bad = write("stars_relu.py", open(os.path.join(CANDS, "honest", "relu_ok.py")).read() + "*" * 70000 + "x\n")
+    rc, out, err = run(["eval", "--task", RELU, "--candidate", bad, "--no-db"], timeout=180)
+    assert rc == 1 and "verdict: compile_error" in out and "crashes on this text" in out, (rc, out, err)
+
+
 @check("runtime-exception-at-candidates-line", worker=True)
 def _():
     cand = os.path.join(CANDS, "faulty", "exception.py")

@@ -1,6 +1,8 @@
 // kiln tests: seeded fuzz of the static front end, run by CTest (label "fuzz", bounded in time).
 //
-//   kiln_frontend_fuzz_test --seed N --seconds S [--kiln BINARY] SEED_DIR...
+//   kiln_frontend_fuzz_test --seed N --seconds S [--kiln BINARY] [--save FILE] SEED_DIR...
+//
+// --save FILE: each mutant is written to FILE before it runs, so that a crash leaves its input there.
 //
 // Mutates the Python files under the seed folders (tests/fuzz/mutate.h: random bytes, truncation, deep
 // nesting, long chains, huge literals, declared and undeclared encodings, NUL bytes, invalid UTF-8,
@@ -103,7 +105,7 @@ std::string RunBinary(const std::string& kiln, const std::string& file, const st
 int main(int argc, char** argv) {
   uint64_t seed = 1;
   double seconds = 20;
-  std::string kiln;
+  std::string kiln, save;
   std::vector<std::string> dirs;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -113,6 +115,8 @@ int main(int argc, char** argv) {
       seconds = std::atof(argv[++i]);
     else if (a == "--kiln" && i + 1 < argc)
       kiln = argv[++i];
+    else if (a == "--save" && i + 1 < argc)
+      save = argv[++i];
     else
       dirs.push_back(a);
   }
@@ -135,6 +139,7 @@ int main(int argc, char** argv) {
     const std::string& a = seeds[rng.Below(seeds.size())];
     std::string text = fuzz::Mutate(a, seeds[rng.Below(seeds.size())], rng, &kind);
     if (rng.Below(4) == 0) text = fuzz::Mutate(text, a, rng, &kind);  // sometimes two mutations
+    if (!save.empty() && !WriteFile(save, text).ok()) return 1;
     auto t0 = Clock::now();
     if (!RunInProcess(text)) Fail("empty report", seed, n, kind);
     double took = std::chrono::duration<double>(Clock::now() - t0).count();
