@@ -1,6 +1,6 @@
 #include "response/extract.h"
 
-#include <regex>
+#include <cctype>
 #include <vector>
 
 namespace kiln::response {
@@ -69,6 +69,68 @@ std::vector<Block> Blocks(const std::string& text) {
   return out;
 }
 
+// Linear scans instead of std::regex: libstdc++'s regex executor recurses once per character a `\s*` or
+// `[^\n]*` consumes, so a response of 30 KB of spaces overflowed the stack and killed `kiln serve`.
+bool Space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
+bool Word(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+size_t SkipSpace(std::string_view s, size_t i) {
+  while (i < s.size() && Space(s[i])) ++i;
+  return i;
+}
+
+// A line that starts (after blank space) with `import x` or `from x` (as `(^|\n)\s*(import|from)\s+\w`).
+bool HasImportLine(std::string_view s) {
+  for (size_t line = 0; line <= s.size();) {
+    size_t i = SkipSpace(s, line);
+    for (std::string_view kw : {"import", "from"})
+      if (s.substr(i, kw.size()) == kw) {
+        size_t j = i + kw.size();
+        if (j < s.size() && Space(s[j])) {
+          j = SkipSpace(s, j);
+          if (j < s.size() && Word(s[j])) return true;
+        }
+      }
+    size_t nl = s.find('\n', i);
+    if (nl == std::string_view::npos) break;
+    line = nl + 1;
+  }
+  return false;
+}
+
+// The names of the functions `@triton.jit` decorates (as `@triton\.jit[^\n]*\n(\s*@[^\n]*\n)*\s*def\s+(\w+)`).
+std::vector<std::string> JitFunctions(std::string_view s) {
+  std::vector<std::string> out;
+  for (size_t at = s.find("@triton.jit"); at != std::string_view::npos; at = s.find("@triton.jit", at + 1)) {
+    size_t i = s.find('\n', at);
+    if (i == std::string_view::npos) break;
+    i = SkipSpace(s, i + 1);
+    bool ok = true;
+    while (i < s.size() && s[i] == '@') {  // further decorators
+      size_t nl = s.find('\n', i);
+      if (nl == std::string_view::npos) {
+        ok = false;
+        break;
+      }
+      i = SkipSpace(s, nl + 1);
+    }
+    if (!ok || s.substr(i, 3) != "def" || i + 3 >= s.size() || !Space(s[i + 3])) continue;
+    size_t b = SkipSpace(s, i + 3), e = b;
+    while (e < s.size() && Word(s[e])) ++e;
+    if (e > b) out.emplace_back(s.substr(b, e - b));
+  }
+  return out;
+}
+
+// `name[` (spaces allowed before the bracket) where `name` starts a word (as `\bname\s*\[`).
+bool Launched(std::string_view s, const std::string& name) {
+  for (size_t at = s.find(name); at != std::string_view::npos; at = s.find(name, at + 1)) {
+    if (at > 0 && Word(s[at - 1])) continue;
+    size_t i = SkipSpace(s, at + name.size());
+    if (i < s.size() && s[i] == '[') return true;
+  }
+  return false;
+}
+
 bool PythonLang(std::string lang) {
   for (auto& c : lang) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return lang.empty() || lang == "python" || lang == "py" || lang == "python3" || lang == "triton";
@@ -94,8 +156,7 @@ Extracted ExtractCode(std::string_view response) {
     return e;
   }
   if (blocks.empty()) {
-    static const std::regex kImport(R"((^|\n)\s*(import|from)\s+\w)");
-    if (text.find("@triton.jit") != std::string::npos || std::regex_search(text, kImport)) {
+    if (text.find("@triton.jit") != std::string::npos || HasImportLine(text)) {
       e.has_code = true;
       e.code = text;
       e.how = "unfenced";
@@ -107,17 +168,10 @@ Extracted ExtractCode(std::string_view response) {
 }
 
 Gate TritonGate(std::string_view code) {
-  static const std::regex kJit(R"(@triton\.jit[^\n]*\n(\s*@[^\n]*\n)*\s*def\s+(\w+))");
-  std::string s(code);
-  std::vector<std::string> kernels;
-  for (auto it = std::sregex_iterator(s.begin(), s.end(), kJit); it != std::sregex_iterator(); ++it)
-    kernels.push_back((*it)[2]);
+  std::vector<std::string> kernels = JitFunctions(code);
   if (kernels.empty()) return {false, "no @triton.jit function"};
-  for (const auto& k : kernels) {
-    std::regex launch("\\b" + k + R"(\s*\[)");
-    auto it = std::sregex_iterator(s.begin(), s.end(), launch);
-    if (it != std::sregex_iterator()) return {true, ""};
-  }
+  for (const auto& k : kernels)
+    if (Launched(code, k)) return {true, ""};
   return {false, "no @triton.jit function is launched (name[grid](...))"};
 }
 

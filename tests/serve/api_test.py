@@ -156,6 +156,21 @@ def security(srv_dir):
         srv.stop()
 
 
+def degenerate(srv):
+    # a model's degenerate output: 100 KB of blank space, 20000 decorator lines (std::regex's recursion in the
+    # format rules once overflowed the stack on 30 KB of spaces and killed the server)
+    body = {"items": [{"id": "blank", "task": "relu", "response": "Here it is:\n" + " " * 100000 + "x"},
+                      {"id": "decos", "task": "relu", "code": "@triton.jit\n" + "@x\n" * 20000 + "def k(x):\n  pass\n"}]}
+    status, resp, _ = rewards(srv.url, body)
+    check(status == 200 and resp.get("status") == "done", f"degenerate responses: 200 done ({status} {str(resp)[:300]})")
+    it = by_id(resp) if status == 200 else {}
+    check(it.get("blank", {}).get("reward") == 0 and it["blank"].get("extracted") == "none",
+          f"100 KB of blank space: no code, reward 0 ({it.get('blank')})")
+    check(it.get("decos", {}).get("reasons", [{}])[0].get("code") == "gate",
+          f"20000 decorators, no launch: the gate rejects ({str(it.get('decos'))[:300]})")
+    check(jcall(srv.url, "GET", "/v1/health")[0] == 200, "the server answers after them")
+
+
 def main():
     skip_without_worker()
     srv = Server(KILN, "--tasks", "tests/candidates/tasks", "--workers", "2", "--max-body-bytes", "200000",
@@ -164,6 +179,7 @@ def main():
         candidates(srv)
         kevin_and_async(srv)
         errors(srv)
+        degenerate(srv)
     finally:
         if failures:
             print(srv.read_log())
