@@ -168,7 +168,7 @@ void ReadResult(const bench::Channel& c, const json& line, bench::SampleOutcome*
 std::map<std::string, json> ResultsById(const std::string& results) {
   std::map<std::string, json> by_id;
   for (auto line : SplitLines(results)) {
-    json j = json::parse(line, nullptr, false);
+    json j = ParseJson(line);
     const std::string id = JsonString(j, "id");
     if (!id.empty()) by_id[id] = std::move(j);
   }

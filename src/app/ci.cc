@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "common/file.h"
+#include "common/json.h"
 #include "common/json_dump.h"
 #include "common/strings.h"
 #include "search/loop.h"
@@ -74,7 +75,7 @@ Result<Baseline> Baseline::FromJson(const nlohmann::json& j) {
 Result<Baseline> Baseline::Load(const std::string& path) {
   auto text = ReadFile(path);
   if (!text.ok()) return text.status();
-  nlohmann::json j = nlohmann::json::parse(*text, nullptr, false);
+  nlohmann::json j = ParseJson(*text);
   if (j.is_discarded()) return ParseError(path + ": not valid JSON");
   auto b = FromJson(j);
   if (!b.ok()) return InvalidArgument(path + ": " + b.status().message());

@@ -11,6 +11,7 @@
 #include "app/eval_internal.h"
 #include "common/file.h"
 #include "common/hash.h"
+#include "common/json.h"
 #include "common/source_text.h"
 #include "exec/evaluator.h"
 #include "task/task.h"
@@ -27,7 +28,7 @@ Result<json> ParseSizes(const std::vector<std::string>& sizes) {
   for (const auto& s : sizes) {
     size_t eq = s.find('=');
     if (eq == std::string::npos || eq == 0) return InvalidArgument(fmt::format("--size {}: expected NAME=VALUE", s));
-    json v = json::parse(s.substr(eq + 1), nullptr, false);
+    json v = ParseJson(s.substr(eq + 1));
     if (v.is_discarded() || !(v.is_number() || v.is_string() || v.is_boolean())) v = s.substr(eq + 1);
     out[s.substr(0, eq)] = v;
   }

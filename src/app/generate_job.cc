@@ -14,6 +14,7 @@
 
 #include "app/generate_verifier.h"
 #include "common/file.h"
+#include "common/json.h"
 #include "common/json_dump.h"
 #include "common/strings.h"
 #include "gen/chain.h"
@@ -101,7 +102,7 @@ Result<Resumed> ReadTranscript(const std::string& path) {
   for (std::string_view l : SplitLines(text)) {
     ++line;
     if (IsBlankLine(l)) continue;
-    json j = json::parse(l, nullptr, false);
+    json j = ParseJson(l);
     if (j.is_discarded() || !j.is_object() || !j.contains("task_hash") || !j["task_hash"].is_string() ||
         !j.contains("sample") || !j["sample"].is_number_integer()) {
       std::fprintf(stderr, "%s:%d: warning: not a transcript line; ignored\n", path.c_str(), line);

@@ -14,6 +14,7 @@
 #include "app/rewrite_renderer.h"
 #include "app/store_recorder.h"
 #include "common/file.h"
+#include "common/json.h"
 #include "common/json_dump.h"
 #include "profile/device.h"
 #include "search/report.h"
@@ -60,7 +61,7 @@ Result<search::OptimizeInput> LoadInput(const OptimizeJobOptions& o, std::option
   };
   auto text = ReadFile(o.grid);
   if (!text.ok()) return fail("kiln optimize: error: " + text.status().message());
-  auto g = nlohmann::json::parse(*text, nullptr, false);
+  auto g = ParseJson(*text);
   if (g.is_discarded()) return fail(o.grid + ": error: not valid JSON");
   if (Status st = search::Space::RestrictToGrid(g, in->baseline, &in->space); !st.ok())
     return fail(o.grid + ": error: " + st.message());

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "common/hash.h"
+#include "common/json.h"
 #include "common/json_dump.h"
 #include "common/strings.h"
 
@@ -82,7 +83,7 @@ PairsFile ParsePairs(const std::string& path, const std::string& text) {
     auto fail = [&](const std::string& what, const json& echo) {
       f.errors.push_back({line_no, fmt::format("{}:{}:1: error: {}", path, line_no, what), echo});
     };
-    json in = json::parse(line, nullptr, false);
+    json in = ParseJson(line);
     if (!in.is_object()) {
       fail("expected a JSON object {\"task\": PATH, \"candidate\": PATH|null, ...}", json::object());
       continue;
@@ -119,7 +120,7 @@ PreviousResults ReadPreviousResults(const std::string& text) {
     if (nl == std::string::npos) break;  // a torn last line: dropped
     std::string l = text.substr(p, nl - p);
     p = nl + 1;
-    json j = json::parse(l, nullptr, false);
+    json j = ParseJson(l);
     if (!j.is_object() || !j.contains("result")) continue;
     if (auto h = j.find("pair_hash"); h != j.end() && h->is_string()) {
       r.hashes.insert(h->get<std::string>());

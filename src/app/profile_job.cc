@@ -5,6 +5,7 @@
 #include "app/facts_join.h"
 #include "app/runner_factory.h"
 #include "common/file.h"
+#include "common/json.h"
 #include "common/source_text.h"
 #include "diagnose/report.h"
 #include "profile/device.h"
@@ -27,7 +28,7 @@ int Fail(const Status& s) {
 Result<std::vector<exec::KernelFacts>> GivenFacts(const std::string& path) {
   if (path.empty()) return std::vector<exec::KernelFacts>();
   KILN_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
-  json j = json::parse(text, nullptr, false);
+  json j = ParseJson(text);
   if (j.is_discarded()) return ParseError(path + ": not valid JSON");
   auto k = exec::KernelFactsFromJson(j);
   if (!k.ok()) return Status(k.status().code(), path + ": " + k.status().message());

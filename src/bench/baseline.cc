@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/file.h"
+#include "common/json.h"
 
 namespace kiln::bench {
 
@@ -48,7 +49,7 @@ std::string CompileBaselineId(const std::string& task) { return task + "#@compil
 
 Result<std::map<std::string, double>> ReadBaselineFile(const std::string& path, int level) {
   KILN_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
-  nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+  nlohmann::json j = ParseJson(text);
   if (!j.is_object())
     return InvalidArgument(fmt::format("{}: error: not a JSON object (KernelBench's baseline layout: "
                                        "{{\"level1\": {{\"19_ReLU.py\": {{\"mean\": MS}}}}}})",

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "common/file.h"
+#include "common/json.h"
 #include "common/strings.h"
 #include "response/extract.h"
 
@@ -51,7 +52,7 @@ Result<std::vector<Sample>> ParseSampleLines(const std::string& name, const std:
   for (size_t i = 0; i < lines.size(); ++i) {
     if (IsBlankLine(lines[i])) continue;
     const size_t no = i + 1;
-    json in = json::parse(lines[i], nullptr, false);
+    json in = ParseJson(lines[i]);
     if (in.is_discarded() || !in.is_object()) return LineError(name, no, "not a JSON object");
     if (!in.contains("task") || !in["task"].is_string() || in["task"].get<std::string>().empty())
       return LineError(name, no, "key 'task': expected a non-empty string");

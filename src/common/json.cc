@@ -1,5 +1,7 @@
 #include "common/json.h"
 
+#include <algorithm>
+
 namespace kiln {
 
 using nlohmann::json;
@@ -42,6 +44,32 @@ json JsonObject(const json& j, const char* key) {
 bool JsonBool(const json& j, const char* key, bool fallback) {
   const json* v = Field(j, key);
   return v && v->is_boolean() ? v->get<bool>() : fallback;
+}
+
+int JsonDepth(std::string_view text) {
+  int depth = 0, most = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (in_string) {
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      most = std::max(most, ++depth);
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return most;
+}
+
+json ParseJson(std::string_view text) {
+  if (JsonDepth(text) > kMaxJsonDepth) return json(json::value_t::discarded);
+  return json::parse(text, nullptr, false);
 }
 
 }  // namespace kiln

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -16,5 +17,14 @@ std::optional<int64_t> JsonInt(const nlohmann::json& j, const char* key);
 std::string JsonString(const nlohmann::json& j, const char* key);     // "" when absent
 nlohmann::json JsonObject(const nlohmann::json& j, const char* key);  // {} when absent
 bool JsonBool(const nlohmann::json& j, const char* key, bool fallback = false);
+
+// Parsing untrusted JSON (serve's request bodies, the worker's answers, batch pairs, model servers' replies,
+// files): nlohmann parses iteratively, but copying or dumping a value recurses once per level, so a body of
+// 400000 nested brackets killed `kiln serve`. kiln's own JSON nests under 20 levels.
+inline constexpr int kMaxJsonDepth = 256;
+// The deepest nesting of arrays and objects in `text` (a linear scan; brackets inside strings do not count).
+int JsonDepth(std::string_view text);
+// json::parse(text, nullptr, false), and discarded as well when nested deeper than kMaxJsonDepth.
+nlohmann::json ParseJson(std::string_view text);
 
 }  // namespace kiln

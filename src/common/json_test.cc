@@ -42,5 +42,23 @@ TEST(Json, NonObjectsHaveNoFields) {
   }
 }
 
+// A body of 400000 nested brackets killed kiln serve (nlohmann's copy and dump recurse per level):
+// ParseJson discards anything nested deeper than kMaxJsonDepth, counted without recursion.
+TEST(Json, DeepNestingIsDiscardedBeforeAnyRecursion) {
+  EXPECT_EQ(JsonDepth(R"({"a": [1, {"b": "[[[{{{"}], "c": "\"]"})"), 3);
+  EXPECT_EQ(JsonDepth("[]"), 1);
+  EXPECT_EQ(JsonDepth("3"), 0);
+  std::string ok = std::string(kMaxJsonDepth, '[') + std::string(kMaxJsonDepth, ']');
+  nlohmann::json j = ParseJson(ok);
+  ASSERT_FALSE(j.is_discarded());
+  nlohmann::json copy = j;  // the recursive operations a request goes through
+  EXPECT_EQ(copy.dump().size(), ok.size());
+  const int n = 400000;
+  EXPECT_TRUE(ParseJson(std::string(n, '[') + std::string(n, ']')).is_discarded());
+  EXPECT_TRUE(ParseJson("{\"items\": " + std::string(n, '{') + "}").is_discarded());
+  EXPECT_TRUE(ParseJson("{\"a\": ").is_discarded());  // and bad JSON as before
+  EXPECT_EQ(ParseJson(R"({"a": [1, 2]})")["a"][1], 2);
+}
+
 }  // namespace
 }  // namespace kiln

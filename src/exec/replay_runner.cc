@@ -6,6 +6,7 @@
 
 #include "common/file.h"
 #include "common/hash.h"
+#include "common/json.h"
 #include "common/json_dump.h"
 #include "common/strings.h"
 #include "exec/runner.h"
@@ -54,7 +55,7 @@ Result<std::unique_ptr<ReplayRunner>> ReplayRunner::FromText(const std::string& 
     const std::string_view line = lines[i];
     const size_t line_no = i + 1;
     if (IsBlankLine(line)) continue;
-    json j = json::parse(line, nullptr, false);
+    json j = ParseJson(line);
     if (!j.is_object() || !j.contains("request") || !j.contains("response") || !j["request"].is_object() ||
         !j["response"].is_object()) {
       return InvalidArgument(

@@ -11,6 +11,7 @@
 #include "exec/runner.h"
 
 #include "common/children.h"
+#include "common/json.h"
 #include "common/json_dump.h"
 
 namespace kiln::exec {
@@ -232,7 +233,7 @@ WorkerRunner::Exchange WorkerRunner::Send(json req, double deadline_s) {
       if (!garbage_.empty()) ex.stderr_tail += "\n[stray stdout]\n" + garbage_;
       return ex;
     }
-    json j = json::parse(*line, nullptr, /*allow_exceptions=*/false);
+    json j = ParseJson(*line);
     if (j.is_object() && j.contains("id") && j["id"].is_string() && j["id"].get<std::string>() == id) {
       ex.response = std::move(j);
       ex.stderr_tail = proc_->stderr_tail();

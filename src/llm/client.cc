@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "common/hash.h"
+#include "common/json.h"
 #include "common/strings.h"
 
 namespace kiln::llm {
@@ -166,7 +167,7 @@ Status ParseEventStream(const std::string& body, ChatResult* out) {
     if (!StartsWith(line, "data:")) continue;
     std::string_view data = Trim(line.substr(5));
     if (data == "[DONE]") break;
-    json j = json::parse(data, nullptr, false);
+    json j = ParseJson(data);
     if (j.is_discarded() || !j.is_object()) return InvalidArgument("an event of the stream is not JSON");
     if (j.contains("error")) return ParseCompletion(j, out);
     any = true;
@@ -190,7 +191,7 @@ Status ParseEventStream(const std::string& body, ChatResult* out) {
 // A chat completion as JSON, or as an event stream from a server that streams even when asked not to
 // (-> the completion's JSON, for the cache).
 Result<json> CompletionJson(const std::string& body, ChatResult* r) {
-  json j = json::parse(body, nullptr, false);
+  json j = ParseJson(body);
   if (!j.is_discarded()) {
     KILN_RETURN_IF_ERROR(ParseCompletion(j, r));
     return j;

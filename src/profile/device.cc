@@ -135,7 +135,7 @@ Result<DeviceRecord> DeviceRecordFromJson(const json& j) {
 
 Result<DeviceRecord> LoadDeviceRecordFile(const std::string& path) {
   KILN_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
-  json j = json::parse(text, nullptr, false);
+  json j = ParseJson(text);
   if (j.is_discarded()) return ParseError(fmt::format("{}: not valid JSON", path));
   auto r = DeviceRecordFromJson(j);
   if (!r.ok()) return ParseError(fmt::format("{}: {}", path, r.status().message()));

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "common/file.h"
+#include "common/json.h"
 #include "common/json_dump.h"
 #include "exec/result.h"
 #include "exec/runner.h"
@@ -121,7 +122,7 @@ Result<ProfileOutput> ProfileTask(const task::TaskSpec& spec, const std::optiona
       RunAndBuild(n, target, {}, device, "task:" + spec.name + (o.case_name.empty() ? "" : " case " + o.case_name));
   // The worker's response explains failures better than ncu's exit status, and carries the facts.
   json resp;
-  if (auto text = ReadFile(resp_path); text.ok()) resp = json::parse(*text, nullptr, false);
+  if (auto text = ReadFile(resp_path); text.ok()) resp = ParseJson(*text);
   if (!out.ok()) {
     if (resp.is_object() && resp.value("verdict", "ok") != "ok") {
       return Status(out.status().code(),
@@ -150,7 +151,7 @@ Result<ProfileOutput> ProfileScript(const std::string& script, const std::vector
   target.insert(target.end(), args.begin(), args.end());
   KILN_ASSIGN_OR_RETURN(ProfileOutput out, RunAndBuild(n, target, {}, device, "script:" + script));
   if (auto text = ReadFile(facts_path); text.ok()) {
-    json j = json::parse(*text, nullptr, false);
+    json j = ParseJson(*text);
     if (auto f = exec::KernelFactsFromJson(j); f.ok()) AttachFacts(*f, &out.run);
   }
   return out;

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "common/file.h"
+#include "common/json.h"
 
 namespace kiln::serve {
 
@@ -57,6 +58,10 @@ int Serve(Service* service, const HttpOptions& o) {
   });
   srv.Post("/v1/rewards", [&](const httplib::Request& req, httplib::Response& res) {
     json body;
+    if (int depth = JsonDepth(req.body); depth > kMaxJsonDepth) {
+      Reply(res, o, 400, {{"error", fmt::format("JSON nested {} levels deep (at most {})", depth, kMaxJsonDepth)}});
+      return;
+    }
     try {
       body = json::parse(req.body);
     } catch (const json::exception& e) {

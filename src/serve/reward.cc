@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "common/file.h"
+#include "common/json.h"
 
 namespace kiln::serve {
 
@@ -83,7 +84,7 @@ Result<RewardFormula> FormulaFromJson(const json& j) {
 Result<RewardFormula> LoadFormula(const std::string& name_or_file) {
   if (name_or_file.size() < 5 || name_or_file.substr(name_or_file.size() - 5) != ".json") return Preset(name_or_file);
   KILN_ASSIGN_OR_RETURN(std::string text, ReadFile(name_or_file));
-  json j = json::parse(text, nullptr, false);
+  json j = ParseJson(text);
   if (j.is_discarded()) return InvalidArgument(fmt::format("{}:1:1: error: not valid JSON", name_or_file));
   auto f = FormulaFromJson(j);
   if (!f.ok()) return InvalidArgument(fmt::format("{}:1:1: error: {}", name_or_file, f.status().message()));

@@ -6,6 +6,7 @@
 
 #include "common/file.h"
 #include "common/hash.h"
+#include "common/json.h"
 
 namespace kiln::serve {
 
@@ -58,7 +59,7 @@ Status TaskSet::Load(const std::string& path, std::vector<std::string>* warnings
   }
   if (fs::path(path).extension() == ".json") {
     KILN_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
-    json j = json::parse(text, nullptr, false);
+    json j = ParseJson(text);
     if (!j.is_object() || !j.contains("tasks") || !j["tasks"].is_array())
       return InvalidArgument(fmt::format("{}:1:1: error: expected {{\"tasks\": [{{\"name\", \"path\", ...}}]}}", path));
     const fs::path dir = fs::absolute(path).parent_path();

@@ -3,6 +3,7 @@
 #include <sqlite3.h>
 
 #include "store/sqlite_stmt.h"
+#include "common/json.h"
 #include "store/store.h"
 
 namespace kiln::store {
@@ -17,7 +18,7 @@ Result<std::optional<json>> Store::LlmCached(const std::string& key) {
   if (!st.ok()) return IoError(st.Error());
   st.Bind(1, key);
   if (st.Step() != SQLITE_ROW) return std::optional<json>();
-  json j = json::parse(st.Text(0), nullptr, false);
+  json j = ParseJson(st.Text(0));
   if (j.is_discarded()) return std::optional<json>();  // a damaged row is a miss; the next call replaces it
   return std::optional<json>(std::move(j));
 }

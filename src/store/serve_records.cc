@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "store/sqlite_stmt.h"
+#include "common/json.h"
 #include "store/store.h"
 
 namespace kiln::store {
@@ -23,9 +24,9 @@ ServeJobRecord JobOf(const Stmt& st) {
   r.id = st.Text(0);
   r.idem_key = st.Text(1);
   r.state = st.Text(2);
-  r.request = json::parse(st.Text(3), nullptr, false);
+  r.request = ParseJson(st.Text(3));
   std::string resp = st.Text(4);
-  r.response = resp.empty() ? json(nullptr) : json::parse(resp, nullptr, false);
+  r.response = resp.empty() ? json(nullptr) : ParseJson(resp);
   r.created_at = st.Text(5);
   return r;
 }
@@ -85,7 +86,7 @@ Result<std::map<int64_t, json>> Store::ServeItems(const std::string& job) {
   if (!st.ok()) return IoError(st.Error());
   st.Bind(1, job);
   std::map<int64_t, json> out;
-  while (st.Step() == SQLITE_ROW) out[st.Int(0)] = json::parse(st.Text(1), nullptr, false);
+  while (st.Step() == SQLITE_ROW) out[st.Int(0)] = ParseJson(st.Text(1));
   return out;
 }
 

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "common/hash.h"
+#include "common/json.h"
 #include "common/json_dump.h"
 #include "store/sqlite_stmt.h"
 
@@ -308,7 +309,7 @@ EvaluationRecord Row(const Stmt& st) {
   r.candidate_ms = st.Double(14);
   r.reference_ms = st.Double(15);
   r.elapsed_s = st.Double(16).value_or(0);
-  r.response = json::parse(st.Text(17), nullptr, false);
+  r.response = ParseJson(st.Text(17));
   if (r.response.is_discarded()) r.response = json::object();
   r.created_at = st.Text(18);
   return r;

@@ -9,6 +9,7 @@
 #include "common/diag.h"
 #include "common/file.h"
 #include "common/hash.h"
+#include "common/json.h"
 #include "common/json_dump.h"
 #include "pyast/pyast.h"
 #include "pyast/syntax.h"
@@ -173,7 +174,7 @@ std::optional<json> SizeValue(const json& v, bool tuple) {
     if (t.empty() || t.front() != '[') t = "[" + t + "]";
     size_t comma = t.find_last_not_of(" ]");  // a trailing comma, as in (1024,)
     if (comma != std::string::npos && t[comma] == ',') t.erase(comma, 1);
-    arr = json::parse(t, nullptr, false);
+    arr = ParseJson(t);
   } else if (v.is_number()) {
     arr = json::array({v});
   }

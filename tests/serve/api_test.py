@@ -109,6 +109,9 @@ def errors(srv):
     check(status == 400 and "malformed JSON" in resp["error"], "bad JSON: 400")
     status, resp, _ = jcall(srv.url, "POST", "/v1/rewards", raw=b'{"items": [], "x": 1e+3084}')
     check(status == 400 and "malformed JSON" in resp["error"], "a number out of range: 400, not a dead handler")
+    # nlohmann's copy and dump recurse per level: a body nested 400000 deep killed the server
+    status, resp, _ = jcall(srv.url, "POST", "/v1/rewards", raw=b'{"items": ' + b"[" * 1000 + b"]" * 1000 + b"}")
+    check(status == 400 and "nested 1001 levels deep" in resp["error"], f"deep JSON: 400 before parsing ({resp})")
     for key in ("async", "advantages"):
         status, resp, _ = rewards(srv.url, {"items": [{"task": "relu", "code": "x"}], key: "yes"})
         check(status == 400 and key in resp["error"], f"{key} of the wrong type: 400 naming it ({status} {resp})")
