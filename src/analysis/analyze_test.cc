@@ -326,6 +326,33 @@ def run(x):
   EXPECT_EQ(l.grid.dims.size(), 2u);
 }
 
+// Integers past int64 where the analysis reads a number (std::stoi threw out_of_range and ended the
+// process): a program id axis and a do_not_specialize position stay unknown / as written.
+TEST(Analyze, HugeIntegersAreNotFatal) {
+  ModuleModel m = Analyze(R"(
+import triton
+import triton.language as tl
+
+@triton.jit(do_not_specialize=[99999999999999999999999])
+def k(X, N):
+    a = tl.program_id(99999999999999999999)
+    b = tl.program_id(7)
+    c = tl.program_id(axis=2)
+    tl.store(X + a + b + c, 1)
+
+def run(x):
+    k[(1,)](x, x.numel())
+)");
+  ASSERT_EQ(m.kernels.size(), 1u);
+  const Kernel& k = m.kernels[0];
+  ASSERT_EQ(k.program_ids.size(), 3u);
+  EXPECT_EQ(k.program_ids[0].axis, -1);
+  EXPECT_EQ(k.program_ids[1].axis, -1);
+  EXPECT_EQ(k.program_ids[2].axis, 2);
+  ASSERT_TRUE(k.jit.has_value());
+  EXPECT_EQ(k.jit->do_not_specialize, (std::vector<std::string>{"99999999999999999999999"}));
+}
+
 TEST(Analyze, SoftmaxAndReductionsMethodForm) {
   ModuleModel m = Analyze(R"(
 import triton
@@ -600,12 +627,17 @@ TEST(Driver, DeepNestingIsAnErrorNotACrash) {
   std::string head = "import triton\n\n@triton.jit\ndef k(x):\n    y = ";
   std::string chain = "x";
   for (int i = 1; i < 10000; ++i) chain += " + x";
-  for (const std::string& expr : {std::string(50000, '(') + "x" + std::string(50000, ')'), chain}) {
+  const std::string parens = std::string(50000, '(') + "x" + std::string(50000, ')');
+  for (const std::string& expr : {parens, chain}) {
     auto r = AnalyzeText(head + expr + "\n", "deep.py");
     ASSERT_EQ(r.diagnostics.size(), 1u);
     EXPECT_FALSE(r.model.has_value());
     EXPECT_EQ(r.diagnostics[0].line, 5);
-    EXPECT_NE(r.diagnostics[0].message.find("expression nested too deeply"), std::string::npos);
+    // brackets: refused before parsing at the 201st, as CPython's tokenizer does; the chain by the tree's depth
+    EXPECT_NE(r.diagnostics[0].message.find(expr[0] == '(' ? "too many nested parentheses"
+                                                              : "expression nested too deeply"),
+              std::string::npos)
+        << r.diagnostics[0].message;
   }
 }
 

@@ -320,12 +320,9 @@ void Analyzer::ReadKernelParams(const Node& def, Kernel& k) {
     k.params.push_back(std::move(p));
   }
   for (const auto& d : pending_dns_) {
-    bool numeric = !d.empty() && std::all_of(d.begin(), d.end(), ::isdigit);
     std::string name = d;
-    if (numeric) {
-      size_t i = std::stoul(d);
-      name = i < k.params.size() ? k.params[i].name : d;
-    }
+    if (auto i = pyast::ParseIntLiteral(d); i && std::all_of(d.begin(), d.end(), ::isdigit))  // a position
+      name = *i >= 0 && *i < static_cast<int64_t>(k.params.size()) ? k.params[*i].name : d;
     if (k.jit) k.jit->do_not_specialize.push_back(name);
     for (auto& p : k.params) {
       if (p.name == name) p.do_not_specialize = true;

@@ -129,7 +129,9 @@ void Analyzer::VisitCall(const Node& call, BodyCtx& ctx) {
     p.span = call.span();
     Node ax = a.get(0, "axis");
     p.axis_expr = MakeExpr(ax);
-    if (!ax.is_null() && ax.type() == "integer") p.axis = std::stoi(std::string(ax.text()));
+    // an axis Triton accepts is 0, 1 or 2; anything else (tl.program_id(99999999999999999999)) stays unknown
+    if (!ax.is_null() && ax.type() == "integer")
+      if (auto v = pyast::ParseIntLiteral(ax.text()); v && *v >= 0 && *v <= 2) p.axis = static_cast<int>(*v);
     p.target = AssignTarget(call);
     k.program_ids.push_back(std::move(p));
     return;

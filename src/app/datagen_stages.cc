@@ -47,7 +47,7 @@ Result<std::map<std::string, nlohmann::json>> ReadResults(const std::string& pat
 int64_t ProgramBatchSize(const datagen::Program& p) {
   static const std::regex kBatch(R"((^|\n)batch_size = (\d+)\n)");
   std::smatch m;
-  return std::regex_search(p.text, m, kBatch) ? std::stoll(m[2].str()) : 0;
+  return std::regex_search(p.text, m, kBatch) ? ParseDecimal(m[2].str()).value_or(0) : 0;
 }
 
 // The sizes a candidate is verified at besides the program's own: composed programs take other batch

@@ -60,6 +60,9 @@ TEST(Samples, KernelBenchGenerationFolder) {
   std::ofstream(d / "level_1_problem_19_sample_1_kernel.py") << "\n";
   std::ofstream(d / "level_2_problem_3_sample_0_kernel.py") << "class ModelNew: pass\n";
   std::ofstream(d / "notes.txt") << "ignored\n";
+  // numbers past int64 in a name: not a sample (std::stoi threw out_of_range and ended kiln bench)
+  std::ofstream(d / "level_99999999999999999999_problem_1_sample_0_kernel.py") << "class ModelNew: pass\n";
+  std::ofstream(d / "level_1_problem_99999999999999999999_sample_0_kernel.py") << "class ModelNew: pass\n";
   auto s = ReadSamples(d.string(), 1);
   ASSERT_TRUE(s.ok()) << s.status().message();
   ASSERT_EQ(s->size(), 2u);

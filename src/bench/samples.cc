@@ -96,12 +96,14 @@ Result<std::vector<Sample>> ReadGenerationDir(const std::string& dir, int level)
   for (const auto& p : files) {
     std::smatch m;
     const std::string base = p.filename().string();
-    if (!std::regex_match(base, m, kName) || std::stoi(m[1].str()) != level) continue;
+    if (!std::regex_match(base, m, kName) || ParseDecimal(m[1].str()) != level) continue;
+    auto task = ParseDecimal(m[2].str()), sample = ParseDecimal(m[3].str());
+    if (!task || !sample) continue;  // digits past int64: not a sample name
     auto text = ReadFile(p.string());
     if (!text.ok()) return IoError("cannot read the sample: " + text.status().message());
     Sample s;
-    s.task = std::to_string(std::stoi(m[2].str()));
-    s.sample = std::to_string(std::stoi(m[3].str()));
+    s.task = std::to_string(*task);
+    s.sample = std::to_string(*sample);
     s.code = *text;
     s.has_code = !Trim(s.code).empty();
     s.how = s.has_code ? "code" : "none";

@@ -1,5 +1,7 @@
 #include "common/strings.h"
 
+#include <charconv>
+
 #include <cctype>
 #include <cmath>
 #include <ctime>
@@ -7,6 +9,16 @@
 #include <fmt/format.h>
 
 namespace kiln {
+
+std::optional<int64_t> ParseDecimal(std::string_view s) {
+  int64_t v = 0;
+  const char* b = s.data();
+  const char* e = s.data() + s.size();
+  if (b == e || (*b == '-' ? e - b == 1 : *b < '0' || *b > '9')) return std::nullopt;
+  auto r = std::from_chars(b, e, v);
+  if (r.ec != std::errc() || r.ptr != e) return std::nullopt;
+  return v;
+}
 
 std::string_view Trim(std::string_view s) {
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);

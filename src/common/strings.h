@@ -1,6 +1,8 @@
 // kiln/common: small string helpers every module shares (one copy each, tested in strings_test.cc).
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -15,6 +17,10 @@ inline bool Contains(std::string_view s, std::string_view needle) { return s.fin
 
 // `s` without leading and trailing whitespace (std::isspace: blank, tab, CR, LF, VT, FF).
 std::string_view Trim(std::string_view s);
+
+// A decimal integer (an optional '-', then digits; nothing else), or nullopt, also when it does not fit
+// int64 (std::stoi would throw out_of_range and end the process on `level_99999999999_...`).
+std::optional<int64_t> ParseDecimal(std::string_view s);
 
 // The lines of `text` without their '\n' (line N is element N-1); a final '\n' ends the last line
 // rather than starting an empty one. A '\r' before the '\n' is kept.

@@ -80,5 +80,15 @@ TEST(Strings, NowIsoUtcIsIso8601ToTheSecond) {
   EXPECT_EQ(now.substr(0, 2), "20");
 }
 
+TEST(Strings, ParseDecimal) {
+  EXPECT_EQ(ParseDecimal("42"), 42);
+  EXPECT_EQ(ParseDecimal("-7"), -7);
+  EXPECT_EQ(ParseDecimal("007"), 7);
+  EXPECT_EQ(ParseDecimal("9223372036854775807"), INT64_MAX);
+  EXPECT_FALSE(ParseDecimal("9223372036854775808"));  // past int64: absent, not a thrown out_of_range
+  EXPECT_FALSE(ParseDecimal("99999999999999999999"));
+  for (const char* bad : {"", "-", "+1", " 1", "1 ", "1x", "0x10", "1_000", "1.5"}) EXPECT_FALSE(ParseDecimal(bad)) << bad;
+}
+
 }  // namespace
 }  // namespace kiln

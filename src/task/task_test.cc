@@ -257,7 +257,14 @@ TEST_F(TaskTest, TaskSourceDecodingAndDepth) {
   auto deep =
       LoadTask(Write("level1/deep.py", kb + "X = " + std::string(5000, '(') + "1" + std::string(5000, ')') + "\n"));
   ASSERT_FALSE(deep.ok());
-  EXPECT_NE(deep.status().message().find("expression nested too deeply"), std::string::npos) << deep.status().message();
+  EXPECT_NE(deep.status().message().find("deep.py:16:205: error: too many nested parentheses"), std::string::npos)
+      << deep.status().message();
+  std::string chain = "X = 1";
+  for (int i = 0; i < 10000; ++i) chain += " + 1";
+  auto long_chain = LoadTask(Write("level1/chain.py", kb + chain + "\n"));
+  ASSERT_FALSE(long_chain.ok());
+  EXPECT_NE(long_chain.status().message().find("expression nested too deeply"), std::string::npos)
+      << long_chain.status().message();
 }
 
 TEST_F(TaskTest, KilnDirectory) {
