@@ -60,7 +60,7 @@ std::string Encoding(const std::string& s, Rng& rng, std::string* kind) {
 
 std::string Mutate(const std::string& seed, const std::string& other, Rng& rng, std::string* kind) {
   std::string s = seed;
-  switch (rng.Below(14)) {
+  switch (rng.Below(16)) {
     case 0:
       *kind = "flip";
       for (size_t i = 0, n = 1 + rng.Below(8); i < n && !s.empty(); ++i) s[rng.Below(s.size())] = char(rng.Next());
@@ -127,6 +127,22 @@ std::string Mutate(const std::string& seed, const std::string& other, Rng& rng, 
           s.insert(s.begin() + at, kB[rng.Below(sizeof(kB) - 1)]);
       }
       return s;
+    }
+    case 13: {  // integers past int64 where the analysis reads a number (std::stoi threw out_of_range)
+      *kind = "huge_int";
+      const std::string big = "9" + std::string(19 + rng.Below(10), '9');
+      for (size_t i = 0, n = 1 + rng.Below(6); i < n && !s.empty(); ++i) {
+        size_t at = s.find_first_of("0123456789", rng.Below(s.size()));
+        if (at == std::string::npos) break;
+        size_t e = s.find_first_not_of("0123456789", at);
+        s.replace(at, (e == std::string::npos ? s.size() : e) - at, big);
+      }
+      return rng.Below(2) ? s : InsertLine(s, rng, "p = tl.program_id(" + big + ")");
+    }
+    case 14: {  // past tree-sitter 0.20.7's 16-bit counters (65535 tokens or comments in one place)
+      *kind = "many_tokens";
+      if (rng.Below(2)) return Repeat("# c\n", 66000 + rng.Below(8000)) + s;
+      return InsertLine(s, rng, "y = " + std::string(65530 + rng.Below(8000), rng.Below(2) ? '*' : '-') + "x");
     }
     default: *kind = "indent"; return InsertLine(s, rng, Repeat(" ", 1 + rng.Below(12)) + "pass");
   }

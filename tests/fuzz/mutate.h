@@ -24,7 +24,7 @@ class Rng {
 };
 
 // One mutation of `seed` (`other`: a second source for splices); `*kind` names it ("flip", "truncate",
-// "deep_parens", "chain", "huge_literal", "encoding", "nul", "invalid_utf8", "tabs", "splice", ...).
+// "deep_parens", "chain", "huge_literal", "huge_int", "many_tokens", "encoding", "nul", "invalid_utf8", "tabs", "splice", ...).
 std::string Mutate(const std::string& seed, const std::string& other, Rng& rng, std::string* kind);
 
 }  // namespace kiln::fuzz
