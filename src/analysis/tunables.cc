@@ -210,6 +210,11 @@ void HiddenSite(const Tree& tree, const ModuleModel& model, const Kernel& k, con
                                  : "computed at run time (" + b.origin.expression.text + ")";
   s.why = what;
   if (!b.origin.at_launch.present()) return;
+  if (b.origin.at_launch.text.rfind('*', 0) == 0) {  // `**config.kwargs`: no text of its own to replace or rebind
+    s.why = what + "; it comes through " + b.origin.at_launch.text +
+            ", a mapping kiln does not rewrite, so it stays fixed";
+    return;
+  }
   if (option) {
     s.site = TunableSite::kLaunchOverride;
     return;

@@ -2,7 +2,8 @@
 //
 //   kiln_frontend_fuzz_test --seed N --seconds S [--kiln BINARY] [--save FILE] SEED_DIR...
 //
-// --save FILE: each mutant is written to FILE before it runs, so that a crash leaves its input there.
+// --save FILE: each mutant is written to FILE before it runs, so that a crash leaves its input there, and
+// a mutant that fails otherwise (too slow, an empty report) to FILE.failN (N: its number).
 //
 // Mutates the Python files under the seed folders (tests/fuzz/mutate.h: random bytes, truncation, deep
 // nesting, long chains, huge literals, declared and undeclared encodings, NUL bytes, invalid UTF-8,
@@ -141,9 +142,11 @@ int main(int argc, char** argv) {
     if (rng.Below(4) == 0) text = fuzz::Mutate(text, a, rng, &kind);  // sometimes two mutations
     if (!save.empty() && !WriteFile(save, text).ok()) return 1;
     auto t0 = Clock::now();
+    int before = failures;
     if (!RunInProcess(text)) Fail("empty report", seed, n, kind);
     double took = std::chrono::duration<double>(Clock::now() - t0).count();
     if (took > 10) Fail("took " + std::to_string(took) + " s", seed, n, kind);
+    if (failures > before && !save.empty()) (void)WriteFile(save + ".fail" + std::to_string(n), text);
     if (n % 8 == 0 && sample.size() < 48) sample.push_back({kind, text});
     ++n;
   }
