@@ -7,9 +7,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cctype>
 #include <cerrno>
 #include <csignal>
+#include <cstdio>
 #include <cstring>
 
 #include "common/file.h"
@@ -153,22 +155,31 @@ Status InputError(Diagnostic* why, const std::string& path, std::string_view tex
   return s;
 }
 
-TSTree* ParseWithTreeSitter(const std::string& text) {
+// tree-sitter's parse, stopped after Tree::kParseSeconds (its error recovery can take minutes on some large
+// broken texts: 70000 comment lines before a broken module ran for more than 4 minutes). Null on timeout or
+// when the grammar is refused (`*timed_out` says which).
+TSTree* ParseWithTreeSitter(const std::string& text, double seconds, bool* timed_out) {
+  *timed_out = false;
   TSParser* parser = ts_parser_new();
   if (!ts_parser_set_language(parser, tree_sitter_python())) {
     ts_parser_delete(parser);
     return nullptr;
   }
+  ts_parser_set_timeout_micros(parser, std::max<uint64_t>(1, static_cast<uint64_t>(seconds * 1e6)));
   TSTree* tree = ts_parser_parse_string(parser, nullptr, text.data(), static_cast<uint32_t>(text.size()));
+  *timed_out = tree == nullptr;
   ts_parser_delete(parser);
   return tree;
 }
 
-// Whether tree-sitter parses `text` without dying, tried in a child process: true when the child ended
-// normally (or could not be started: the parse then runs in process as before). See kForkParseBytes.
-bool SurvivesParseInChild(const std::string& text) {
+enum class ChildParse { kOk, kDied, kTimedOut };
+
+// How tree-sitter fares on `text` in a child process (see kForkParseBytes): kOk also when the child could not
+// be started (the parse then runs in process as before). A child still running past the parse's own limit
+// (plus a margin) is killed and counts as timed out.
+ChildParse ParseInChild(const std::string& text, double seconds) {
   pid_t pid = fork();
-  if (pid < 0) return true;
+  if (pid < 0) return ChildParse::kOk;
   if (pid == 0) {
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     // kiln's crash handler (tools/kiln) would report the child's death as kiln's and exit 1
@@ -177,14 +188,27 @@ bool SurvivesParseInChild(const std::string& text) {
     setsid();
     int null = open("/dev/null", O_WRONLY);
     if (null >= 0) dup2(null, STDERR_FILENO);
-    TSTree* tree = ParseWithTreeSitter(text);
+    bool timed_out = false;
+    TSTree* tree = ParseWithTreeSitter(text, seconds, &timed_out);
     if (tree) ts_tree_delete(tree);
-    _exit(0);
+    _exit(timed_out ? 3 : 0);
   }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds + 5);
   int status = 0;
-  while (waitpid(pid, &status, 0) < 0)
-    if (errno != EINTR) return true;
-  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  for (;;) {
+    pid_t r = waitpid(pid, &status, WNOHANG);
+    if (r == pid) break;
+    if (r < 0 && errno != EINTR) return ChildParse::kOk;
+    if (std::chrono::steady_clock::now() > deadline) {
+      kill(pid, SIGKILL);
+      while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+      }
+      return ChildParse::kTimedOut;
+    }
+    usleep(2000);
+  }
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 3) return ChildParse::kTimedOut;
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? ChildParse::kOk : ChildParse::kDied;
 }
 
 // The first node deeper than `limit` levels below the root (iteratively, with a cursor); null if none.
@@ -214,7 +238,7 @@ bool TooDeep(TSNode root, int limit, uint32_t* at) {
 
 }  // namespace
 
-Result<std::unique_ptr<Tree>> Tree::Parse(std::string text, std::string path, Diagnostic* why) {
+Result<std::unique_ptr<Tree>> Tree::Parse(std::string text, std::string path, Diagnostic* why, double parse_seconds) {
   DecodedSource decoded = DecodePythonSourceDetailed(text);
   if (!decoded.ok) return InputError(why, path, text, decoded.line, decoded.column, decoded.error);
   std::unique_ptr<Tree> t(new Tree());
@@ -232,18 +256,30 @@ Result<std::unique_ptr<Tree>> Tree::Parse(std::string text, std::string path, Di
   }
   // See kForkParseBytes. Comments are the one way valid Python overflows it (70000 comment lines): parsed
   // without them (blanked, same spans) the tree lacks only its comment nodes, which nothing requires.
+  // A text that makes the parser give up (kParseSeconds) gets the same second try.
   const std::string* parsed = &t->text_;
   std::string blanked;
-  if (t->text_.size() >= kForkParseBytes && !SurvivesParseInChild(t->text_)) {
-    blanked = BlankComments(t->text_);
-    if (blanked == t->text_ || !SurvivesParseInChild(blanked))
-      return InputError(why, t->path_, t->text_, 0, 0,
-                        "the Python parser (tree-sitter 0.20.7) crashes on this text: it overflows on more than "
-                        "65535 tokens or nodes in one place; split the file or the construct");
-    parsed = &blanked;
+  char secs[32];
+  std::snprintf(secs, sizeof secs, "%g", parse_seconds);
+  const std::string gave_up =
+      std::string("the Python parser (tree-sitter) gave up on this text after ") + secs + " s; split the file";
+  if (t->text_.size() >= kForkParseBytes) {
+    ChildParse first = ParseInChild(t->text_, parse_seconds);
+    if (first != ChildParse::kOk) {
+      blanked = BlankComments(t->text_);
+      ChildParse second = blanked == t->text_ ? first : ParseInChild(blanked, parse_seconds);
+      if (second == ChildParse::kTimedOut) return InputError(why, t->path_, t->text_, 0, 0, gave_up);
+      if (second == ChildParse::kDied)
+        return InputError(why, t->path_, t->text_, 0, 0,
+                          "the Python parser (tree-sitter 0.20.7) crashes on this text: it overflows on more than "
+                          "65535 tokens or nodes in one place; split the file or the construct");
+      parsed = &blanked;
+    }
   }
-  t->tree_ = ParseWithTreeSitter(*parsed);
-  if (!t->tree_) return Internal(t->path_ + ": error: tree-sitter failed to parse (or rejected the Python grammar)");
+  bool timed_out = false;
+  t->tree_ = ParseWithTreeSitter(*parsed, parse_seconds, &timed_out);
+  if (!t->tree_ && timed_out) return InputError(why, t->path_, t->text_, 0, 0, gave_up);
+  if (!t->tree_) return Internal(t->path_ + ": error: tree-sitter rejected the Python grammar (version mismatch)");
   uint32_t deep = 0;
   if (TooDeep(ts_tree_root_node(t->tree_), kMaxDepth, &deep)) {
     Pos p = t->PosOf(deep);

@@ -119,13 +119,19 @@ class Tree {
   // them); if that dies too it is refused with a diagnostic. Kernels are far smaller (TritonBench-G's
   // largest module is 18 KB), so they pay nothing.
   static constexpr size_t kForkParseBytes = 48 * 1024;
+  // The longest a parse may take (tree-sitter stops itself; a child past it is killed). Normal texts parse
+  // at tens of MB/s; tree-sitter's error recovery ran for minutes on a broken module behind 70000 comment
+  // lines (a fuzzed mutant), which is then parsed without its comments, or refused ("gave up").
+  static constexpr double kParseSeconds = 10;
 
   // Parses `text`; `path` is used in diagnostics only. Syntax errors are reported by errors() on a
   // tree that still parses as far as it can. Fails (InvalidArgument, "path:line:col: error: ...")
   // when the text cannot be decoded (DecodePythonSource) or nests deeper than kMaxDepth, and when
   // tree-sitter itself fails; `why`, when given, receives the located diagnostic of such a failure.
   // The tree holds the decoded text (UTF-8, no byte-order mark).
-  static Result<std::unique_ptr<Tree>> Parse(std::string text, std::string path = "<input>", Diagnostic* why = nullptr);
+  // `parse_seconds`: the parse's time limit (kParseSeconds; tests lower it).
+  static Result<std::unique_ptr<Tree>> Parse(std::string text, std::string path = "<input>", Diagnostic* why = nullptr,
+                                             double parse_seconds = kParseSeconds);
   // ReadFile + Parse.
   static Result<std::unique_ptr<Tree>> ParseFile(const std::string& path, Diagnostic* why = nullptr);
   ~Tree();

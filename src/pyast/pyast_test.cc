@@ -225,5 +225,25 @@ TEST(PyastInput, BracketErrorsWhereTheyAre) {
   EXPECT_EQ((*u)->errors().at(0).span.begin.column, 5u);
 }
 
+// tree-sitter's error recovery ran for more than 4 minutes on a fuzzed mutant (a module behind 70000
+// comment lines, one line of them latin-1 text): every parse stops itself after Tree::kParseSeconds, and a
+// large text whose child parse gives up (or is killed past the limit) gets the comment-blanked second try,
+// then a diagnostic, never a hang. Forced here with a limit of a microsecond.
+TEST(PyastInput, AParseThatTakesTooLongGivesUp) {
+  std::string big;
+  for (int i = 0; i < 20000; ++i) big += "x = 1  # c\n";  // 240 KB: the child path
+  Diagnostic why;
+  auto t = Tree::Parse(big, "slow.py", &why, 1e-6);
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.status().message(), "slow.py: error: the Python parser (tree-sitter) gave up on this text after 1e-06 s; "
+                                  "split the file")
+      << t.status().message();
+  auto small = Tree::Parse(big.substr(0, 20000), "small.py", &why, 1e-6);  // in process
+  ASSERT_FALSE(small.ok());
+  EXPECT_NE(small.status().message().find("gave up on this text"), std::string::npos) << small.status().message();
+  auto fine = Tree::Parse(big, "fine.py");  // the default limit
+  ASSERT_TRUE(fine.ok()) << fine.status().message();
+}
+
 }  // namespace
 }  // namespace kiln::pyast
