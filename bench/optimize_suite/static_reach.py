@@ -61,7 +61,7 @@ def module_row(kiln, tool, path):
 
 def reason_class(why):
     # "computed at run time (min(K, 32)); 'BK' is also read ..." -> its first clause without the specifics
-    first = why.split(":")[0].split(";")[-1] if "; " in why.split(":")[0] else why.split(":")[0]
+    first = why.split(":")[0].split("; ")[-1]
     return re.sub(r"\(.*", "", re.sub(r"'[^']*'", "'X'", first)).strip()[:80]
 
 

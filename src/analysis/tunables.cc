@@ -456,6 +456,7 @@ Tunable MakeTunable(const Tree& tree, const ModuleModel& model, const Kernel& k,
   }
   bool first = true, consistent = true, editable = true;
   std::string reason, hidden;
+  std::set<std::string> siblings;  // across the target launches
   for (int li : t.launches) {
     const Launch& l = model.launches[li];
     LaunchSite s = SiteAt(tree, model, k, f, t, l, name, option);
@@ -466,7 +467,7 @@ Tunable MakeTunable(const Tree& tree, const ModuleModel& model, const Kernel& k,
     } else if (IsHiddenSite(s.site) && hidden.empty()) {
       hidden = s.why;  // where the value comes from, for a data constraint's refusal
     }
-    u.pinned_siblings.insert(u.pinned_siblings.end(), s.siblings.begin(), s.siblings.end());
+    siblings.insert(s.siblings.begin(), s.siblings.end());
     if (!s.owner.empty()) u.shares_owner = s.owner;
     if (first) {
       u.origin = s.origin;
@@ -480,8 +481,7 @@ Tunable MakeTunable(const Tree& tree, const ModuleModel& model, const Kernel& k,
       if (s.value_text != u.value_text) consistent = false;
     }
   }
-  std::sort(u.pinned_siblings.begin(), u.pinned_siblings.end());
-  u.pinned_siblings.erase(std::unique(u.pinned_siblings.begin(), u.pinned_siblings.end()), u.pinned_siblings.end());
+  u.pinned_siblings.assign(siblings.begin(), siblings.end());
   if (u.site == TunableSite::kAutotune) {
     std::set<int64_t> vals = AutotuneValues(k, name, option, &u.autotune_first);
     u.autotune_values.assign(vals.begin(), vals.end());

@@ -259,16 +259,19 @@ Result<std::unique_ptr<Tree>> Tree::Parse(std::string text, std::string path, Di
   // A text that makes the parser give up (kParseSeconds) gets the same second try.
   const std::string* parsed = &t->text_;
   std::string blanked;
-  char secs[32];
-  std::snprintf(secs, sizeof secs, "%g", parse_seconds);
-  const std::string gave_up =
-      std::string("the Python parser (tree-sitter) gave up on this text after ") + secs + " s; split the file";
+  auto gave_up = [&] {
+    char secs[32];
+    std::snprintf(secs, sizeof secs, "%g", parse_seconds);
+    return InputError(why, t->path_, t->text_, 0, 0,
+                      std::string("the Python parser (tree-sitter) gave up on this text after ") + secs +
+                          " s; split the file");
+  };
   if (t->text_.size() >= kForkParseBytes) {
     ChildParse first = ParseInChild(t->text_, parse_seconds);
     if (first != ChildParse::kOk) {
       blanked = BlankComments(t->text_);
       ChildParse second = blanked == t->text_ ? first : ParseInChild(blanked, parse_seconds);
-      if (second == ChildParse::kTimedOut) return InputError(why, t->path_, t->text_, 0, 0, gave_up);
+      if (second == ChildParse::kTimedOut) return gave_up();
       if (second == ChildParse::kDied)
         return InputError(why, t->path_, t->text_, 0, 0,
                           "the Python parser (tree-sitter 0.20.7) crashes on this text: it overflows on more than "
@@ -278,7 +281,7 @@ Result<std::unique_ptr<Tree>> Tree::Parse(std::string text, std::string path, Di
   }
   bool timed_out = false;
   t->tree_ = ParseWithTreeSitter(*parsed, parse_seconds, &timed_out);
-  if (!t->tree_ && timed_out) return InputError(why, t->path_, t->text_, 0, 0, gave_up);
+  if (!t->tree_ && timed_out) return gave_up();
   if (!t->tree_) return Internal(t->path_ + ": error: tree-sitter rejected the Python grammar (version mismatch)");
   uint32_t deep = 0;
   if (TooDeep(ts_tree_root_node(t->tree_), kMaxDepth, &deep)) {

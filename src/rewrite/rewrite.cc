@@ -628,8 +628,10 @@ std::string ListText(const std::vector<std::string>& xs) {
 }  // namespace
 
 // One launch of a kernel that gets @triton.autotune: drop the tuned names and launch options; keep the
-// grid following them.
-Status DropTunedAtLaunch(const Ctx& c, const Launch& l, const std::set<std::string>& tuned, Plan& plan) {
+// grid following them. `pinned`: constexprs that share their host variable with an owner (`BLOCK_N=BLOCK`
+// beside `BLOCK_M=BLOCK`): the grid reads the variable for the owner, never for them.
+Status DropTunedAtLaunch(const Ctx& c, const Launch& l, const std::set<std::string>& tuned,
+                         const std::set<std::string>& pinned, Plan& plan) {
   const Kernel& k = c.kernel;
   for (const auto& a : l.args)
     if (a.splat) return Refuse(fmt::format("launch at line {} passes *args/**kwargs", l.span.begin.line));
@@ -657,12 +659,6 @@ Status DropTunedAtLaunch(const Ctx& c, const Launch& l, const std::set<std::stri
   std::map<std::string, std::string> vars, literals;
   bool needs = false;
   std::string meta = l.grid.meta_param.empty() ? "META" : l.grid.meta_param;
-  // A constexpr that shares its host variable with an owner (`BLOCK_N=BLOCK` beside `BLOCK_M=BLOCK`): the
-  // grid reads the variable for the owner, never for it.
-  std::set<std::string> pinned;
-  if (auto tun = ExtractTunables(c.tree, c.model, Target{k.name, c.launches}); tun.ok())
-    for (const auto& u : tun->items)
-      if (!u.shares_owner.empty()) pinned.insert(u.name);
   for (const auto& n : tuned) {
     if (pinned.count(n)) continue;
     GridRelation g = RelateGrid(c, l, n);
@@ -749,11 +745,15 @@ Result<Plan> PlanInsertAutotune(const Ctx& c, const InsertAutotune& r) {
     if (!IsPowerOfTwo(cfg.num_warps) || cfg.num_stages < 1) return Refuse("bad num_warps/num_stages in a config");
   }
   // Block sizes the kernel assumes divide an extent: every config must keep that (as SetParams).
-  if (auto tun = ExtractTunables(c.tree, c.model, Target{k.name, c.launches}); tun.ok())
+  std::set<std::string> pinned;  // for the grid (DropTunedAtLaunch)
+  if (auto tun = ExtractTunables(c.tree, c.model, Target{k.name, c.launches}); tun.ok()) {
     for (const auto& cfg : r.configs)
       for (const auto& [n, v] : cfg.params)
         if (const Tunable* u = tun->Find(n); u && u->divides_max && (v > u->max_value || u->max_value % v != 0))
           return Refuse(fmt::format("{}={} is out of range ({})", n, v, u->bound));
+    for (const auto& u : tun->items)
+      if (!u.shares_owner.empty()) pinned.insert(u.name);
+  }
   if (k.heuristics)
     for (const auto& h : k.heuristics->entries)
       if (tuned.count(h.name)) return Refuse(h.name + " is set by @triton.heuristics");
@@ -854,7 +854,7 @@ Result<Plan> PlanInsertAutotune(const Ctx& c, const InsertAutotune& r) {
     plan.notes.push_back(
         fmt::format("inserted @triton.autotune with {} configs, key={}", r.configs.size(), ListText(key)));
   }
-  for (int li : c.launches) KILN_RETURN_IF_ERROR(DropTunedAtLaunch(c, c.model.launches[li], tuned, plan));
+  for (int li : c.launches) KILN_RETURN_IF_ERROR(DropTunedAtLaunch(c, c.model.launches[li], tuned, pinned, plan));
   return plan;
 }
 

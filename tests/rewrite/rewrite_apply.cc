@@ -21,8 +21,6 @@
 
 using namespace kiln;  // NOLINT
 
-static const char* SiteName(analysis::TunableSite s) { return analysis::TunableSiteName(s); }
-
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   std::string mode;
@@ -114,7 +112,7 @@ int main(int argc, char** argv) {
     }
     for (const auto& u : t->items) {
       std::printf("%-14s site=%-14s value=%-8s editable=%d pow2=%d in_grid=%d grid_follows=%d %s\n", u.name.c_str(),
-                  SiteName(u.site), u.value ? std::to_string(*u.value).c_str() : "?", u.editable, u.power_of_two,
+                  analysis::TunableSiteName(u.site), u.value ? std::to_string(*u.value).c_str() : "?", u.editable, u.power_of_two,
                   u.in_grid, u.grid_follows, u.reason.c_str());
       if (u.divides_max) std::printf("%-14s   %s\n", "", u.bound.c_str());
     }
