@@ -16,6 +16,8 @@
 #    not ok and not a compile error, SELF_REPEAT_S s in all (default 60);
 # 5. prints a short table last and tars everything to $OUT/shard.tar.gz (TAR_ONLY=1: the folder is removed
 #    after, for a device call that returns few files).
+# GPU_MEMORY_GIB=80 (GPU only): gpu_memory_cap.py holds the rest of a larger GPU during the batches, so an
+# H200 shows what an 80 GB H100 would (out-of-memory verdicts); its line goes into checks.txt.
 # Resumable: RESUME_DIR=DIR (an earlier call's untarred folder) continues its batches with `--resume`
 # (their results and transcripts are copied first; same module lists and NBATCH).
 # Layout (a carried copy or a checkout): the binary is $KILN_BIN, else <root>/bin/kiln, else
@@ -60,6 +62,15 @@ command -v nvidia-smi > /dev/null && nvidia-smi --query-gpu=name,uuid,driver_ver
 } 2>&1 | tee "$w/checks.txt"
 [ "${PIPESTATUS[0]}" -eq 0 ] || { echo "inputs missing: nothing run"; exit 2; }
 
+cap_pid=
+if [ -n "${GPU_MEMORY_GIB:-}" ] && [ "$gpu" != none ]; then
+  "$KILN_PYTHON" "$here/gpu_memory_cap.py" "$GPU_MEMORY_GIB" > "$w/memory_cap.txt" 2>&1 &
+  cap_pid=$!
+  for _ in $(seq 60); do grep -q holding "$w/memory_cap.txt" 2>/dev/null && break; kill -0 $cap_pid 2>/dev/null || break; sleep 1; done
+  cat "$w/memory_cap.txt" | tee -a "$w/checks.txt"
+  trap '[ -n "$cap_pid" ] && kill $cap_pid 2>/dev/null' EXIT
+fi
+
 # One whole-pair batch: batch NAME LIMIT PER_MODULE MODULE...
 batch() {
   local name=$1 limit=$2 per=$3; shift 3
@@ -97,6 +108,8 @@ cat "$w"/batch_*.log 2>/dev/null
 # 3. alone phase
 an=${ALONE_NAME:-alone}
 [ ${#alone[@]} -gt 0 ] && batch "$an" "${LIMIT_ALONE:-240}" "${PER_MODULE_ALONE_S:-200}" "${alone[@]}" | tee "$w/batch_$an.log"
+
+[ -n "$cap_pid" ] && kill $cap_pid 2>/dev/null && wait $cap_pid 2>/dev/null; cap_pid=
 
 # 4. the plain check of the modules that are not ok (GPU only)
 python3 - "$w" > "$w/not_ok.txt" <<'EOF'

@@ -45,3 +45,27 @@ def test_zero_fresh_leaves_other_ops_alone():
         d = torch.empty_like(a) + 1
     assert float(a.sum()) == 24.0 and float(b.abs().sum()) == 0 and float(c.abs().sum()) == 0
     assert float(d.sum()) == 8.0
+
+
+def test_a_sweep_moved_to_the_host_is_not_kept_on_the_device(monkeypatch):
+    # The harness instance serves every case afterwards (to_cuda, call_op): it must not keep the drawn
+    # sweep. It did, so TritonBench-G's fast_rope_embedding held 32 GiB of GPU sweep beside its largest
+    # case's copies and ran out of memory on an 80 GB budget (H200 capped at 79 GiB, session 15).
+    import weakref
+    monkeypatch.setattr(plat, "INTERPRET", False)
+    monkeypatch.setattr(plat, "DEVICE", "cpu")
+    drawn = []
+    monkeypatch.setattr(tasks, "_to_cpu", lambda x: tuple(t.clone() for t in x))   # a copy, as off a GPU
+
+    class H(_Harness):
+        def get_input_tensors(self):
+            super().get_input_tensors()
+            drawn.extend(weakref.ref(t) for case in self.input_tensors for t in case)
+
+    h = H()
+    sweep = tasks.TritonBenchTask._generate_perf_inputs(h)
+    assert len(sweep) == 2 and float(sweep[1][0].std()) > 0.1
+    assert not getattr(h, "input_tensors", None), "the harness still holds its drawn sweep"
+    import gc
+    gc.collect()
+    assert all(r() is None for r in drawn), "the drawn (device) tensors are still alive"

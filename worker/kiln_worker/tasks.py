@@ -531,7 +531,17 @@ class TritonBenchTask(Task):
                 gen = list(inst.input_tensors)
                 if keep_on_device and sum(tree_bytes(x) for x in gen) <= _PERF_GPU_BYTES_MAX * _device_bytes():
                     return gen
-                return [_to_cpu(x) for x in gen]
+                # The harness instance lives on (its to_cuda and call_op serve every case): left holding
+                # its own list, the whole sweep stayed on the GPU beside every case's copies (an H100-sized
+                # run of TritonBench-G's fast_rope_embedding: 32 GiB of sweep held, out of memory at its
+                # largest case; H200, session 15).
+                inst.input_tensors = []
+                host = []
+                while gen:
+                    host.append(_to_cpu(gen.pop(0)))   # one case at a time leaves the device
+                if torch.cuda.is_available():
+                    torch.cuda.empty_cache()
+                return host
             except Exception:  # noqa: BLE001 - the CPU draw below is the harness as written
                 inst.input_tensors = []
                 if torch.cuda.is_available():
