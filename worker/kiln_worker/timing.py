@@ -261,6 +261,8 @@ def measure_pair(cand, ref, opts, between_rounds=None):
         tr = Timer(ref, dict(opts, cuda_graph=("always" if tc.method == "cuda_graph" else
                                                ("never" if opts.get("cuda_graph", "auto") == "auto"
                                                 else opts.get("cuda_graph")))))
+        if isinstance(cand, _Watched) and tc.method != "cuda_graph":
+            cand.last = None   # (see `drop` below)
         tr.warmup()
     est = max(tc.est_ms, tr.est_ms if tr else 0)
     rep_ms = float(opts.get("rep_ms", 100))
@@ -268,13 +270,29 @@ def measure_pair(cand, ref, opts, between_rounds=None):
     n_total = max(int(opts.get("min_reps", 10)), min(int(opts.get("max_reps", 1000)), n_total))
     per_round = max(2, n_total // rounds)
     cs, rs, ratios = [], [], []
+    # Timed with events, the candidate's output is let go before the reference's samples, and the last
+    # round times the reference first, so that the output the timed-output check reads is a timed call's
+    # and no round holds the candidate's output while the reference makes its own: the pair needs the two
+    # input sets and one output in flight, not two outputs (an 80 GB budget and TritonBench-G's
+    # fast_rope_embedding, 16 GiB of inputs and 16 of outputs). A replayed graph keeps its output memory in
+    # its own pool either way, and the check poisons and replays that output: held as it is.
+    drop = tr is not None and isinstance(cand, _Watched) and tc.method != "cuda_graph"
     for k in range(rounds):
         if k > 0 and between_rounds is not None:
             between_rounds(k - 1)
-        a = tc.samples(per_round)
-        cs += a
-        if tr is not None:
+        if drop and k == rounds - 1:
+            cand.last = None
             b = tr.samples(per_round)
+            a = tc.samples(per_round)
+        else:
+            a = tc.samples(per_round)
+            b = None
+            if tr is not None:
+                if drop:
+                    cand.last = None
+                b = tr.samples(per_round)
+        cs += a
+        if b is not None:
             rs += b
             ratios.append(statistics.median(b) / statistics.median(a))
     res = {"candidate_ms": summarize(cs), "timing_method": tc.method}
@@ -291,8 +309,9 @@ class _Watched:
     cost is the hook's few microseconds on the host, the same for candidate and reference). Calls that run
     under a CUDA graph replay are not Python calls and are not counted."""
 
-    def __init__(self, fn):
+    def __init__(self, fn, keep=True):
         self.fn = fn
+        self.keep = keep   # False: nothing reads the output (the reference's): let go as soon as it returns
         self.calls = 0
         self.without_launch = 0
         self.last = None   # the latest output (checked after timing)
@@ -306,7 +325,10 @@ class _Watched:
         # case: two 16 GiB input sets, the candidate's last output and the reference's previous one while the
         # reference's next call made its 16 GiB of copies ran out of memory, 72.6 GiB held).
         self.last = None
-        self.last = self.fn()
+        out = self.fn()
+        if self.keep:
+            self.last = out
+        del out
         self.calls += 1
         if log.hook_launches == before:
             self.without_launch += 1
@@ -358,12 +380,13 @@ def copy_values(dst, src) -> bool:
         return False
 
 
-def _reference_run(ref_fn, args, kwargs, unwritten):
-    """The reference on fresh clones of `args`, with memory nobody writes holding NaN (`unwritten` "nan":
-    fresh allocations poisoned and the allocator flooded, as in the check's calls and as a timed graph's
-    output is before its replay) or a finite value ("finite": the same with guards.ALT_FLOAT)."""
+def _reference_run(ref_fn, args, kwargs, unwritten, clone=True):
+    """The reference on fresh clones of `args` (`clone` False: on `args` themselves), with memory nobody
+    writes holding NaN (`unwritten` "nan": fresh allocations poisoned and the allocator flooded, as in the
+    check's calls and as a timed graph's output is before its replay) or a finite value ("finite": the same
+    with guards.ALT_FLOAT)."""
     from . import guards   # (imported here: guards imports torch's dispatch machinery)
-    a, k = tasks_mod.clone_tree(args), tasks_mod.clone_tree(kwargs)
+    a, k = (tasks_mod.clone_tree(args), tasks_mod.clone_tree(kwargs)) if clone else (args, kwargs)
     alt = unwritten != "nan"
     # Fresh allocations are filled in both runs (NaN, or the finite ALT_FLOAT): flooding the allocator alone
     # leaves a recycled block holding what an earlier poisoning wrote (NaN), and elements the reference never
@@ -404,14 +427,43 @@ def check_timed_output(out, ref_fn, args, kwargs, tolerance, tf32):
     instead of NaN) are not the candidate's doing and are not compared; no verdict when no element is
     stable. (TritonBench-G's block_sparse_attn leaves rows of its `torch.empty` output unwritten; the NaN
     of a replayed graph's poisoned output there was taken for a wrong timed output against a reference
-    run that read the allocator's leftovers.)"""
-    r1 = _reference_run(ref_fn, args, kwargs, "nan")
+    run that read the allocator's leftovers.)
+    Large inputs (fingerprinted, as the check's master inputs are) are not cloned: this check runs only for
+    a reference that left its inputs alone in the check, so it runs on them, fingerprinted before and
+    after; should it change them after all, the check gives no verdict (never a false mismatch). A clone
+    of 16 GiB of inputs was 16 GiB more beside the candidate's output and the reference's.
+    (An output sharing memory with the inputs keeps the clones: the reference must not write into it.)"""
+    from . import memory
+    clone = True
+    snap = None
+    if memory.tree_bytes((args, kwargs)) > memory.SNAPSHOT_CLONE_BYTES and not compare.overlaps(
+            compare.storages(out), compare.storages((args, kwargs))):
+        snap = memory.snapshot((args, kwargs))
+        clone = snap[0] == "clone"
+
+    def run(unwritten):
+        r = _reference_run(ref_fn, args, kwargs, unwritten, clone=clone)
+        if not clone and memory.changed((args, kwargs), snap):
+            raise _InputsChanged()
+        return r
+    try:
+        return _check_timed_output(out, run, tolerance, tf32)
+    except _InputsChanged:
+        return None
+
+
+class _InputsChanged(Exception):
+    """The reference changed the (uncloned) inputs of the timed-output check: no verdict from it."""
+
+
+def _check_timed_output(out, run, tolerance, tf32):
+    r1 = run("nan")
     try:
         compare.compare(out, r1, tolerance, tf32)
         return None
     except compare.Mismatch as m:
         first = str(m)
-    r2 = _reference_run(ref_fn, args, kwargs, "finite")
+    r2 = run("finite")
     masks = compare.unstable_elements(r1, r2, tolerance, tf32)
     if masks is None:
         return None
@@ -465,9 +517,9 @@ def time_cases(ev, cases):
             # kiln optimize: the original, timed interleaved with its variant in the same process (the
             # reference still decides correctness, below)
             bf = task.baseline(case)
-            ref = _Watched(lambda: bf(*ra, **rk))
+            ref = _Watched(lambda: bf(*ra, **rk), keep=False)
         else:
-            ref = _Watched(lambda: rf(*ra, **rk)) if opts.get("time_reference", True) else None
+            ref = _Watched(lambda: rf(*ra, **rk), keep=False) if opts.get("time_reference", True) else None
         # Between rounds the timed inputs take other values in place, alternating between a second draw of
         # the case and the first so that the last round runs on the second: same memory, new contents. An
         # output cached by input address (computed once, returned around a token kernel) is then stale,
