@@ -3,7 +3,9 @@
 the dynamic captures recorded with Inductor's Triton CPU backend (tests/datagen/dynamic_cpu/captures.jsonl, by
 tests/datagen/record_dynamic_cpu.py) converted and verified under Triton's interpreter at three batch sizes each
 (kiln eval's batch, strict policy); a candidate whose numel was frozen to the captured batch passes at that shape
-and is rejected at the next; a fresh recording with this machine's torch converts.
+and is rejected at the next; a fresh recording with this machine's torch converts; and 14 dynamic captures
+recorded with CUDA Inductor on an H200 (session 15, `bench/gpu/datagen_dynamic.sh`: 30 of 30 kept there at 3
+batch sizes; tests/datagen/dynamic_gpu) convert and pass at 3 batch sizes under the interpreter.
 
 usage: datagen_dynamic_test.py KILN   ($KILN_PYTHON: python with torch and triton; exit 77 without one)
 """
@@ -97,5 +99,29 @@ def fresh_recording_converts(tmp):
         check("s77 = x.size(0)" in open(cand).read(), "the candidate binds the batch symbol from x")
 
 
+def gpu_recordings_verified_at_three_shapes(tmp):
+    """The dynamic route on real CUDA Inductor output (H200, torch 2.11, triton 3.6): Grid1D reductions and
+    pointwise kernels, FixedGrid matmul templates (comp_13_00009), batch_norm/amin, roll/flip/gathers. Picked
+    as the 14 of the run's 30 programs that verify fastest under the interpreter (the others are the same
+    kernels' families at larger sizes)."""
+    d = os.path.join(DATA, "dynamic_gpu")
+    out = os.path.join(tmp, "gpu_run")
+    r = kiln("--out", out, "--from", os.path.join(d, "programs"), "--captures", os.path.join(d, "captures.jsonl"),
+             "--interpret", "--no-db", "--workers", "2", "--shapes", "3", "--quiet")
+    check(r.returncode == 0, f"pipeline exits 0 on the CUDA recordings (got {r.returncode}: {r.stderr[-400:]})")
+    msgs = lines(os.path.join(out, "sft_messages.jsonl")) if os.path.exists(os.path.join(out, "sft_messages.jsonl")) else []
+    rej = lines(os.path.join(out, "rejects.jsonl")) if os.path.exists(os.path.join(out, "rejects.jsonl")) else []
+    check(len(msgs) == 14, f"14 samples from the 14 CUDA recordings (got {len(msgs)}; rejects "
+                           f"{[(x['id'], x['reason'], x.get('message', '')[:120]) for x in rej]})")
+    metas = {m["id"]: m.get("meta", {}) for m in msgs}
+    bad = [i for i, m in metas.items() if m.get("shapes_verified") != 3 or not m.get("dynamic")]
+    check(not bad, f"every CUDA-recorded sample is dynamic and verified at 3 shapes ({bad})")
+    cand = os.path.join(out, "candidates", "comp_13_00009.py")
+    text = open(cand).read() if os.path.exists(cand) else ""
+    check("import triton" in text and "torch._inductor" not in text and "extern_kernels" not in text,
+          "the matmul template candidate is standalone Triton (no inductor runtime, no extern kernels)")
+
+
 if __name__ == "__main__":
-    sys.exit(main("datagen_dynamic", [verified_at_three_shapes, fresh_recording_converts]))
+    sys.exit(main("datagen_dynamic", [verified_at_three_shapes, fresh_recording_converts,
+                                      gpu_recordings_verified_at_three_shapes]))

@@ -1,0 +1,33 @@
+# Composed by kiln datagen (comp_13_00002): roll, l2_normalize, mul_input, softmax, subtract_max
+# families: indexing, normalization, elementwise, reduction; dtype: float32
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+batch_size = 8
+features = 64
+
+
+class Model(nn.Module):
+    """roll, l2_normalize, mul_input, softmax, subtract_max"""
+
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x, y0):
+        x = torch.roll(x, shifts=4, dims=-1)
+        x = F.normalize(x, dim=-1)
+        x = x * torch.sigmoid(y0)
+        x = torch.softmax(x, dim=-1)
+        x = x - x.amax(dim=-1, keepdim=True)
+        return x
+
+
+def get_inputs():
+    x = torch.randn(batch_size, features, dtype=torch.float32)
+    y0 = torch.randn(batch_size, 64, dtype=torch.float32)
+    return [x, y0]
+
+
+def get_init_inputs():
+    return []

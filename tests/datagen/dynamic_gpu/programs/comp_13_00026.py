@@ -1,0 +1,30 @@
+# Composed by kiln datagen (comp_13_00026): permute_gather, mish
+# families: indexing, activation; dtype: float32
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+batch_size = 8
+features = 2048
+
+
+class Model(nn.Module):
+    """permute_gather, mish"""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("perm0", (torch.arange(2048) * 7) % 2048)
+
+    def forward(self, x):
+        x = torch.index_select(x, -1, self.perm0)
+        x = F.mish(x)
+        return x
+
+
+def get_inputs():
+    x = torch.randn(batch_size, features, dtype=torch.float32)
+    return [x]
+
+
+def get_init_inputs():
+    return []
