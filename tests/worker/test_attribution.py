@@ -283,3 +283,23 @@ def test_blame_outside_the_candidate_is_always_the_infrastructures():
     assert memory.blame_oom("Tried to allocate 8.00 GiB", True, b, None) is None
     assert memory.blame_oom("Tried to allocate 8.00 GiB", False, b, None)["in_candidate"] is False
     assert memory.blame_oom("out of memory", True, b, None)["requested_bytes"] is None
+
+
+def test_the_footprint_is_the_largest_case_not_the_first():
+    # A TritonBench module's `test` case (kilobytes) ran first; its perf cases take gigabytes. An honest
+    # candidate out of memory at the largest one asked 8 GiB: "far more than the 8 KiB task" blamed it.
+    import torch
+    from kiln_worker import memory
+    b = memory.Budget()
+    b.note_task([torch.empty(1024)], torch.empty(1024))
+    assert b.footprint == 8192
+    # the large case running, before its reference finished: its inputs (8 GiB; meta tensors stand for
+    # large inputs already freed) and an output as large count
+    big = [torch.empty((1 << 31,), device="meta")]
+    assert memory.blame_oom("Tried to allocate 8.00 GiB", True, b, big)["in_candidate"] is True
+    b.note_task([torch.empty(1 << 18)], torch.empty(1 << 18))     # 2 MiB: a larger case raises it
+    assert b.footprint == 2 << 20
+    b.note_task([torch.empty(1024)], torch.empty(1024))           # a smaller case after it changes nothing
+    assert b.footprint == 2 << 20
+    # far more than the largest case is still the candidate's own
+    assert memory.blame_oom("Tried to allocate 8.00 GiB", True, b, None) is None

@@ -39,7 +39,7 @@ def _proc_status(*keys):
 
 
 class Budget:
-    """Measures one request: the footprint at its first trial, the peak of the worker's allocations. On a GPU,
+    """Measures one request: the footprint (its largest case's), the peak of the worker's allocations. On a GPU,
     the peak of torch's CUDA allocator from the request's start; under the interpreter (tensors in host
     memory), the peak resident set of the process from the first trial on (/proc/self/status VmHWM, reset
     through /proc/self/clear_refs): large tensors are mapped and unmapped whole, so it follows them."""
@@ -68,8 +68,11 @@ class Budget:
             self.rss_base = None
 
     def note_task(self, inputs, outputs):
-        if self.footprint is None:
-            self.footprint = tree_bytes(inputs) + tree_bytes(outputs)
+        """The task's footprint: the largest of its cases' (inputs and the reference's output). The first
+        trial alone was the footprint before: a TritonBench module's `test` case (8 KiB for
+        fast_rope_embedding) stood for its 32 GiB perf cases, so an honest candidate that ran out of memory
+        at one would have been blamed for asking "far more than the task needs"."""
+        self.footprint = max(self.footprint or 0, tree_bytes(inputs) + tree_bytes(outputs))
 
     def report(self) -> dict:
         out = {"footprint_bytes": self.footprint}
@@ -288,8 +291,10 @@ def blame_oom(msg, in_candidate, budget, last_args):
     figures in budget.oom_note); else the infrastructure outcome's details."""
     asked = requested_bytes(msg)
     task = budget.footprint
-    if task is None and last_args is not None:
-        task = 2 * tree_bytes(last_args)    # before the reference ran: its inputs and an output as large
+    if last_args is not None:
+        # the case running now may be larger than any the reference finished: its inputs and an output as
+        # large (`last_args` of a trial whose large inputs were freed are meta tensors of their shapes)
+        task = max(task or 0, 2 * tree_bytes(last_args))
     budget.oom_note = (f"it asked for {asked} bytes; the task's footprint is {task} bytes"
                        if asked is not None else "")
     if in_candidate and asked is not None and asked >= max(1 << 30, OOM_FACTOR * (task or 0)):
