@@ -29,6 +29,17 @@ def main():
         # below 60% (or unprofiled): k1 4x, k2 1x, k4 2x -> (8)^(1/3) = 2
         assert "geomean speedup over 3 kernels below 60% of roofline (or unprofiled): 2.000x" in out, out
         assert "kernels ending slower than the original: 0" in out and "median optimize wall time: 45.0 s" in out, out
+        # a winner slower on one case: within the rounds' spread (0.995x, rounds 0.92-1.09), then in every round
+        k5 = report("k5", 1.28, 0.09, 56, cases=[{"name": "p7", "speedup": 0.995, "spread": [0.918, 1.095]},
+                                                 {"name": "p8", "speedup": 1.45, "spread": [1.44, 1.45]}])
+        json.dump(k5, open(os.path.join(d, "k5.json"), "w"))
+        out = run(d)
+        assert "kernels ending slower than the original: 1 (target 0; 0 slower in every round" in out, out
+        k5["cases"][0]["spread"] = [0.97, 0.99]
+        json.dump(k5, open(os.path.join(d, "k5.json"), "w"))
+        out = run(d)
+        assert "kernels ending slower than the original: 1 (target 0; 1 slower in every round" in out, out
+        os.remove(os.path.join(d, "k5.json"))
 
         cand = lambda cfg, ms: {"config": cfg, "score_ms": ms, "verdict": "ok", "cases": [{"name": "p9", "median_ms": ms}]}
         ex = {"candidates": [cand({"B": 1}, 2.0), cand({"B": 2}, 1.0), cand({"B": 4}, 1.5), cand({"B": 8}, 3.0)]}
