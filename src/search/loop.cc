@@ -98,6 +98,10 @@ Result<OptimizeResult> OptimizeRun::Run() {
       t_verify0_ = Elapsed();
       if (finished_) return Status::Ok();
       KILN_RETURN_IF_ERROR(VerifyFinalists(order));
+      if (!res_.improved) {
+        auto more = RefillFinalists();
+        if (!more.empty()) KILN_RETURN_IF_ERROR(VerifyFinalists(more));
+      }
     }
     if (!res_.improved && o_.per_shape_fallback && !lost_some_.empty()) KILN_RETURN_IF_ERROR(TryPerShapeAutotune());
     if (!res_.improved) {

@@ -67,6 +67,12 @@ class OptimizeRun {
   Status Search();
   std::vector<size_t> PickFinalists();
   Status VerifyFinalists(const std::vector<size_t>& order);
+  // After finalists failed the task's own check: the next candidates that beat the original at rung 0
+  // and whose block sizes are none of the failed ones', best first (at most --finalists); empty when none
+  // failed that way or nothing else qualifies.
+  std::vector<size_t> RefillFinalists();
+  // The candidate's block-size values ("BV=2"; "" when the space has no block size).
+  std::string BlockKey(const Config& c) const;
   Status TryPerShapeAutotune();
   void KeepOriginal();
   // After the original passed: a failure later in the loop keeps the original, with the reason.
@@ -180,6 +186,11 @@ class OptimizeRun {
   std::set<std::string> strict_sources_;   // hashes of a proposer's modules: evaluated under policy strict
   std::optional<bool> original_own_ok_;
   std::vector<size_t> lost_some_;  // finalists that won some cases and lost others
+  // Block sizes (BlockKey) whose finalist failed the task's own check, with that finalist's id: the
+  // others with the same block sizes are skipped (only warps, stages or a hint differ, which do not
+  // change what is computed: on an H200, fused_recurrent_delta's three BV=2 finalists all failed its test
+  // one after another, and the BV=1 and BV=4 candidates behind them were never tried).
+  std::map<std::string, int> wrong_blocks_;
 };
 
 }  // namespace kiln::search::internal

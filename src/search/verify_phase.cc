@@ -75,6 +75,38 @@ std::vector<size_t> OptimizeRun::PickFinalists() {
   return order;
 }
 
+std::string OptimizeRun::BlockKey(const Config& c) const {
+  Config blocks;
+  for (const auto& p : in_.space.params()) {
+    auto it = c.find(p.name);
+    if (IsBlockRole(p.role) && !p.launch_option && it != c.end()) blocks[p.name] = it->second;
+  }
+  return blocks.empty() ? std::string() : ConfigKey(blocks);
+}
+
+std::vector<size_t> OptimizeRun::RefillFinalists() {
+  if (wrong_blocks_.empty() || finished_) return {};
+  std::vector<std::pair<double, size_t>> v;
+  for (size_t i = 1; i < res_.candidates.size(); ++i) {
+    const auto& cr = res_.candidates[i];
+    if (cr.finalist || cr.verdict != "ok" || !cr.final_outcome.empty()) continue;
+    if (!(cr.score_ms < base_.score_ms * (1.0 - o_.accept_gain))) continue;
+    if (wrong_blocks_.count(BlockKey(cr.config))) continue;
+    v.push_back({cr.score_ms, i});
+  }
+  std::sort(v.begin(), v.end());
+  std::vector<size_t> out;
+  for (const auto& [score, i] : v) {
+    if (out.size() >= static_cast<size_t>(std::max(1, o_.finalists))) break;
+    out.push_back(i);
+  }
+  if (!out.empty())
+    res_.notes.push_back(fmt::format("finalists whose block sizes failed the task's own check were replaced by the "
+                                     "next {} candidate(s) with other block sizes",
+                                     out.size()));
+  return out;
+}
+
 // Whether one long run passes against the original: "" when it does, else why not.
 std::string OptimizeRun::Judge(const exec::EvalResult& r, std::vector<CaseComparison>* cmp) const {
   if (r.verdict != exec::Verdict::kOk) return std::string(exec::VerdictName(r.verdict)) + ": " + r.message;
@@ -154,6 +186,13 @@ Status OptimizeRun::VerifyFinalists(const std::vector<size_t>& order) {
   for (size_t ci : order) {
     auto& cr = res_.candidates[ci];
     cr.finalist = true;
+    const std::string blocks = BlockKey(cr.config);
+    if (auto w = wrong_blocks_.find(blocks); !blocks.empty() && w != wrong_blocks_.end()) {
+      cr.final_outcome = fmt::format("skipped: its block sizes ({}) failed the task's own check with finalist {}",
+                                     blocks, w->second);
+      Step("verify", {{"id", cr.id}, {"outcome", cr.final_outcome}});
+      continue;
+    }
     std::string src = SourceOf(ci);
     if (src.empty()) {
       cr.final_outcome = "rejected: could not render";
@@ -176,6 +215,7 @@ Status OptimizeRun::VerifyFinalists(const std::vector<size_t>& order) {
       if (won && lost && !strict_sources_.count(HashHex(src))) lost_some_.push_back(ci);
     }
     if (!why1.empty()) {
+      if (!blocks.empty() && why1.rfind("fails the task's own check", 0) == 0) wrong_blocks_.emplace(blocks, cr.id);
       cr.final_outcome = "rejected: " + why1;
       Step("verify", {{"id", cr.id}, {"outcome", cr.final_outcome}});
       Say(fmt::format("kiln: finalist {} rejected: {}", ConfigKey(cr.config), why1));

@@ -185,6 +185,44 @@ TEST(Loop, WinnerMustPassTheTasksOwnCheck) {
   EXPECT_TRUE(noted);
 }
 
+// Finalists differing only in warps, stages or a hint compute the same thing: when one fails the task's
+// own check, the others with its block sizes are skipped, and the next candidates with other block sizes
+// are verified instead (on an H200, fused_recurrent_delta's three BV=2 finalists failed its test one after
+// another and the run kept the original; BV=1 and BV=4, also faster, were never tried).
+TEST(Loop, FinalistsWhoseBlockSizesFailTheOwnCheckAreReplaced) {
+  Fixture f;
+  f.o.strategy = "coordinate";
+  f.o.patience = 100;
+  f.o.finalists = 3;
+  f.ev.wrong_in_own_check = [](const Config& c) { return c.at("BLOCK_SIZE") == 256; };
+  auto r = f.Run(Input());
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_TRUE(r->improved) << r->kept_reason;
+  EXPECT_NE(r->best_config.at("BLOCK_SIZE"), 256);
+  int own_checks_256 = 0, skipped = 0, finalists_256 = 0;
+  for (const auto& call : f.ev.calls)
+    own_checks_256 += call.mode == exec::Mode::kCheck && call.cases.empty() && call.config.at("BLOCK_SIZE") == 256;
+  for (const auto& c : r->candidates) {
+    finalists_256 += c.finalist && c.config.at("BLOCK_SIZE") == 256;
+    skipped += c.final_outcome.rfind("skipped: its block sizes (BLOCK_SIZE=256)", 0) == 0;
+  }
+  EXPECT_EQ(own_checks_256, 1);  // one failure teaches it; the others with BLOCK_SIZE=256 are not run
+  EXPECT_GE(finalists_256, 2);
+  EXPECT_EQ(skipped, finalists_256 - 1);
+  bool noted = false;
+  for (const auto& n : r->notes) noted |= n.find("were replaced by the next") != std::string::npos;
+  EXPECT_TRUE(noted);
+  // A failure for another reason (slower on re-measurement, a mismatch on the timed cases) teaches nothing.
+  Fixture g;
+  g.o.strategy = "coordinate";
+  g.o.patience = 100;
+  g.o.finalists = 3;
+  g.ev.wrong = [](const Config& c, int trials) { return c.at("BLOCK_SIZE") == 256 && trials >= 3; };
+  auto r2 = g.Run(Input());
+  ASSERT_TRUE(r2.ok());
+  for (const auto& c : r2->candidates) EXPECT_EQ(c.final_outcome.rfind("skipped", 0), std::string::npos);
+}
+
 TEST(Loop, RejectsFasterButWrongCandidate) {
   Fixture f;
   f.o.strategy = "coordinate";
