@@ -35,9 +35,8 @@ def main() -> int:
     print(f"gpu_memory_cap: holding {hold / (1 << 30):.1f} GiB of {total / (1 << 30):.1f}; "
           f"{free_after / (1 << 30):.1f} GiB free for the others", flush=True)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-    while True:
+    while True:   # `block` stays held until the process is killed
         time.sleep(3600)
-    del block
 
 
 if __name__ == "__main__":

@@ -65,6 +65,7 @@ class OptimizeRun {
   Status ContinueFromProposal();
   Status DryRun();
   Status Search();
+  bool FinalistEligible(const CandidateRecord& cr) const;
   std::vector<size_t> PickFinalists();
   Status VerifyFinalists(const std::vector<size_t>& order);
   // After finalists failed the task's own check: the next candidates that beat the original at rung 0

@@ -21,6 +21,12 @@ std::string OptimizeRun::SourceOf(size_t ci) {
   return v;
 }
 
+// Measured ok, faster than the original by the accepted gain, not judged yet (a proposal verified before
+// the search is not a finalist again).
+bool OptimizeRun::FinalistEligible(const CandidateRecord& cr) const {
+  return cr.verdict == "ok" && cr.final_outcome.empty() && cr.score_ms < base_.score_ms * (1.0 - o_.accept_gain);
+}
+
 // Finalists: candidates that beat the original on rung 0, narrowed by successive halving; -> their
 // indices in res_.candidates, best first. None: the original is kept (the run finishes).
 std::vector<size_t> OptimizeRun::PickFinalists() {
@@ -28,8 +34,7 @@ std::vector<size_t> OptimizeRun::PickFinalists() {
   std::vector<double> s0;
   for (size_t i = 1; i < res_.candidates.size(); ++i) {
     const auto& cr = res_.candidates[i];
-    // (a proposal verified before the search is not a finalist again)
-    if (cr.verdict == "ok" && cr.final_outcome.empty() && cr.score_ms < base_.score_ms * (1.0 - o_.accept_gain)) {
+    if (FinalistEligible(cr)) {
       idx.push_back(i);
       s0.push_back(cr.score_ms);
     }
@@ -89,9 +94,7 @@ std::vector<size_t> OptimizeRun::RefillFinalists() {
   std::vector<std::pair<double, size_t>> v;
   for (size_t i = 1; i < res_.candidates.size(); ++i) {
     const auto& cr = res_.candidates[i];
-    if (cr.finalist || cr.verdict != "ok" || !cr.final_outcome.empty()) continue;
-    if (!(cr.score_ms < base_.score_ms * (1.0 - o_.accept_gain))) continue;
-    if (wrong_blocks_.count(BlockKey(cr.config))) continue;
+    if (cr.finalist || !FinalistEligible(cr) || wrong_blocks_.count(BlockKey(cr.config))) continue;
     v.push_back({cr.score_ms, i});
   }
   std::sort(v.begin(), v.end());

@@ -257,12 +257,19 @@ def measure_pair(cand, ref, opts, between_rounds=None):
     if isinstance(cand, _Watched):
         cand.timer = tc   # the graph that was timed, for the timed-output check
     tr = None
+    # Timed with events, the candidate's output is let go before the reference runs (its warmup too), and
+    # the last round times the reference first, so that the output the timed-output check reads is a timed
+    # call's and no round holds the candidate's output while the reference makes its own: the pair needs
+    # the two input sets and one output in flight, not two outputs (an 80 GB budget and TritonBench-G's
+    # fast_rope_embedding, 16 GiB of inputs and 16 of outputs). A replayed graph keeps its output memory in
+    # its own pool either way, and the check poisons and replays that output: held as it is.
+    drop = ref is not None and isinstance(cand, _Watched) and tc.method != "cuda_graph"
     if ref is not None:
         tr = Timer(ref, dict(opts, cuda_graph=("always" if tc.method == "cuda_graph" else
                                                ("never" if opts.get("cuda_graph", "auto") == "auto"
                                                 else opts.get("cuda_graph")))))
-        if isinstance(cand, _Watched) and tc.method != "cuda_graph":
-            cand.last = None   # (see `drop` below)
+        if drop:
+            cand.last = None
         tr.warmup()
     est = max(tc.est_ms, tr.est_ms if tr else 0)
     rep_ms = float(opts.get("rep_ms", 100))
@@ -270,13 +277,6 @@ def measure_pair(cand, ref, opts, between_rounds=None):
     n_total = max(int(opts.get("min_reps", 10)), min(int(opts.get("max_reps", 1000)), n_total))
     per_round = max(2, n_total // rounds)
     cs, rs, ratios = [], [], []
-    # Timed with events, the candidate's output is let go before the reference's samples, and the last
-    # round times the reference first, so that the output the timed-output check reads is a timed call's
-    # and no round holds the candidate's output while the reference makes its own: the pair needs the two
-    # input sets and one output in flight, not two outputs (an 80 GB budget and TritonBench-G's
-    # fast_rope_embedding, 16 GiB of inputs and 16 of outputs). A replayed graph keeps its output memory in
-    # its own pool either way, and the check poisons and replays that output: held as it is.
-    drop = tr is not None and isinstance(cand, _Watched) and tc.method != "cuda_graph"
     for k in range(rounds):
         if k > 0 and between_rounds is not None:
             between_rounds(k - 1)
@@ -434,12 +434,11 @@ def check_timed_output(out, ref_fn, args, kwargs, tolerance, tf32):
     of 16 GiB of inputs was 16 GiB more beside the candidate's output and the reference's.
     (An output sharing memory with the inputs keeps the clones: the reference must not write into it.)"""
     from . import memory
-    clone = True
     snap = None
     if memory.tree_bytes((args, kwargs)) > memory.SNAPSHOT_CLONE_BYTES and not compare.overlaps(
             compare.storages(out), compare.storages((args, kwargs))):
-        snap = memory.snapshot((args, kwargs))
-        clone = snap[0] == "clone"
+        snap = memory.snapshot((args, kwargs))   # (fingerprints: the inputs are past the clone size)
+    clone = snap is None
 
     def run(unwritten):
         r = _reference_run(ref_fn, args, kwargs, unwritten, clone=clone)
