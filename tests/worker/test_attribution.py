@@ -274,6 +274,9 @@ def test_out_of_memory_is_the_infrastructures_unless_the_candidate_asks_for_far_
     r = fork_worker.request(req)
     assert not r["ok"] and r["error_code"] == "infra_out_of_memory", r
     assert r["memory"]["requested_bytes"] == 64 << 20 and r["memory"]["in_candidate"]
+    # where kiln was (its own frames, innermost first) and the phases done, for an OOM outside the candidate
+    assert r["memory"]["where"].split(" < ")[0].startswith("evaluate.py:") and "_call_candidate" in r["memory"]["where"]
+    assert "load_reference" in r["phases"], r.get("phases")
 
 
 def test_blame_outside_the_candidate_is_always_the_infrastructures():

@@ -112,13 +112,11 @@ def changed_paths(a, b) -> list:
 
 
 def _equal_bits(x, y) -> bool:
-    """torch.equal, CHUNK elements at a time when both are contiguous (on a GPU, torch.equal of whole tensors
-    makes a boolean tensor as large as them: 1.5 GiB more for a 6 GiB fp32 input)."""
-    step = chunk_for(x.numel())
-    if not (x.is_contiguous() and y.is_contiguous()) or x.numel() <= step or x.shape != y.shape:
+    """torch.equal, about CHUNK elements at a time (on a GPU, torch.equal of whole tensors makes a boolean
+    tensor as large as them: 1.5 GiB more for a 6 GiB fp32 input; see blocks() for strided tensors)."""
+    if x.shape != y.shape or x.numel() <= chunk_for(x.numel()):
         return torch.equal(x, y)
-    fx, fy = x.reshape(-1), y.reshape(-1)
-    return all(torch.equal(fx[i:i + step], fy[i:i + step]) for i in range(0, fx.numel(), step))
+    return all(torch.equal(a, b) for a, b in chunk_pairs(x, y))
 
 
 def storages(x):
@@ -246,11 +244,43 @@ def chunk_for(numel: int) -> int:
     return max(1, min(CHUNK, max(MIN_CHUNK, numel // 64)))
 
 
-def _chunks(c_d, r_d):
-    c1, r1 = c_d.reshape(-1), r_d.reshape(-1)
-    step = chunk_for(c1.numel())
-    for i in range(0, c1.numel(), step):
-        yield c1[i:i + step], r1[i:i + step]
+def blocks(shape, step):
+    """Index tuples that cover a tensor of `shape` in row-major order, each selecting at most `step` elements
+    as a view (whole trailing rows where they fit, else slices of the first dimension that does not)."""
+    shape = tuple(int(n) for n in shape)
+
+    def rec(prefix, dims):
+        if not dims:
+            yield prefix
+            return
+        n, inner = dims[0], math.prod(dims[1:])
+        if inner <= step:
+            k = max(1, step // max(inner, 1))
+            for i in range(0, n, k):
+                yield prefix + (slice(i, min(i + k, n)),)
+        else:
+            for i in range(n):
+                yield from rec(prefix + (i,), dims[1:])
+    if math.prod(shape) <= step:
+        yield ()
+        return
+    yield from rec((), shape)
+
+
+def chunk_pairs(c_d, r_d):
+    """The same elements of two tensors of one shape, about chunk_for(numel) at a time, as 1-D tensors in
+    row-major order. Contiguous tensors are sliced flat (views); a strided one (a transposed output, as
+    TritonBench-G's fast_rope_embedding returns) block by block, each block copied alone: reshape(-1) of the
+    whole tensor was a copy as large as it (two 8 GiB copies beside both 16 GiB outputs, out of memory on an
+    80 GB budget; session 16)."""
+    step = chunk_for(c_d.numel())
+    if c_d.is_contiguous() and r_d.is_contiguous():
+        c1, r1 = c_d.reshape(-1), r_d.reshape(-1)
+        for i in range(0, c1.numel(), step):
+            yield c1[i:i + step], r1[i:i + step]
+        return
+    for idx in blocks(c_d.shape, step):
+        yield c_d[idx].reshape(-1), r_d[idx].reshape(-1)
 
 
 def _compare_float(p, c_d, r_d, dtype, tolerance, tf32):
@@ -259,7 +289,7 @@ def _compare_float(p, c_d, r_d, dtype, tolerance, tf32):
     poisoned = nan_pos = 0
     inf_bad = False
     rsq, rfin = 0.0, 0
-    for c, r in _chunks(c_d, r_d):
+    for c, r in chunk_pairs(c_d, r_d):
         poison = guards.is_poison(c) if c_d.is_contiguous() else None
         cf, rf = c.double(), r.double()
         c_nan, r_nan = torch.isnan(cf), torch.isnan(rf)
@@ -288,7 +318,7 @@ def _compare_float(p, c_d, r_d, dtype, tolerance, tf32):
         # allowance scales atol by the reference's RMS (see docs/verdicts.md).
         atol = max(atol, TF32_TOL[0] * math.sqrt(rsq / rfin))
     max_abs, num, den, nb = 0.0, 0.0, 0.0, 0
-    for c, r in _chunks(c_d, r_d):
+    for c, r in chunk_pairs(c_d, r_d):
         cf, rf = c.double(), r.double()
         fin = torch.isfinite(cf)
         diff = (cf - rf).abs()[fin]
@@ -346,17 +376,24 @@ def unstable_elements(r1, r2, tolerance=None, tf32=False):
             continue
         if dtype.is_complex:
             a, b = torch.view_as_real(a), torch.view_as_real(b)
-        af, bf = a.double(), b.double()
-        a_nan, b_nan = torch.isnan(af), torch.isnan(bf)
-        a_inf, b_inf = torch.isinf(af), torch.isinf(bf)
         atol, rtol = tol_for(dtype, tolerance, tf32)
-        fin = ~(a_nan | b_nan | a_inf | b_inf)
-        m = (a_nan != b_nan) | ((a_inf | b_inf) & ~a_nan & ~b_nan & (af != bf)) | \
-            (fin & ((af - bf).abs() > atol + rtol * af.abs()))
+        m = torch.empty(a.shape, dtype=torch.bool, device=a.device)
+        for idx in blocks(a.shape, chunk_for(a.numel())):
+            # block by block (whole-tensor double copies were 4x an fp32 output, twice)
+            m[idx] = _unstable_block(a[idx], b[idx], atol, rtol)
         if dtype.is_complex:
             m = m.any(-1)
         masks.append(m)
     return masks
+
+
+def _unstable_block(a, b, atol, rtol):
+    af, bf = a.double(), b.double()
+    a_nan, b_nan = torch.isnan(af), torch.isnan(bf)
+    a_inf, b_inf = torch.isinf(af), torch.isinf(bf)
+    fin = ~(a_nan | b_nan | a_inf | b_inf)
+    return (a_nan != b_nan) | ((a_inf | b_inf) & ~a_nan & ~b_nan & (af != bf)) | \
+        (fin & ((af - bf).abs() > atol + rtol * af.abs()))
 
 
 def union_masks(a, b):

@@ -90,6 +90,15 @@ def _compile_error_message(e):
     return f"CompilationError{where}:{line}: {cause}"[:400]
 
 
+def _kiln_frames(e: BaseException, n: int = 6) -> str:
+    """The worker's own frames of an exception's traceback, innermost first ("compare.py:250:_chunks < ..."):
+    where kiln was when an allocation failed outside the candidate's call (which of its copies to look at;
+    run 12 of issue 16 had only the byte counts)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    frames = [f for f in traceback.extract_tb(e.__traceback__) if os.path.dirname(os.path.abspath(f.filename)) == here]
+    return " < ".join(f"{os.path.basename(f.filename)}:{f.lineno}:{f.name}" for f in frames[::-1][:n])
+
+
 def classify_exception(e: BaseException):
     """-> (reason code, message)."""
     msg = f"{type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}"[:400]
@@ -215,8 +224,9 @@ class Evaluator:
                 if code == "out_of_memory":
                     blame = memory.blame_oom(msg, self._in_cand_call, self.mem, getattr(self, "_last_args", None))
                     if blame is not None:   # not the candidate's alone: an infrastructure outcome
+                        blame["where"] = _kiln_frames(e)
                         return {"ok": False, "error": blame["message"], "error_code": "infra_out_of_memory",
-                                "memory": blame}
+                                "memory": blame, "phases": dict(self.phases)}
                     msg += f" ({self.mem.oom_note})"
                 self._record_exception(e, msg)
             finally:
