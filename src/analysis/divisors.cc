@@ -276,6 +276,25 @@ std::map<std::string, DivisorUse> DivisorConstexprs(const Tree& tree, const Modu
 
 namespace {
 
+// The identifier names of `e` outside the arguments of its tl.load calls (what a load returns is data).
+std::set<std::string> NamesOutsideLoads(const Node& e) {
+  std::vector<Span> loads;
+  e.Walk([&](const Node& n) {
+    if (n.type() == "call" && CalleeIs(n.field("function").text(), "load")) {
+      loads.push_back(n.field("arguments").span());
+      return false;
+    }
+    return true;
+  });
+  std::set<std::string> out;
+  for (const auto& id : Identifiers(e)) {
+    bool inside = false;
+    for (const auto& l : loads) inside = inside || l.Contains(id.span());
+    if (!inside) out.insert(std::string(id.text()));
+  }
+  return out;
+}
+
 // Block numbers that step by a constexpr B (`i_t * BT`, i_t a program id) and also offset a pointer
 // otherwise (`h + i_bh * s_h_h + i_t * K * V`: one state per chunk of BT rows, written by another kernel
 // or sized by the host): B sets the granularity of that data. Adds B -> where to `out`.
@@ -368,12 +387,15 @@ std::map<std::string, std::string> BlockIndexConstexprs(const Tree& tree, const 
     return s;
   };
   auto as = AssignmentsIn(body);
-  // Pointer variables: pointer parameters and what is assigned from them.
+  // Pointer variables: pointer parameters and what is assigned from them. A value loaded through a pointer
+  // is data (`prompt_cache_len = tl.load(b_prompt_cache_len + cur_batch)`: a length), not a pointer: the
+  // names inside a load's arguments do not make its result one (context_attn_bloom's BLOCK_M was kept fixed
+  // because its causal bound `(start_m + 1) * BLOCK_M + prompt_cache_len` looked like a pointer offset).
   for (bool changed = true; changed;) {
     changed = false;
     for (const auto& a : as)
       if (!ptrs.count(a.name))
-        for (const auto& id : IdentifierNames(a.value))
+        for (const auto& id : NamesOutsideLoads(a.value))
           if (ptrs.count(id)) {
             ptrs.insert(a.name);
             changed = true;

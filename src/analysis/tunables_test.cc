@@ -155,6 +155,28 @@ TEST(Tunables, HiddenUnpacked) {
   EXPECT_NE(bt->reason.find("offsets a pointer by the block number i_t it steps"), std::string::npos) << bt->reason;
 }
 
+// A value loaded through a pointer is data, not a pointer (issue 21): context_attn_bloom's causal loop
+// bound `(start_m + 1) * BLOCK_M + prompt_cache_len`, the length loaded from `b_prompt_cache_len`, kept
+// BLOCK_M fixed as "offsets a pointer by the block number". The control: a block number that does offset
+// a pointer (one scale per block) keeps its block size fixed.
+TEST(Tunables, LoadedValueIsNotAPointer) {
+  auto p = Parse("cases/causal_block_end.py");
+  auto t = ExtractTunables(*p.tree, p.model, Target{"causal_rowsum_kernel", {}});
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  const Tunable* m = t->Find("BLOCK_M");
+  const Tunable* n = t->Find("BLOCK_N");
+  ASSERT_TRUE(m && n);
+  EXPECT_TRUE(m->editable) << m->reason;
+  EXPECT_TRUE(m->grid_follows);
+  EXPECT_TRUE(n->editable) << n->reason;
+  auto c = ExtractTunables(*p.tree, p.model, Target{"block_scale_kernel", {}});
+  ASSERT_TRUE(c.ok());
+  const Tunable* b = c->Find("BLOCK");
+  ASSERT_NE(b, nullptr);
+  EXPECT_FALSE(b->editable);
+  EXPECT_NE(b->reason.find("offsets a pointer by the block number pid it steps"), std::string::npos) << b->reason;
+}
+
 // One host variable sets BLOCK_M and BLOCK_N (attention wrappers): BLOCK_M, which the grid follows, owns
 // it; BLOCK_N is set at the launch. A variable that also sizes a buffer, or two tile sizes both stepped by
 // program ids, stay fixed (issue 21).
