@@ -237,6 +237,38 @@ Status OptimizeRun::CheckOriginalOnItsOwn(const std::string& failure) {
   return Status::Ok();
 }
 
+std::optional<exec::EvalResult> OptimizeRun::RetryBelowLargest(const exec::EvalResult& failed, std::string* note) {
+  static constexpr std::string_view kSel = "@largest:";
+  if (o_.cases.size() != 1 || o_.cases[0].rfind(kSel, 0) != 0) return std::nullopt;
+  const std::string k_text = o_.cases[0].substr(kSel.size());
+  int k = 0;
+  if (k_text.empty() || k_text.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
+  k = std::stoi(k_text);
+  if (k <= 0) return std::nullopt;
+  // Only sizes of a sweep: a failure outside one (no case timed, or the task's own `test` case) would fail
+  // the same way below.
+  std::vector<std::string> tried;
+  for (const auto& c : failed.cases) tried.push_back(c.name);
+  if (std::find(tried.begin(), tried.end(), "test") != tried.end()) return std::nullopt;
+  constexpr int kRetries = 2;
+  for (int r = 1; r <= kRetries; ++r) {
+    if (o_.hard_end_s > 0 && Elapsed() >= o_.hard_end_s - o_.runner_grace_s) break;
+    const std::string sel = fmt::format("@largest:{}:skip:{}", k, r * k);
+    Show("baseline");
+    auto m = Measure(MakeRequest(in_.original_source, exec::Mode::kTime, NextSeed(), o_.search_trials, o_.short_timing,
+                                 {sel}));
+    if (!m.ok()) break;  // no smaller sizes (a task error), or the machinery: the failure stands
+    if (m->verdict != exec::Verdict::kOk) continue;
+    std::string names;
+    for (const auto& c : m->cases) names += (names.empty() ? "" : ", ") + c.name;
+    *note = fmt::format("the original fails at its {} largest sizes ({}: {}); searched and timed at the next {} "
+                        "sizes, where it passes ({})",
+                        r * k, exec::VerdictName(failed.verdict), failed.message.substr(0, 300), k, names);
+    return std::move(*m);
+  }
+  return std::nullopt;
+}
+
 uint64_t OptimizeRun::NextSeed() {
   seed_ = seed_ * 6364136223846793005ULL + 1442695040888963407ULL;
   return seed_ >> 17;
@@ -380,6 +412,14 @@ Status OptimizeRun::MeasureOriginal() {
                                       o_.dry_run ? o_.verify_trials : o_.search_trials, o_.short_timing, o_.cases));
   if (!measured.ok()) return Fail("the machinery failed", measured.status());
   original_ = std::move(*measured);
+  if (!o_.dry_run && original_.verdict != exec::Verdict::kOk) {
+    std::string note;
+    if (auto smaller = RetryBelowLargest(original_, &note)) {
+      original_ = std::move(*smaller);
+      res_.notes.push_back(note);
+      Say("kiln: " + note);
+    }
+  }
   const exec::EvalResult& br = original_;
   base_.eval_s = Now() - t_eval;
   base_.phases = br.raw.value("phases_s", nlohmann::json::object());

@@ -81,6 +81,10 @@ class OptimizeRun {
   // The original failed its timed baseline: whether it passes its own check (kiln eval's default cases);
   // then it is kept with the reason, else the run fails as before.
   Status CheckOriginalOnItsOwn(const std::string& failure);
+  // The original failed its timed run at `--cases @largest:K`: the K next largest sizes, then the K after
+  // them (the worker's "@largest:K:skip:S"), while time is left. The first run it passes replaces the
+  // failed one (said in `note`); nullopt when none passes or the cases are not such a selector.
+  std::optional<exec::EvalResult> RetryBelowLargest(const exec::EvalResult& failed, std::string* note);
   void ProfileWinner();
   Status EmitAutotune(const std::vector<size_t>& order);
 

@@ -483,6 +483,91 @@ TEST(Loop, OriginalFailingOnlyItsTimedRunIsKept) {
   }
 }
 
+// A sweep of 9 sizes (perf_0 smallest .. perf_8 largest) whose original fails at perf_{fail_from} and above
+// in timed runs (issue 16's modules that fault or race at the perf harness's larger sizes). The worker's
+// "@largest:K" and "@largest:K:skip:S" selectors are resolved here as tasks.py does.
+class SweepMeasurer : public FakeMeasurer {
+ public:
+  int fail_from = 7;
+  std::vector<std::string> selectors;
+  SweepMeasurer() {
+    for (int i = 0; i < 9; ++i) cases.push_back(fmt::format("perf_{}", i));
+  }
+  Result<exec::EvalResult> Evaluate(const exec::EvalRequest& r) override {
+    exec::EvalRequest q = r;
+    if (q.cases.size() == 1 && q.cases[0].rfind("@largest:", 0) == 0) {
+      selectors.push_back(q.cases[0]);
+      int k = 0, skip = 0;
+      if (std::sscanf(q.cases[0].c_str(), "@largest:%d:skip:%d", &k, &skip) < 1) return InvalidArgument("bad selector");
+      q.cases.clear();
+      for (int i = std::max(0, 9 - skip - k); i < 9 - skip; ++i) q.cases.push_back(fmt::format("perf_{}", i));
+      if (q.cases.empty()) return InvalidArgument("worker error: task_error: no case: the task has no smaller sizes");
+    }
+    if (q.mode == exec::Mode::kTime && testing::ParseConfig(q.candidate_source.value_or("")) == kBase)
+      for (const auto& c : q.cases)
+        if (std::stoi(c.substr(5)) >= fail_from) {
+          exec::EvalResult res;
+          res.verdict = exec::Verdict::kRuntimeError;
+          res.message = fmt::format("case {}: illegal memory access (its own fault at this size)", c);
+          std::lock_guard<std::mutex> l(mu);
+          calls.push_back({q.mode, kBase, q.trials, false, q.cases, false});
+          return res;
+        }
+    return Run(q);
+  }
+};
+
+// The original fails at its largest sizes (`--cases @largest:3`): the run searches and times at the next
+// largest sizes where it passes, and says so; every later request uses those sizes.
+TEST(Loop, OriginalFailingAtItsLargestSizesIsTunedAtTheNextOnes) {
+  SweepMeasurer ev;
+  ev.time_ms = [](const Config& c, bool) { return Time(c); };
+  FakeRenderer rr;
+  OptimizeOptions o;
+  o.budget_seconds = 1000;
+  o.cases = {"@largest:3"};
+  auto r = Optimize(Input(), o, {&ev, &rr});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(ev.selectors, (std::vector<std::string>{"@largest:3", "@largest:3:skip:3"}));
+  EXPECT_TRUE(r->improved) << r->kept_reason;
+  ASSERT_EQ(r->cases.size(), 3u);
+  EXPECT_EQ(r->cases[0].name, "perf_3");
+  EXPECT_EQ(r->cases[2].name, "perf_5");
+  bool said = false;
+  for (const auto& n : r->notes)
+    said = said || (n.find("fails at its 3 largest sizes") != std::string::npos &&
+                     n.find("illegal memory access") != std::string::npos && n.find("perf_3, perf_4, perf_5") != std::string::npos);
+  EXPECT_TRUE(said);
+  for (const auto& c : ev.calls)
+    if (c.mode == exec::Mode::kTime && c.cases.size() == 3 && c.cases[0] != "perf_6")
+      EXPECT_EQ(c.cases, (std::vector<std::string>{"perf_3", "perf_4", "perf_5"}));
+}
+
+// Failing at every size: two smaller selections are tried, then the original's own check decides (kept).
+// A failure with named cases (no @largest selector) is not retried.
+TEST(Loop, OriginalFailingAtEverySizeIsKeptAfterTwoSmallerTries) {
+  SweepMeasurer ev;
+  ev.fail_from = 0;
+  ev.time_ms = [](const Config& c, bool) { return Time(c); };
+  FakeRenderer rr;
+  OptimizeOptions o;
+  o.budget_seconds = 1000;
+  o.cases = {"@largest:3"};
+  auto r = Optimize(Input(), o, {&ev, &rr});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_FALSE(r->improved);
+  EXPECT_EQ(ev.selectors, (std::vector<std::string>{"@largest:3", "@largest:3:skip:3", "@largest:3:skip:6"}));
+  EXPECT_NE(r->kept_reason.find("passes its own check"), std::string::npos) << r->kept_reason;
+
+  SweepMeasurer named;
+  named.time_ms = [](const Config& c, bool) { return Time(c); };
+  o.cases = {"perf_7", "perf_8"};
+  auto n = Optimize(Input(), o, {&named, &rr});
+  ASSERT_TRUE(n.ok()) << n.status().message();
+  EXPECT_FALSE(n->improved);
+  EXPECT_EQ(named.Count(exec::Mode::kTime), 1);
+}
+
 TEST(Loop, OriginalThatFailsIsAnError) {
   Fixture f;
   f.ev.wrong = [](const Config&, int) { return true; };

@@ -77,6 +77,31 @@ def test_largest_cases_selector_picks_the_biggest_perf_inputs():
     assert max(sizes) == sizes[want[-1]] or max(sizes) == sizes[want[0]]
 
 
+def test_largest_cases_below_the_largest():
+    """@largest:K:skip:S (kiln optimize's retry when the original fails at its largest sizes, issue 21): the K
+    next largest after the S largest, in sweep order; nothing below the smallest; a malformed selector is the
+    request's error."""
+    import sys
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "worker"))
+    from kiln_worker import evaluate, tasks
+    t = tasks.TritonBenchTask(_spec("dequantize_rowwise", perf=True))
+    t.load_reference()
+    t._ensure_perf()
+    sizes = [tasks.tree_bytes(x) for x in t.perf_inputs]
+    desc = sorted(range(len(sizes)), key=lambda i: (sizes[i], i), reverse=True)
+    assert evaluate._largest_selection(t, "@largest:2") == [f"perf_{i}" for i in sorted(desc[:2])]
+    assert evaluate._largest_selection(t, "@largest:2:skip:2") == [f"perf_{i}" for i in sorted(desc[2:4])]
+    assert evaluate._largest_selection(t, "@largest:3:skip:1") == [f"perf_{i}" for i in sorted(desc[1:4])]
+    assert evaluate._largest_selection(t, f"@largest:2:skip:{len(sizes) - 1}") == [f"perf_{desc[-1]}"]
+    assert evaluate._largest_selection(t, f"@largest:2:skip:{len(sizes)}") == []
+    for bad in ("@largest:x", "@largest:2:skip", "@largest:2:below:1"):
+        with pytest.raises(tasks.TaskError):
+            evaluate._largest_selection(t, bad)
+    # a task without a perf harness has nothing below its cases
+    t2 = tasks.TritonBenchTask(_spec("dequantize_rowwise"))
+    assert t2.largest_cases(2) == ["test"] and t2.largest_cases(2, skip=2) == []
+
+
 def test_largest_cases_skip_sizes_that_do_not_fit_the_gpu(monkeypatch):
     """@largest:K on a GPU too small for the harness's largest sizes (issue 21: out of memory on an 80 GB
     H100): a case whose inputs x FIT_FACTOR exceed the GPU's memory is skipped and listed, the next sizes

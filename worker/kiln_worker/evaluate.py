@@ -99,6 +99,19 @@ def _kiln_frames(e: BaseException, n: int = 6) -> str:
     return " < ".join(f"{os.path.basename(f.filename)}:{f.lineno}:{f.name}" for f in frames[::-1][:n])
 
 
+def _largest_selection(task, sel: str) -> list:
+    """Cases for "@largest:K" or "@largest:K:skip:S"; a malformed selector is the request's error."""
+    parts = sel.split(":")
+    try:
+        if len(parts) == 2:
+            return task.largest_cases(int(parts[1]))
+        if len(parts) == 4 and parts[2] == "skip":
+            return task.largest_cases(int(parts[1]), skip=int(parts[3]))
+    except ValueError:
+        pass
+    raise tasks_mod.TaskError(f"bad case selector {sel!r} (expected @largest:K or @largest:K:skip:S)")
+
+
 def classify_exception(e: BaseException):
     """-> (reason code, message)."""
     msg = f"{type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}"[:400]
@@ -427,8 +440,12 @@ class Evaluator:
         t_ph = _perf_counter()
         cases = []
         for c in self.req.get("cases") or task.default_cases(self.mode):
-            # "@largest:K": the K cases with the most input bytes (kiln optimize --cases @largest:K)
-            sel = task.largest_cases(int(c.split(":", 1)[1])) if c.startswith("@largest:") else [c]
+            # "@largest:K": the K cases with the most input bytes (kiln optimize --cases @largest:K);
+            # "@largest:K:skip:S": the K next after the S largest (kiln optimize, below sizes where the
+            # original fails)
+            sel = _largest_selection(task, c) if c.startswith("@largest:") else [c]
+            if not sel:
+                raise tasks_mod.TaskError(f"no case for {c!r}: the task has no smaller sizes")
             cases += [x for x in sel if x not in cases]
         if hasattr(task, "all_case_names") and any(c.startswith("perf_") for c in cases):
             task.all_case_names()

@@ -253,9 +253,10 @@ class Task:
     def default_cases(self, mode="check"):
         return list(self.case_names)
 
-    def largest_cases(self, k):
-        """Cases for "@largest:K"; formats without a size sweep use all their cases."""
-        return self.default_cases("time")
+    def largest_cases(self, k, skip=0):
+        """Cases for "@largest:K"; formats without a size sweep use all their cases (none below them: `skip`
+        leaves nothing)."""
+        return [] if skip > 0 else self.default_cases("time")
 
     def trials_for(self, case, trials):
         return trials
@@ -567,14 +568,15 @@ class TritonBenchTask(Task):
     def inputs_vary_with_seed(self, case):
         return False   # the perf harness's sweep is drawn once (seeded by kiln); `test` makes its own
 
-    def largest_cases(self, k):
+    def largest_cases(self, k, skip=0):
         """The k perf-harness cases with the most input bytes that fit the GPU, in sweep order (the `test`
-        case when the task has no perf harness). A case whose inputs times FIT_FACTOR exceed the GPU's memory
+        case when the task has no perf harness); `skip`: after leaving out the `skip` largest that fit
+        ("@largest:K:skip:S", kiln optimize's retry below sizes where the original fails; none left: []). A case whose inputs times FIT_FACTOR exceed the GPU's memory
         is skipped, and said in `self.skipped_cases` (a timed check holds the inputs, the candidate's clones
         and both outputs: an 80 GB H100 ran out of memory at the largest size of a harness written on a
         141 GB H200; issue 21)."""
         if not self.perf_path:
-            return ["test"]
+            return [] if skip > 0 else ["test"]
         self._ensure_perf()
         size = [tree_bytes(x) for x in self.perf_inputs]
         cap = 0 if plat.INTERPRET else _device_bytes()
@@ -582,7 +584,10 @@ class TritonBenchTask(Task):
         self.skipped_cases = [
             f"perf_{i}: its inputs take {size[i]} bytes; {FIT_FACTOR}x that does not fit the GPU's {cap} bytes"
             for i in range(len(size)) if i not in fits]
-        top = sorted(fits, key=lambda i: (size[i], i))[-max(1, k):]
+        by_size = sorted(fits, key=lambda i: (size[i], i), reverse=True)[max(0, skip):]
+        top = by_size[:max(1, k)]
+        if skip > 0:
+            return [f"perf_{i}" for i in sorted(top)]
         return [f"perf_{i}" for i in sorted(top)] or ["test"]
 
     def _load(self, top, role, name, candidate):
