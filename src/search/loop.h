@@ -12,7 +12,8 @@
 //   -> verification: each finalist, best first, is timed interleaved against the reference on
 //      fresh inputs (new seed, all cases, `verify_trials` trials), side by side with the original;
 //      it wins only when every case passes, the geometric-mean speedup over the original is at
-//      least `min_speedup` and no case is slower than 1 - case_slack; a second run on other fresh
+//      least `min_speedup` and no case is slower than 1 - case_slack or slower in every interleaved
+//      round (the spread of its per-round ratios below 1); a second run on other fresh
 //      inputs must confirm it. When no finalist wins, the original is kept.
 //
 // Stops: budget (wall seconds: the search's own with budget_is_search, else from the start with a share

@@ -72,6 +72,8 @@ class OptimizeRun {
   // and whose block sizes are none of the failed ones', best first (at most --finalists); empty when none
   // failed that way or nothing else qualifies.
   std::vector<size_t> RefillFinalists();
+  // A case slower than the original in every interleaved round (verify_phase.cc).
+  static bool SlowerInEveryRound(const CaseComparison& x);
   // The candidate's block-size values ("BV=2"; "" when the space has no block size).
   std::string BlockKey(const Config& c) const;
   Status TryPerShapeAutotune();
