@@ -241,9 +241,9 @@ std::optional<exec::EvalResult> OptimizeRun::RetryBelowLargest(const exec::EvalR
   static constexpr std::string_view kSel = "@largest:";
   if (o_.cases.size() != 1 || o_.cases[0].rfind(kSel, 0) != 0) return std::nullopt;
   const std::string k_text = o_.cases[0].substr(kSel.size());
-  int k = 0;
-  if (k_text.empty() || k_text.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
-  k = std::stoi(k_text);
+  if (k_text.empty() || k_text.size() > 6 || k_text.find_first_not_of("0123456789") != std::string::npos)
+    return std::nullopt;
+  const int k = std::stoi(k_text);
   if (k <= 0) return std::nullopt;
   // Only sizes of a sweep: a failure outside one (no case timed, or the task's own `test` case) would fail
   // the same way below.

@@ -91,7 +91,7 @@ def _compile_error_message(e):
 
 
 def _kiln_frames(e: BaseException, n: int = 6) -> str:
-    """The worker's own frames of an exception's traceback, innermost first ("compare.py:250:_chunks < ..."):
+    """The worker's own frames of an exception's traceback, innermost first ("compare.py:281:chunk_pairs < ..."):
     where kiln was when an allocation failed outside the candidate's call (which of its copies to look at;
     run 12 of issue 16 had only the byte counts)."""
     here = os.path.dirname(os.path.abspath(__file__))
