@@ -247,9 +247,8 @@ std::optional<exec::EvalResult> OptimizeRun::RetryBelowLargest(const exec::EvalR
   if (k <= 0) return std::nullopt;
   // Only sizes of a sweep: a failure outside one (no case timed, or the task's own `test` case) would fail
   // the same way below.
-  std::vector<std::string> tried;
-  for (const auto& c : failed.cases) tried.push_back(c.name);
-  if (std::find(tried.begin(), tried.end(), "test") != tried.end()) return std::nullopt;
+  if (std::any_of(failed.cases.begin(), failed.cases.end(), [](const exec::CaseResult& c) { return c.name == "test"; }))
+    return std::nullopt;
   constexpr int kRetries = 2;
   for (int r = 1; r <= kRetries; ++r) {
     if (o_.hard_end_s > 0 && Elapsed() >= o_.hard_end_s - o_.runner_grace_s) break;

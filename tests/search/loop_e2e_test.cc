@@ -3,6 +3,7 @@
 // compiling, compiles in parallel, records every step, refuses to time without a GPU.
 #include <cmath>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <thread>
 
@@ -833,21 +834,28 @@ TEST(Loop, GemmSearchMeasuresTheTunedTilesFirst) {
   EXPECT_EQ(ConfigKey(r->best_config), ConfigKey(opt));
 }
 
+// Time relative to the original's, cubed: "large" runs 4 x this (kBest 10.6x faster than the original).
+double Rel(const Config& c) { return std::pow(Time(c) / Time(kBase), 3.0); }
+
+// A search whose candidates win on "large" (4 x Rel) and take `small_ms` on "small" (the original 1.0),
+// with the per-shape fallback on or off.
+Result<OptimizeResult> RunSplitCases(bool per_shape, std::function<double(const Config&)> small_ms) {
+  Fixture f;
+  f.o.patience = 100;
+  f.o.per_shape_fallback = per_shape;
+  f.ev.case_ms = [small_ms](const Config& c, const std::string& name) {
+    if (name == "large") return 4.0 * Rel(c);
+    return c == kBase ? 1.0 : small_ms(c);
+  };
+  return f.Run(Input());
+}
+
 TEST(Loop, SplitFinalistBecomesAPerShapeAutotune) {
   // The optimum is 2x faster on "large" but 1.5x slower on "small": no finalist passes alone; the
   // autotune over it and the original wins both cases (each runs its faster config).
   for (bool enabled : {true, false}) {
-    Fixture f;
-    f.o.patience = 100;
-    f.o.per_shape_fallback = enabled;
-    // "large": 4 x (Time relative to the original's)^3 (kBest 10.6x faster); "small": the original 1.0,
-    // every other config 3 x Time (kBest 1.5, 1.5x slower).
-    auto rel = [](const Config& c) { return std::pow(Time(c) / Time(kBase), 3.0); };
-    f.ev.case_ms = [rel](const Config& c, const std::string& name) {
-      if (name == "large") return 4.0 * rel(c);
-      return c == kBase ? 1.0 : 3.0 * Time(c);
-    };
-    auto r = f.Run(Input());
+    // "small": every config but the original 3 x Time (kBest 1.5, 1.5x slower).
+    auto r = RunSplitCases(enabled, [](const Config& c) { return 3.0 * Time(c); });
     ASSERT_TRUE(r.ok());
     EXPECT_EQ(r->improved, enabled) << r->kept_reason;
     if (!enabled) continue;
@@ -856,7 +864,7 @@ TEST(Loop, SplitFinalistBecomesAPerShapeAutotune) {
     ASSERT_EQ(r->cases.size(), 2u);
     for (const auto& c : r->cases) {
       if (c.name == "large")
-        EXPECT_NEAR(c.speedup, 1.0 / rel(kBest), 1e-6);
+        EXPECT_NEAR(c.speedup, 1.0 / Rel(kBest), 1e-6);
       else
         EXPECT_NEAR(c.speedup, 1.0, 1e-6);
     }
@@ -871,15 +879,7 @@ TEST(Loop, SplitFinalistBecomesAPerShapeAutotune) {
 // is kept.
 TEST(Loop, CaseSlowerInEveryRoundIsNotDeclared) {
   for (bool enabled : {true, false}) {
-    Fixture f;
-    f.o.patience = 100;
-    f.o.per_shape_fallback = enabled;
-    auto rel = [](const Config& c) { return std::pow(Time(c) / Time(kBase), 3.0); };
-    f.ev.case_ms = [rel](const Config& c, const std::string& name) {
-      if (name == "large") return 4.0 * rel(c);
-      return c == kBase ? 1.0 : 1.0 / 0.985;
-    };
-    auto r = f.Run(Input());
+    auto r = RunSplitCases(enabled, [](const Config&) { return 1.0 / 0.985; });
     ASSERT_TRUE(r.ok());
     EXPECT_EQ(r->improved, enabled) << r->kept_reason;
     bool said = false;
