@@ -218,7 +218,11 @@ Status OptimizeRun::CheckOriginalOnItsOwn(const std::string& failure) {
   auto own = Measure(MakeRequest(in_.original_source, exec::Mode::kCheck, NextSeed(), o_.verify_trials, {}, {}));
   // Not a verdict on the original when the run's time ended before its own check could run.
   const bool out_of_time = !own.ok() && hard_end_hit_;
-  if (!out_of_time && (!own.ok() || own->verdict != exec::Verdict::kOk)) return InvalidArgument(failure);
+  if (!out_of_time && !own.ok()) return InvalidArgument(failure);
+  // Its own check failed too: that check is the verdict the error states (the timed run's failure follows).
+  if (!out_of_time && own->verdict != exec::Verdict::kOk)
+    return InvalidArgument(fmt::format("the original kernel does not pass its own check ({}): {}; {}",
+                                       exec::VerdictName(own->verdict), own->message, failure));
   std::string why;
   if (out_of_time) {
     why = own.status().message() + ", so it was not checked on its own";
@@ -441,6 +445,7 @@ Status OptimizeRun::MeasureOriginal() {
       const std::string failure = fmt::format("the original failed its timed run ({}): {}", base_.verdict, br.message);
       Status st = CheckOriginalOnItsOwn(failure);
       if (st.ok()) return st;
+      if (st.message() != failure) return Fail("the original failed", st);
     }
     return Fail("the original failed",
                 InvalidArgument(

@@ -484,6 +484,23 @@ TEST(Loop, OriginalFailingOnlyItsTimedRunIsKept) {
   }
 }
 
+// An original whose timed run fails and whose own check fails too is an error (it fails kiln eval), and the
+// error states the own check's verdict and message, then the timed run's (chunk_gla_simple, session 17: the
+// error named the timed run's mismatch as the own check's).
+TEST(Loop, OriginalFailingItsOwnCheckTooSaysWhichCheck) {
+  Fixture f;
+  f.ev.fails_timed = [](const Config& c) { return c == kBase ? std::string("timed: wrong at perf_5") : std::string(); };
+  f.ev.wrong_in_own_check = [](const Config& c) { return c == kBase; };
+  auto r = f.Run(Input());
+  ASSERT_FALSE(r.ok());
+  const std::string m = r.status().message();
+  EXPECT_EQ(m.rfind("the original kernel does not pass its own check (mismatch): fake mismatch in the task's own test; "
+                    "the original failed its timed run (runtime_error): timed: wrong at perf_5",
+                    0),
+            0u)
+      << m;
+}
+
 // A sweep of 9 sizes (perf_0 smallest .. perf_8 largest) whose original fails at perf_{fail_from} and above
 // in timed runs (issue 16's modules that fault or race at the perf harness's larger sizes). The worker's
 // "@largest:K" and "@largest:K:skip:S" selectors are resolved here as tasks.py does.
