@@ -320,6 +320,18 @@ void OptimizeRun::ProfileWinner() {
                     profile_s_, std::max(0.0, BudgetEnd() - Elapsed())));
     for (const auto& x : res_.cases)
       if (x.name == profile_case_ && res_.roofline_before > 0 && x.speedup > 0) {
+        // Past 100% the estimate is impossible: the original's counters overstated its position (traffic
+        // that is not its data, such as spilled registers' local memory, counts as DRAM bytes). Then
+        // the verified speedup bounds where the original really was, and no estimate is given.
+        if (res_.roofline_before * x.speedup > 1.0) {
+          res_.notes.push_back(fmt::format(
+              "roofline after not estimated: {:.0f}% before x {:.2f}x on {} would be {:.0f}%, above the roof, so "
+              "the original's counters overstate its position (memory traffic that is not its data, such as "
+              "spilled registers', counts); by the verified speedup it was at most {:.1f}% of its roofline there",
+              100 * res_.roofline_before, x.speedup, x.name, 100 * res_.roofline_before * x.speedup,
+              100 / x.speedup));
+          continue;
+        }
         res_.roofline_after = res_.roofline_before * x.speedup;
         res_.roofline_after_estimated = true;
       }
