@@ -100,6 +100,7 @@ class OptimizeRun {
   Status SearchRound(const std::vector<Config>& proposals, bool* stopped);
   std::vector<Pending> RenderRound(const std::vector<Config>& proposals, std::vector<exec::EvalRequest>* compiles);
   Status MeasurePending(Pending* p, CompileBatch* batch, bool* stopped);
+  void HandleCompiled(const exec::EvalResult& compiled, Pending* p);
   void ObserveCandidate(CandidateRecord rec);
   bool OverBudget() const { return Elapsed() >= search_end_; }
   // Where the budget ends, in seconds since the start (--budget-scope: the command's start, or the search's).
@@ -159,6 +160,7 @@ class OptimizeRun {
   bool finished_ = false;      // a phase ended the run with a result
   bool original_passed_ = false;  // the original passed its baseline: a later failure keeps it (exit 0)
   bool hard_end_hit_ = false;     // a request could not start before the hard end
+  bool compiles_off_ = false;     // a compile worker failed in the task's code: candidates compile as they are measured
   double budget_start_ = 0;       // seconds since the start where the budget begins (--budget-scope)
   double t_search0_ = -1, t_verify0_ = -1;  // seconds since the start: the search's and verification's starts
   std::string finish_status_;  // its status ("kept", "dry-run", ...)

@@ -11,6 +11,13 @@
 
 namespace kiln::search::internal {
 
+namespace {
+// The worker answered that the task's own code failed (exec::WorkerRunner: "task error: ..."), not the machinery.
+bool IsTaskError(const Status& s) {
+  return s.code() == Code::kInvalidArgument && s.message().rfind("task error: ", 0) == 0;
+}
+}  // namespace
+
 // Triton's interpreter ignores the options only the compiler reads (num_warps, num_stages, ...): a
 // config that differs from one already checked only in those is the same program there. The dry run
 // checks a few distinct programs (the original's check covers its own launch-option neighbours).
@@ -237,7 +244,7 @@ std::vector<OptimizeRun::Pending> OptimizeRun::RenderRound(const std::vector<Con
     } else {
       p.src = *src;
       p.rec.source_hash = HashHex(p.src);
-      if (o_.compile_jobs > 0) {
+      if (o_.compile_jobs > 0 && !compiles_off_) {
         p.compile_index = static_cast<int>(compiles->size());
         compiles->push_back(MakeRequest(p.src, exec::Mode::kCompile, 0, 1, {}, search_cases_));
         compiles->back().timeout_s = CandidateTimeout();  // (compiles do not pass Measure: the hard end here)
@@ -252,6 +259,24 @@ std::vector<OptimizeRun::Pending> OptimizeRun::RenderRound(const std::vector<Con
   return pending;
 }
 
+// A compile's outcome: its compile facts, a compile failure (learned from when it is out of resources), or
+// pruned after compiling (spills).
+void OptimizeRun::HandleCompiled(const exec::EvalResult& cr, Pending* p) {
+  CandidateRecord& rec = p->rec;
+  ++res_.compiled;
+  rec.kernels = cr.kernels;
+  if (cr.verdict != exec::Verdict::kOk) {
+    rec.verdict = exec::VerdictName(cr.verdict);
+    rec.message = cr.message;
+    // (a compile does not pass Measure: RenderRound cut its timeout at the hard end)
+    if (CutAsSlow(CandidateTimeout(), p->compile_timeout_s, cr, &rec)) rec.message = "compile " + rec.message;
+    if (IsResourceFailure(cr.message)) prune_.out_of_resources.push_back(rec.config);  // learned: its supersets
+  } else if (auto why_not = PruneAfterCompile(cr.kernels, prune_)) {
+    rec.verdict = "pruned";
+    rec.message = *why_not;
+  }
+}
+
 // One pending candidate: its compile's outcome (pruned after compiling: spills), then its short timing.
 Status OptimizeRun::MeasurePending(Pending* p, CompileBatch* batch, bool* stopped) {
   CandidateRecord& rec = p->rec;
@@ -264,20 +289,20 @@ Status OptimizeRun::MeasurePending(Pending* p, CompileBatch* batch, bool* stoppe
   }
   if (rec.verdict.empty() && p->compile_index >= 0 && batch) {
     auto compiled = batch->Wait(static_cast<size_t>(p->compile_index));
-    if (!compiled.ok())
+    if (!compiled.ok() && !IsTaskError(compiled.status()))
       return Status(compiled.status().code(), "the compile workers failed: " + compiled.status().message());
-    const exec::EvalResult& cr = *compiled;
-    ++res_.compiled;
-    rec.kernels = cr.kernels;
-    if (cr.verdict != exec::Verdict::kOk) {
-      rec.verdict = exec::VerdictName(cr.verdict);
-      rec.message = cr.message;
-      // (a compile does not pass Measure: RenderRound cut its timeout at the hard end)
-      if (CutAsSlow(CandidateTimeout(), p->compile_timeout_s, cr, &rec)) rec.message = "compile " + rec.message;
-      if (IsResourceFailure(cr.message)) prune_.out_of_resources.push_back(rec.config);  // learned: its supersets
-    } else if (auto why_not = PruneAfterCompile(cr.kernels, prune_)) {
-      rec.verdict = "pruned";
-      rec.message = *why_not;
+    if (compiled.ok()) {
+      HandleCompiled(*compiled, p);
+    } else if (!compiles_off_) {
+      // The task's code failed in a compile worker (its harness building the search's inputs ran out of
+      // memory beside the measuring worker: layernorm_fwd_triton at its largest sizes). The measuring
+      // worker built the same inputs for the original, so the candidate is measured without a compile
+      // ahead, and later rounds compile in their measurements only.
+      compiles_off_ = true;
+      res_.notes.push_back("compile workers turned off: one could not build the search's inputs (" +
+                           compiled.status().message().substr(0, 300) +
+                           "); candidates compile in their own measurement from here on");
+      Say("kiln: " + res_.notes.back());
     }
   }
   if (!rec.verdict.empty()) return Status::Ok();

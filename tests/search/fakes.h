@@ -91,6 +91,8 @@ class FakeMeasurer : public Measurer {
   std::vector<FakeCall> calls;
   // Whether the machinery fails on the request (an error Status, as when a worker cannot start).
   std::function<bool(const exec::EvalRequest&)> machinery_fails;
+  // The task's own code fails on the request (the worker's task error): its message, "" for none.
+  std::function<std::string(const exec::EvalRequest&)> task_error;
   std::atomic<int> concurrent{0}, max_concurrent{0};
 
   Result<exec::HelloInfo> Hello() override {
@@ -107,6 +109,9 @@ class FakeMeasurer : public Measurer {
 
   Result<exec::EvalResult> Evaluate(const exec::EvalRequest& r) override {
     if (machinery_fails && machinery_fails(r)) return Unavailable("cannot start the worker (/nonexistent/python)");
+    if (task_error) {
+      if (std::string m = task_error(r); !m.empty()) return InvalidArgument("task error: " + m);
+    }
     return Run(r);
   }
 

@@ -985,6 +985,34 @@ TEST(Loop, MachineryFailureAfterTheOriginalKeepsIt) {
 }
 
 
+// A compile worker whose task harness fails building the search's inputs (layernorm_fwd_triton, session 17:
+// out of memory at its largest sizes beside the measuring worker) does not end the loop: the candidates are
+// measured without a compile ahead, later rounds send no compile, and the search still finds the winner.
+TEST(Loop, CompileWorkerFailingInTheTaskTurnsCompilesOff) {
+  Fixture f;
+  f.o.compile_jobs = 2;
+  f.o.patience = 100;
+  std::atomic<int> compiles{0};
+  f.ev.task_error = [&compiles](const exec::EvalRequest& r) {
+    if (r.mode == exec::Mode::kCompile) ++compiles;
+    return r.mode == exec::Mode::kCompile
+               ? std::string("kernels/x.py: the performance harness's inputs (case 'large') raised OutOfMemoryError")
+               : std::string();
+  };
+  auto r = f.Run(Input());
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_TRUE(r->improved) << r->kept_reason;
+  EXPECT_EQ(r->best_config, kBest);
+  int notes = 0;
+  for (const auto& n : r->notes) notes += n.find("compile workers turned off") != std::string::npos;
+  EXPECT_EQ(notes, 1);
+  EXPECT_EQ(r->compiled, 0);
+  // Compiles were sent for the first round only.
+  EXPECT_GE(compiles.load(), 1);
+  EXPECT_LT(compiles.load(), r->measured - 1);
+  // A failure of the machinery in a compile worker still ends the loop (MachineryFailureAfterTheOriginalKeepsIt).
+}
+
 // ---- issue 21: the budget is the search's, a slow candidate is cut, the run has a hard end ----------------
 
 // A measurer whose requests cost fake-clock time by config: `slow` configs take `slow_s` unless the request's
