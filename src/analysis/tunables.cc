@@ -278,7 +278,13 @@ LaunchSite SiteAt(const Tree& tree, const ModuleModel& model, const Kernel& k, c
     case OriginKind::kVariable:
       s.site = TunableSite::kVariable;
       s.value_text = b->origin.value;
-      if (b->origin.multiple_assignments) {
+      if (option && (b->origin.multiple_assignments || !b->origin.assignment)) {
+        // A launch option never changes results: whatever the wrapper computed (softmax's `num_warps = 4`,
+        // then 8 or 16 by the block size), the launch argument becomes the literal, and the value the
+        // original ran with is read from its compile facts.
+        s.site = TunableSite::kLaunchOverride;
+        s.value_text.clear();
+      } else if (b->origin.multiple_assignments) {
         s.site = TunableSite::kNotEditable;
         s.why = "variable '" + b->origin.variable + "' is assigned more than once";
       } else if (!b->origin.assignment) {
