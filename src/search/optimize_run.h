@@ -81,7 +81,7 @@ class OptimizeRun {
   // After the original passed: a failure later in the loop keeps the original, with the reason.
   Result<OptimizeResult> KeepAfterFailure(const Status& error);
   // The original failed its timed baseline: whether it passes its own check (kiln eval's default cases);
-  // then it is kept with the reason, else the run fails as before.
+  // then it is kept with the reason, else the error: the own check's verdict and message, then `failure`.
   Status CheckOriginalOnItsOwn(const std::string& failure);
   // The original failed its timed run at `--cases @largest:K`: the K next largest sizes, then the K after
   // them (the worker's "@largest:K:skip:S"), while time is left. The first run it passes replaces the
