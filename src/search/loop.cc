@@ -499,6 +499,13 @@ void OptimizeRun::ProfileOriginal() {
   if (o_.dry_run) {
     res_.mode = "dry-run";
     res_.mode_note = "interpreter: correctness only, no timing, no profile";
+  } else if (available.ok() && o_.hard_end_s > 0 && o_.hard_end_s - Elapsed() - o_.runner_grace_s < o_.min_profile_s) {
+    // chunk_gla_fwd (session 17): three baseline tries left 1 s, and ncu was started with that limit.
+    res_.mode = "measure-only";
+    res_.mode_note = fmt::format(
+        "not profiled: {:.0f} s are left before the hard end (--hard-end-seconds), and a profile takes at least "
+        "{:.0f} s (a fresh worker under ncu)",
+        std::max(0.0, o_.hard_end_s - Elapsed() - o_.runner_grace_s), o_.min_profile_s);
   } else if (available.ok()) {
     Show("profile");
     const double t_prof0 = Now();

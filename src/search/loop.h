@@ -80,6 +80,8 @@ struct OptimizeOptions {
   double reserve_fraction = 0.1;          // of the budget, kept at least for finalists and verification
   int64_t small_block = 64;               // a 1-D block below this is grown first (see Optimize)
   double min_search_fraction = 0.15;      // of the budget: the search's least window, however late it starts
+  double min_profile_s = 10;              // the least a profile takes (a fresh worker under ncu): with less time
+                                          // left before the hard end the original is not profiled
   double long_cost_factor = 3.0;          // a long verification run (all cases, verify trials, interleaved with the
                                           // original) against one search measurement
   bool per_shape_fallback = true;         // --no-per-shape: no autotune of a split finalist and the original

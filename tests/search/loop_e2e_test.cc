@@ -1158,6 +1158,27 @@ TEST(Loop, HardEndDuringTheBaselineKeepsTheOriginal) {
   EXPECT_LE(r->wall_s, 40.0);
 }
 
+// chunk_gla_fwd (session 17): the original's three baseline tries left 1 s before the hard end and ncu was
+// started with a 1 s limit (its timeout message then advised raising KILN_NCU_TIMEOUT_S). With less than a
+// profile's least duration left, the original is not profiled and the note says why.
+TEST(Loop, NoProfileStartsTooCloseToTheHardEnd) {
+  for (double hard_end : {15.0, 100.0}) {
+    Fixture f;
+    FakeProfiler prof;
+    f.o.hard_end_s = hard_end;  // the baseline takes 1 s of the fake clock, the runner's grace is 10 s
+    auto r = Optimize(Input(), f.o, {&f.ev, &f.rr, &prof});
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    if (hard_end < 20) {
+      EXPECT_EQ(prof.calls, 0);
+      EXPECT_EQ(r->mode, "measure-only");
+      EXPECT_EQ(r->mode_note.rfind("not profiled: 4 s are left before the hard end", 0), 0u) << r->mode_note;
+    } else {
+      EXPECT_GE(prof.calls, 1);
+      EXPECT_EQ(r->mode, "profiled");
+    }
+  }
+}
+
 // Session 9 on the H100: the baseline and the ncu profile took 20-40 s of a 40 s budget and the search
 // measured 1-6 configs. With --budget-scope search the budget is the search's: a 30 s profile leaves the
 // search its whole 20 s, and the timings say where the time went.
