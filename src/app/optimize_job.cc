@@ -5,6 +5,9 @@
 #include <cstdio>
 #include <thread>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include "app/candidate_runner.h"
 #include "app/llm_proposer.h"
 #include "app/rewrite_proposer.h"
@@ -107,6 +110,7 @@ struct Machinery {
   std::unique_ptr<StoreRecorder> recorder;
   std::unique_ptr<CandidateRunner> runner;
   std::unique_ptr<NcuProfiler> profiler;
+  std::optional<profile::DeviceRecord> device;  // the profiler's roofs (a profiler for another kernel reuses them)
   int compile_jobs = 0;
 };
 
@@ -136,13 +140,12 @@ Status StartMachinery(const OptimizeJobOptions& o, const search::OptimizeInput& 
   m->runner = std::make_unique<CandidateRunner>(m->measure.get(), m->store.get(), false, make_compile, m->compile_jobs);
   if (!o.dry_run) m->runner->Prewarm();  // compile workers start while the baseline runs
   if (!o.no_profile && !o.dry_run && o.worker.replay.empty()) {
-    std::optional<profile::DeviceRecord> dev;
     profile::JsonDeviceStore ds;
     const double t_dev = search::SteadySeconds();
     auto d = profile::CharacterizeDevice(*Unrecorded(m->measure.get()), {}, ds);
     (*startup)["device_and_worker_start_s"] = search::SteadySeconds() - t_dev;
-    if (d.ok()) dev = *d;
-    m->profiler = std::make_unique<NcuProfiler>(in.kernel, dev, exec::ResolvePython(o.worker.python), o.ncu);
+    if (d.ok()) m->device = *d;
+    m->profiler = std::make_unique<NcuProfiler>(in.kernel, m->device, exec::ResolvePython(o.worker.python), o.ncu);
   }
   return Status::Ok();
 }
@@ -209,6 +212,31 @@ int Print(const Exit& e) {
   return e.code;
 }
 
+// The loop over one input, with its renderer and proposer (the diagnosis's source rewrites, or --llm's
+// model). Sets `exit` when the proposer cannot be made.
+Result<search::OptimizeResult> RunLoop(const OptimizeJobOptions& o, Machinery* m, const search::OptimizeInput& in,
+                                       const search::OptimizeOptions& lo, search::Progress* progress,
+                                       std::optional<Exit>* exit) {
+  search::Deps deps{m->runner.get(), nullptr, m->profiler.get(), m->recorder.get(), progress};
+  RewriteRenderer renderer(in.render_source.empty() ? in.original_source : in.render_source, in.task.path, in.kernel);
+  deps.renderer = &renderer;
+  std::unique_ptr<llm::Client> llm_client;
+  std::unique_ptr<search::Proposer> proposer;
+  if (o.llm) {
+    auto p = MakeProposer(o, in, m->store.get(), &llm_client);
+    if (!p.ok()) {
+      *exit = Exit{2, "kiln optimize: " + p.status().message()};
+      return p.status();
+    }
+    proposer = std::move(*p);
+  } else {
+    // The diagnosis's source rewrites (a persistent grid, split-K) are proposed like a model's.
+    proposer = std::make_unique<RewriteProposer>(in.task, in.kernel);
+  }
+  deps.proposer = proposer.get();
+  return search::Optimize(in, lo, deps);
+}
+
 }  // namespace
 
 int RunOptimize(const OptimizeJobOptions& o) {
@@ -220,27 +248,37 @@ int RunOptimize(const OptimizeJobOptions& o) {
   Machinery m;
   if (Status s = StartMachinery(o, *in, &startup, &m); !s.ok())
     return Print({2, "kiln optimize: error: " + s.message()});
-  search::OptimizeOptions lo = LoopOptions(o, o.worker.replay.empty() ? m.compile_jobs : 0, &*in);
+  const int jobs = o.worker.replay.empty() ? m.compile_jobs : 0;
+  search::OptimizeOptions lo = LoopOptions(o, jobs, &*in);
+  // Chosen by its tunables among several launched kernels: the original's run shows whether it runs at all.
+  lo.kernel_chosen = o.kernel.empty() && o.grid.empty() && in->launched_kernels.size() > 1;
   StderrProgress progress;
-  search::Deps deps{m.runner.get(), nullptr, m.profiler.get(), m.recorder.get(), o.quiet ? nullptr : &progress};
-  RewriteRenderer renderer(in->render_source.empty() ? in->original_source : in->render_source, in->task.path,
-                           in->kernel);
-  deps.renderer = &renderer;
-  std::unique_ptr<llm::Client> llm_client;
-  std::unique_ptr<search::Proposer> proposer;
-  if (o.llm) {
-    auto p = MakeProposer(o, *in, m.store.get(), &llm_client);
-    if (!p.ok()) return Print({2, "kiln optimize: " + p.status().message()});
-    proposer = std::move(*p);
-  } else {
-    // The diagnosis's source rewrites (a persistent grid, split-K) are proposed like a model's.
-    proposer = std::make_unique<RewriteProposer>(in->task, in->kernel);
-  }
-  deps.proposer = proposer.get();
+  search::Progress* shown = o.quiet ? nullptr : &progress;
   startup["before_search_loop_s"] = search::SteadySeconds() - started_at;
   lo.started_at = started_at;
   lo.startup = startup;
-  auto res = search::Optimize(*in, lo, deps);
+  auto res = RunLoop(o, &m, *in, lo, shown, &exit);
+  if (!res.ok() && exit) return Print(*exit);
+  if (res.ok() && res->tuned_kernel_not_run) {
+    // The kernel with the most tunables among those that ran; the hard end still counts from the start.
+    auto again = PrepareInput(in->task, "", {}, res->kernels_ran);
+    if (again.ok()) {
+      again->notes.insert(again->notes.begin(),
+                          fmt::format("'{}' (the kernel with the most tunables) did not run when the original "
+                                      "ran the cases; tuning '{}', of the kernels that ran ({})",
+                                      in->kernel, again->kernel, fmt::join(res->kernels_ran, ", ")));
+      search::OptimizeOptions lo2 = LoopOptions(o, jobs, &*again);
+      lo2.started_at = started_at;
+      lo2.startup = startup;
+      if (m.profiler)
+        m.profiler =
+            std::make_unique<NcuProfiler>(again->kernel, m.device, exec::ResolvePython(o.worker.python), o.ncu);
+      res = RunLoop(o, &m, *again, lo2, shown, &exit);
+      if (!res.ok() && exit) return Print(*exit);
+    } else {
+      res->notes.push_back("no kernel that ran could be tuned instead: " + again.status().message());
+    }
+  }
   if (!res.ok()) {
     // A machinery failure (a worker that cannot start, ...) is an infrastructure error, never a verdict.
     const bool machinery = m.runner->machinery_error().has_value();

@@ -4,6 +4,7 @@
 #include <map>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "analysis/model.h"
 #include "analysis/tunables.h"
@@ -103,20 +104,22 @@ Result<KernelSpaceResult> KernelSpace(const pyast::Tree& tree, const analysis::M
 }  // namespace
 
 Result<search::OptimizeInput> PrepareInput(const task::TaskSpec& spec, const std::string& kernel,
-                                           const search::SpaceOptions& so) {
+                                           const search::SpaceOptions& so, const std::vector<std::string>& among) {
   if (spec.format != task::Format::kTritonBenchG && spec.format != task::Format::kKiln)
     return InvalidArgument(
         fmt::format("kiln optimize tunes Triton modules: tasks in kiln or TritonBench-G format (this one is {}); "
                     "for other formats, evaluate a candidate with kiln eval",
                     task::FormatName(spec.format)));
   KILN_ASSIGN_OR_RETURN(std::string text, ReadPythonSource(spec.path));
-  return PrepareInputFromSource(spec, spec.format == task::Format::kTritonBenchG ? task::StripTritonBenchTest(text) : text,
-                                spec.path, kernel, so);
+  return PrepareInputFromSource(spec,
+                                spec.format == task::Format::kTritonBenchG ? task::StripTritonBenchTest(text) : text,
+                                spec.path, kernel, so, among);
 }
 
 Result<search::OptimizeInput> PrepareInputFromSource(const task::TaskSpec& spec, const std::string& source,
                                                      const std::string& path, const std::string& kernel,
-                                                     const search::SpaceOptions& so) {
+                                                     const search::SpaceOptions& so,
+                                                     const std::vector<std::string>& among) {
   search::OptimizeInput in;
   in.task = spec;
   in.original_source = source;
@@ -130,8 +133,12 @@ Result<search::OptimizeInput> PrepareInputFromSource(const task::TaskSpec& spec,
     names.push_back(kernel);
   } else {
     for (const auto& k : model.kernels)
-      if (k.launched) names.push_back(k.name);
+      if (k.launched && (among.empty() || std::find(among.begin(), among.end(), k.name) != among.end()))
+        names.push_back(k.name);
   }
+  if (names.empty() && !among.empty())
+    return NotFound(
+        fmt::format("{}: none of the kernels that ran ({}) is launched from the module", path, fmt::join(among, ", ")));
   if (names.empty()) return NotFound(path + ": no kernel is launched from the module; nothing to tune");
   int best_n = -1;
   for (const auto& n : names) {
@@ -161,6 +168,7 @@ Result<search::OptimizeInput> PrepareInputFromSource(const task::TaskSpec& spec,
     }
   }
   if (best_n < 0) return InvalidArgument(path + ": no kernel's tunables could be extracted");
+  if (kernel.empty()) in.launched_kernels = names;
   if (names.size() > 1)
     in.notes.push_back(
         fmt::format("{} kernels are launched; tuning '{}' (use --kernel to choose)", names.size(), in.kernel));

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "common/hash.h"
 #include "search/optimize_run.h"
@@ -455,6 +456,22 @@ Status OptimizeRun::MeasureOriginal() {
                                          "out-of-bounds accesses that a GPU tolerates and is slow on large "
                                          "inputs; the kernel may still run on a GPU)"
                                        : "")));
+  }
+  // A kernel chosen by its tunables that the original's run never launched (the backward of a module
+  // whose perf harness times its forward: softmax_flaggems, fast_rms_layernorm): searching it changes nothing.
+  if (o_.kernel_chosen && !br.kernels.empty() &&
+      std::none_of(br.kernels.begin(), br.kernels.end(),
+                   [&](const exec::KernelFacts& k) { return k.name == in_.kernel; })) {
+    for (const auto& k : br.kernels) res_.kernels_ran.push_back(k.name);
+    res_.tuned_kernel_not_run = true;
+    res_.candidates.push_back(base_);
+    res_.kept_reason = fmt::format("'{}' did not run when the original ran the cases (the kernels that ran: {})",
+                                   in_.kernel, fmt::join(res_.kernels_ran, ", "));
+    res_.stop_reason = "kernel not run";
+    Say("kiln: " + res_.kept_reason);
+    finish_status_ = "kept";
+    finished_ = true;
+    return Status::Ok();
   }
   SpaceOptions around;
   if (in_.space_given) around.block_span = 1;  // the user's grid: only the recorded value joins

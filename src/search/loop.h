@@ -93,6 +93,10 @@ struct OptimizeOptions {
                                           // search, verification; empty: all). "@largest:K" asks the
                                           // worker for the K cases with the most input bytes.
   bool dry_run = false;                   // --dry-run: interpreter correctness checks, no timing
+  // The tuned kernel was chosen statically among several (no --kernel): when the original's run shows it
+  // never ran, the run ends after the baseline with OptimizeResult::kernels_ran, for the caller to choose
+  // among the kernels that ran.
+  bool kernel_chosen = false;
   bool tuned_seeds = true;                // measure TunedSeeds (search/space.h) before the strategy's proposals
   int dry_run_candidates = 4;
   bool emit_autotune = false;  // --emit-autotune
@@ -130,6 +134,8 @@ struct OptimizeInput {
   // The space is the user's (kiln optimize --grid): the loop adds no values of its own to it (a recorded
   // value's neighbourhood, smaller blocks for a small grid); the recorded value itself still joins.
   bool space_given = false;
+  // Without --kernel: the launched kernels `kernel` was chosen among (by their tunables, statically).
+  std::vector<std::string> launched_kernels;
 };
 
 struct Deps {
@@ -206,6 +212,10 @@ struct OptimizeResult {
   Config baseline_config, best_config;
   bool improved = false;
   std::string kept_reason;      // why the original was kept
+  // OptimizeOptions::kernel_chosen and the tuned kernel did not run when the original ran the cases: the
+  // kernels that did (the run ended after its baseline).
+  bool tuned_kernel_not_run = false;
+  std::vector<std::string> kernels_ran;
   std::string best_source;      // the module to write (the original when !improved)
   std::string autotune_source;  // with --emit-autotune
   double geomean_speedup = 1.0;

@@ -501,6 +501,37 @@ TEST(Loop, OriginalFailingItsOwnCheckTooSaysWhichCheck) {
       << m;
 }
 
+// softmax_flaggems and fast_rms_layernorm (sessions 10, 17): the kernel chosen by its tunables was the
+// backward, which the perf harness never runs. With kernel_chosen the run ends after the original's
+// baseline, naming the kernels that ran; a kernel named by the user (kernel_chosen false) is searched.
+TEST(Loop, ChosenKernelThatDidNotRunEndsAfterTheBaseline) {
+  for (bool chosen : {true, false}) {
+    Fixture f;
+    f.o.kernel_chosen = chosen;
+    OptimizeInput in = Input();
+    in.kernel = "backward_kernel";  // the fake's runs record one kernel, "kernel"
+    auto r = f.Run(in);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    EXPECT_EQ(r->tuned_kernel_not_run, chosen);
+    if (chosen) {
+      EXPECT_EQ(r->kernels_ran, (std::vector<std::string>{"kernel"}));
+      EXPECT_FALSE(r->improved);
+      EXPECT_EQ(r->stop_reason, "kernel not run");
+      EXPECT_EQ(r->kept_reason, "'backward_kernel' did not run when the original ran the cases (the kernels that ran: kernel)");
+      EXPECT_EQ(f.ev.Count(exec::Mode::kTime), 1);  // the baseline only
+    } else {
+      EXPECT_GT(f.ev.Count(exec::Mode::kTime), 1);
+    }
+  }
+  // The chosen kernel ran: nothing changes.
+  Fixture g;
+  g.o.kernel_chosen = true;
+  auto r = g.Run(Input());
+  ASSERT_TRUE(r.ok());
+  EXPECT_FALSE(r->tuned_kernel_not_run);
+  EXPECT_TRUE(r->improved);
+}
+
 // A sweep of 9 sizes (perf_0 smallest .. perf_8 largest) whose original fails at perf_{fail_from} and above
 // in timed runs (issue 16's modules that fault or race at the perf harness's larger sizes). The worker's
 // "@largest:K" and "@largest:K:skip:S" selectors are resolved here as tasks.py does.
