@@ -71,6 +71,7 @@ Result<search::ProfileSummary> NcuProfiler::Profile(const task::TaskSpec& task,
   const auto& kp = rep.run.kernels[pick];
   search::ProfileSummary s;
   s.kernel = kp.name();
+  for (const auto& k : rep.run.kernels) s.kernel_shares[k.name()] += k.time_share;
   if (kp.roofline.valid && kp.roofline.fraction_of_roof > 0) s.roofline_fraction = kp.roofline.fraction_of_roof;
   if (kp.roofline.valid) s.duration_ms = kp.roofline.seconds * 1e3;
   if (pick < rep.diagnoses.size()) {

@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -85,6 +86,8 @@ struct ProfileSummary {
   double roofline_fraction = -1;  // 0..1 of the relevant roof; < 0 unknown
   double duration_ms = -1;        // ncu duration (clocks unlocked; not used for ranking)
   std::vector<FindingView> findings;
+  // Each profiled kernel's share of the case's GPU time (its launches summed), by name.
+  std::map<std::string, double> kernel_shares;
   nlohmann::json raw = nlohmann::json::object();
   nlohmann::json ToJson() const;
 };

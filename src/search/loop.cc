@@ -509,6 +509,23 @@ Status OptimizeRun::MeasureOriginal() {
   return Status::Ok();
 }
 
+// The kernel was chosen by its tunables (no --kernel) and another kernel of the module takes most of the
+// profiled case's GPU time: say so (the search tunes one kernel per run). "" otherwise.
+std::string OptimizeRun::OtherKernelNote(const std::map<std::string, double>& shares) const {
+  if (!o_.kernel_chosen) return "";
+  auto share = [&](const std::string& k) {
+    auto it = shares.find(k);
+    return it == shares.end() ? 0.0 : it->second;
+  };
+  std::string top;
+  for (const auto& k : in_.launched_kernels)
+    if (k != in_.kernel && (top.empty() || share(k) > share(top))) top = k;
+  if (top.empty() || share(top) < 0.5 || share(top) <= share(in_.kernel)) return "";
+  return fmt::format("'{}' takes {:.0f}% of the profiled case's GPU time and the tuned '{}' {:.0f}%: --kernel {} "
+                     "tunes it",
+                     top, 100 * share(top), in_.kernel, 100 * share(in_.kernel), top);
+}
+
 // Profile and diagnose the original when a profiler is available: its roofline position and moves.
 void OptimizeRun::ProfileOriginal() {
   Status available = Unavailable("no profiler configured");
@@ -537,6 +554,7 @@ void OptimizeRun::ProfileOriginal() {
         for (const auto& m : f.moves)
           if (std::find(moves_.begin(), moves_.end(), m) == moves_.end()) moves_.push_back(m);
       Step("profile_before", p->ToJson());
+      if (std::string n = OtherKernelNote(p->kernel_shares); !n.empty()) res_.notes.push_back(n);
     } else {
       res_.mode = "measure-only";
       res_.mode_note = "profiling failed: " + p.status().message();

@@ -83,6 +83,7 @@ class OptimizeRun {
   // The original failed its timed baseline: whether it passes its own check (kiln eval's default cases);
   // then it is kept with the reason, else the error: the own check's verdict and message, then `failure`.
   Status CheckOriginalOnItsOwn(const std::string& failure);
+  std::string OtherKernelNote(const std::map<std::string, double>& shares) const;
   // The original failed its timed run at `--cases @largest:K`: the K next largest sizes, then the K after
   // them (the worker's "@largest:K:skip:S"), while time is left. The first run it passes replaces the
   // failed one (said in `note`); nullopt when none passes or the cases are not such a selector.

@@ -139,6 +139,7 @@ nlohmann::json ProfileSummary::ToJson() const {
   nlohmann::json j = {{"kernel", kernel}, {"bound", bound}, {"findings", f}};
   j["roofline_fraction"] = roofline_fraction >= 0 ? nlohmann::json(roofline_fraction) : nlohmann::json(nullptr);
   j["duration_ms"] = duration_ms >= 0 ? nlohmann::json(duration_ms) : nlohmann::json(nullptr);
+  j["kernel_shares"] = kernel_shares;
   return j;
 }
 

@@ -704,8 +704,10 @@ class FakeProfiler : public Profiler {
     p.roofline_fraction = c.empty() ? fraction : fraction * Time(kBase) / Time(c);
     p.findings.push_back(
         {"memory_bound_headroom", "info", "memory-bound at 30%", {"bigger_tiles", "more_warps", "split_k"}});
+    p.kernel_shares = shares;
     return p;
   }
+  std::map<std::string, double> shares;
 };
 
 TEST(Loop, ProfiledRunUsesMovesAndReportsRoofline) {
@@ -725,6 +727,37 @@ TEST(Loop, ProfiledRunUsesMovesAndReportsRoofline) {
   for (auto& n : r->notes) noted |= n.find("split_k") != std::string::npos;
   EXPECT_TRUE(noted);
   EXPECT_NE(FormatReportText(*r).find("roofline"), std::string::npos);
+}
+
+// The kernel chosen by its tunables ran, but another kernel of the module takes most of the profiled case's
+// GPU time: a note names it (one kernel is tuned per run); not when the user named the kernel, and not when
+// the tuned kernel takes the larger share.
+TEST(Loop, NotesTheModulesKernelThatTakesMostOfTheTime) {
+  struct Case {
+    bool chosen;
+    double tuned, other;
+    bool noted;
+  };
+  for (const Case& c : {Case{true, 0.1, 0.85, true}, Case{false, 0.1, 0.85, false}, Case{true, 0.6, 0.4, false},
+                        Case{true, 0.3, 0.45, false}}) {
+    Fixture f;
+    FakeProfiler prof;
+    prof.shares = {{"kernel", c.tuned}, {"other_kernel", c.other}, {"torch_copy", 1.0 - c.tuned - c.other}};
+    f.o.kernel_chosen = c.chosen;
+    OptimizeInput in = Input();
+    in.launched_kernels = {"kernel", "other_kernel"};
+    auto r = Optimize(in, f.o, {&f.ev, &f.rr, &prof});
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    std::string note;
+    for (const auto& n : r->notes)
+      if (n.find("of the profiled case's GPU time") != std::string::npos) note = n;
+    if (c.noted)
+      EXPECT_EQ(note,
+                "'other_kernel' takes 85% of the profiled case's GPU time and the tuned 'kernel' 10%: --kernel "
+                "other_kernel tunes it");
+    else
+      EXPECT_EQ(note, "") << c.chosen << " " << c.tuned << " " << c.other;
+  }
 }
 
 // A profiler that cannot run here is never called; its reason is the run's measure-only note.
