@@ -568,14 +568,20 @@ class SweepMeasurer : public FakeMeasurer {
 
 // The original fails at its largest sizes (`--cases @largest:3`): the run searches and times at the next
 // largest sizes where it passes, and says so; every later request uses those sizes.
-TEST(Loop, OriginalFailingAtItsLargestSizesIsTunedAtTheNextOnes) {
-  SweepMeasurer ev;
-  ev.time_ms = [](const Config& c, bool) { return Time(c); };
+// Optimize over a 9-size sweep whose original fails from perf_{fail_from} up, with `--cases @largest:3`.
+Result<OptimizeResult> RunSweep(SweepMeasurer* ev, int fail_from) {
+  ev->fail_from = fail_from;
+  ev->time_ms = [](const Config& c, bool) { return Time(c); };
   FakeRenderer rr;
   OptimizeOptions o;
   o.budget_seconds = 1000;
   o.cases = {"@largest:3"};
-  auto r = Optimize(Input(), o, {&ev, &rr});
+  return Optimize(Input(), o, {ev, &rr});
+}
+
+TEST(Loop, OriginalFailingAtItsLargestSizesIsTunedAtTheNextOnes) {
+  SweepMeasurer ev;
+  auto r = RunSweep(&ev, 7);
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ(ev.selectors, (std::vector<std::string>{"@largest:3", "@largest:3:skip:3"}));
   EXPECT_TRUE(r->improved) << r->kept_reason;
@@ -596,13 +602,7 @@ TEST(Loop, OriginalFailingAtItsLargestSizesIsTunedAtTheNextOnes) {
 // A failure with named cases (no @largest selector) is not retried.
 TEST(Loop, OriginalFailingAtEverySizeIsKeptAfterTwoSmallerTries) {
   SweepMeasurer ev;
-  ev.fail_from = 0;
-  ev.time_ms = [](const Config& c, bool) { return Time(c); };
-  FakeRenderer rr;
-  OptimizeOptions o;
-  o.budget_seconds = 1000;
-  o.cases = {"@largest:3"};
-  auto r = Optimize(Input(), o, {&ev, &rr});
+  auto r = RunSweep(&ev, 0);
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_FALSE(r->improved);
   EXPECT_EQ(ev.selectors, (std::vector<std::string>{"@largest:3", "@largest:3:skip:3", "@largest:3:skip:6"}));
@@ -610,6 +610,9 @@ TEST(Loop, OriginalFailingAtEverySizeIsKeptAfterTwoSmallerTries) {
 
   SweepMeasurer named;
   named.time_ms = [](const Config& c, bool) { return Time(c); };
+  FakeRenderer rr;
+  OptimizeOptions o;
+  o.budget_seconds = 1000;
   o.cases = {"perf_7", "perf_8"};
   auto n = Optimize(Input(), o, {&named, &rr});
   ASSERT_TRUE(n.ok()) << n.status().message();

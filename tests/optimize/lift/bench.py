@@ -1,5 +1,6 @@
-# Inputs for tests/rewrite/cases/literal_tiles.py as a kiln task (entry `scale`: its 1024 is a literal
-# tile size kiln optimize lifts to a constexpr parameter; issue 21).
+# Inputs for kiln tasks whose entry is scale(x, alpha) = x * alpha: tests/rewrite/cases/literal_tiles.py
+# (its 1024 is a literal tile size kiln optimize lifts to a constexpr parameter; issue 21) and
+# tests/optimize/unrun/two_kernels.py (a forward that runs beside a backward that does not).
 import torch
 
 CASES = {"n1m": {"n": 1 << 20}}
