@@ -76,6 +76,10 @@ struct InsertAutotune {
   // An existing @triton.autotune keeps its configs and key: the new configs go in front of them
   // (`[new...] + (configs as written)`), so the autotuner still has every original choice per shape.
   bool keep_existing = false;
+  // Configs kiln writes are timed by the autotuner as kiln timed them (`do_bench=_kiln_autotune_bench`, a
+  // helper defined beside the kernel); an existing decorator that names its own do_bench keeps it, and
+  // configs added in front of existing ones (keep_existing) leave the module's benchmark alone.
+  bool kiln_bench = true;
 };
 
 struct GroupMSwizzle {
