@@ -310,6 +310,9 @@ Result<exec::EvalResult> OptimizeRun::Measure(exec::EvalRequest r, double* sent_
   }
   if (sent_s) *sent_s = r.timeout_s;
   auto res = d_.measurer->Evaluate(r);
+  // The task's own code failing (its reference does not import, ...) is said as it is, as `kiln eval`
+  // says it; anything else stops the run as the machinery's failure.
+  if (!res.ok() && IsTaskError(res.status())) return res.status();
   if (!res.ok()) return Status(res.status().code(), "the measuring machinery failed: " + res.status().message());
   return res;
 }

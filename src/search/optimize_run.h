@@ -39,6 +39,8 @@ nlohmann::json CandJson(const CandidateRecord& c);
 std::string EventTimingNote(const exec::EvalResult& r);
 // A note naming the perf sizes the worker skipped because they do not fit the GPU (response "skipped_cases").
 std::string SkippedCasesNote(const exec::EvalResult& r);
+// The worker answered that the task's own code failed (exec::WorkerRunner: "task error: ..."), not the machinery.
+bool IsTaskError(const Status& s);
 // Per-case comparison of a finalist's long run against the original, which that request timed
 // interleaved with it (its timing baseline). A case without that timing cannot win.
 std::vector<CaseComparison> Compare(const exec::EvalResult& cand);

@@ -11,12 +11,9 @@
 
 namespace kiln::search::internal {
 
-namespace {
-// The worker answered that the task's own code failed (exec::WorkerRunner: "task error: ..."), not the machinery.
 bool IsTaskError(const Status& s) {
   return s.code() == Code::kInvalidArgument && s.message().rfind("task error: ", 0) == 0;
 }
-}  // namespace
 
 // Triton's interpreter ignores the options only the compiler reads (num_warps, num_stages, ...): a
 // config that differs from one already checked only in those is the same program there. The dry run

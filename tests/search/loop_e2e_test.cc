@@ -1080,6 +1080,21 @@ TEST(Loop, CompileWorkerFailingInTheTaskTurnsCompilesOff) {
   // A failure of the machinery in a compile worker still ends the loop (MachineryFailureAfterTheOriginalKeepsIt).
 }
 
+TEST(Loop, OriginalWhoseTaskFailsToLoadIsATaskErrorNotTheMachinerys) {
+  // triton_linear_activation on triton 3.6: its reference imports triton.ops, which is gone. `kiln eval`
+  // says "task error: ..."; so does the loop, without calling it the measuring machinery's failure.
+  Fixture f;
+  f.ev.task_error = [](const exec::EvalRequest&) {
+    return std::string("kernels/x.py: importing the task's reference raised ModuleNotFoundError: No module named "
+                       "'triton.ops' (at x.py:9)");
+  };
+  auto r = f.Run(Input());
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message().rfind("task error: kernels/x.py: importing the task's reference raised", 0), 0u)
+      << r.status().message();
+  EXPECT_EQ(r.status().message().find("machinery"), std::string::npos) << r.status().message();
+}
+
 // ---- issue 21: the budget is the search's, a slow candidate is cut, the run has a hard end ----------------
 
 // A measurer whose requests cost fake-clock time by config: `slow` configs take `slow_s` unless the request's
