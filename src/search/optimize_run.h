@@ -75,7 +75,7 @@ class OptimizeRun {
   // failed that way or nothing else qualifies.
   std::vector<size_t> RefillFinalists();
   // A case slower than the original in every interleaved round (verify_phase.cc).
-  static bool SlowerInEveryRound(const CaseComparison& x);
+  bool SlowerInEveryRound(const CaseComparison& x) const;
   // The candidate's block-size values ("BV=2"; "" when the space has no block size).
   std::string BlockKey(const Config& c) const;
   Status TryPerShapeAutotune();

@@ -93,6 +93,7 @@ class FakeMeasurer : public Measurer {
   std::function<bool(const exec::EvalRequest&)> machinery_fails;
   // The task's own code fails on the request (the worker's task error): its message, "" for none.
   std::function<std::string(const exec::EvalRequest&)> task_error;
+  double spread = 0.01;  // half-width of a timed case's per-round speedup spread, relative
   std::atomic<int> concurrent{0}, max_concurrent{0};
 
   Result<exec::HelloInfo> Hello() override {
@@ -177,13 +178,13 @@ class FakeMeasurer : public Measurer {
           cr.reference_ms = bt;
           cr.reference_is_baseline = true;
           cr.speedup = b / t;
-          cr.speedup_spread = std::make_pair(b / t * 0.99, b / t * 1.01);
+          cr.speedup_spread = std::make_pair(b / t * (1 - spread), b / t * (1 + spread));
         } else if (r.timing.value("time_reference", false)) {
           exec::Timing rt{reference_ms * scale, reference_ms * scale, reference_ms * scale,
                           reference_ms * scale, reference_ms * scale, 100};
           cr.reference_ms = rt;
           cr.speedup = reference_ms / t;
-          cr.speedup_spread = std::make_pair(reference_ms / t * 0.99, reference_ms / t * 1.01);
+          cr.speedup_spread = std::make_pair(reference_ms / t * (1 - spread), reference_ms / t * (1 + spread));
         }
         res.cases.push_back(cr);
       }
