@@ -546,7 +546,11 @@ void OptimizeRun::ProfileOriginal() {
   } else if (available.ok()) {
     Show("profile");
     const double t_prof0 = Now();
-    if (o_.hard_end_s > 0) d_.profiler->LimitSeconds(std::max(1.0, o_.hard_end_s - Elapsed() - o_.runner_grace_s));
+    // A share of what is left, so that a profile that runs long leaves the search and verification
+    // theirs (on an H200, chunk_retention's profile ran 58 s into a 90 s hard end and nothing was searched).
+    if (o_.hard_end_s > 0)
+      d_.profiler->LimitSeconds(std::max(
+          o_.min_profile_s, o_.profile_share * std::max(1.0, o_.hard_end_s - Elapsed() - o_.runner_grace_s)));
     auto p = d_.profiler->Profile(in_.task, in_.original_source, profile_case_);
     profile_s_ = Now() - t_prof0;
     if (p.ok()) {

@@ -86,6 +86,9 @@ struct OptimizeOptions {
   double min_search_fraction = 0.15;      // of the budget: the search's least window, however late it starts
   double min_profile_s = 10;              // the least a profile takes (a fresh worker under ncu): with less time
                                           // left before the hard end the original is not profiled
+  // With a hard end, the original's profile may take at most this share of the time left before it (at least
+  // min_profile_s); past it ncu is stopped and the run goes on measure-only.
+  double profile_share = 0.5;
   double long_cost_factor = 3.0;          // a long verification run (all cases, verify trials, interleaved with the
                                           // original) against one search measurement
   bool per_shape_fallback = true;         // --no-per-shape: no autotune of a split finalist and the original

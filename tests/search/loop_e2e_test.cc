@@ -710,7 +710,9 @@ class FakeProfiler : public Profiler {
     p.kernel_shares = shares;
     return p;
   }
+  void LimitSeconds(double seconds) override { limits.push_back(seconds); }
   std::map<std::string, double> shares;
+  std::vector<double> limits;  // each LimitSeconds, in order
 };
 
 TEST(Loop, ProfiledRunUsesMovesAndReportsRoofline) {
@@ -1281,6 +1283,21 @@ TEST(Loop, NoProfileStartsTooCloseToTheHardEnd) {
       EXPECT_GE(prof.calls, 1);
       EXPECT_EQ(r->mode, "profiled");
     }
+  }
+}
+
+// On an H200 chunk_retention's profile ran 58 s into a 90 s hard end (ncu's limit was all the time left)
+// and nothing was searched. The profile gets half of what is left, at least min_profile_s.
+TEST(Loop, ProfileGetsAShareOfTheTimeLeft) {
+  for (double hard_end : {100.0, 25.0}) {
+    Fixture f;
+    FakeProfiler prof;
+    f.o.hard_end_s = hard_end;  // the baseline takes 1 s of the fake clock, the runner's grace is 10 s
+    auto r = Optimize(Input(), f.o, {&f.ev, &f.rr, &prof});
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    ASSERT_FALSE(prof.limits.empty());
+    // 100: (100 - ~1 - 10) / 2 = ~44.5 s; 25: (25 - ~1 - 10) / 2 = ~7 s, raised to min_profile_s (10 s).
+    EXPECT_NEAR(prof.limits.front(), hard_end > 50 ? 44.5 : 10.0, hard_end > 50 ? 0.5 : 1e-9) << hard_end;
   }
 }
 
