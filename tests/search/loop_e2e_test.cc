@@ -1287,17 +1287,19 @@ TEST(Loop, NoProfileStartsTooCloseToTheHardEnd) {
 }
 
 // On an H200 chunk_retention's profile ran 58 s into a 90 s hard end (ncu's limit was all the time left)
-// and nothing was searched. The profile gets half of what is left, at least min_profile_s.
+// and nothing was searched. Past 30 s a profile gets half of what is left; under 30 s it is not cut (nor
+// past what is left).
 TEST(Loop, ProfileGetsAShareOfTheTimeLeft) {
-  for (double hard_end : {100.0, 25.0}) {
+  for (double hard_end : {200.0, 60.0, 25.0}) {
     Fixture f;
     FakeProfiler prof;
-    f.o.hard_end_s = hard_end;  // the baseline takes 1 s of the fake clock, the runner's grace is 10 s
+    f.o.hard_end_s = hard_end;  // the baseline takes ~1 s of the fake clock, the runner's grace is 10 s
     auto r = Optimize(Input(), f.o, {&f.ev, &f.rr, &prof});
     ASSERT_TRUE(r.ok()) << r.status().message();
     ASSERT_FALSE(prof.limits.empty());
-    // 100: (100 - ~1 - 10) / 2 = ~44.5 s; 25: (25 - ~1 - 10) / 2 = ~7 s, raised to min_profile_s (10 s).
-    EXPECT_NEAR(prof.limits.front(), hard_end > 50 ? 44.5 : 10.0, hard_end > 50 ? 0.5 : 1e-9) << hard_end;
+    // 200: (200 - ~1 - 10) / 2 = ~94.5 s; 60: half of ~49 s is ~24.5, raised to 30; 25: ~14 s, all that is left.
+    const double want = hard_end == 200 ? 94.5 : hard_end == 60 ? 30.0 : 14.0;
+    EXPECT_NEAR(prof.limits.front(), want, hard_end == 60 ? 1e-9 : 0.5) << hard_end;
   }
 }
 
