@@ -269,7 +269,10 @@ LaunchSite SiteAt(const Tree& tree, const ModuleModel& model, const Kernel& k, c
   LaunchSite s;
   const Binding* b = l.FindBinding(name);
   s.origin = b ? b->origin.kind : OriginKind::kMissing;
-  bool has_splat = std::any_of(l.args.begin(), l.args.end(), [](const auto& a) { return a.splat; });
+  // A **kwargs splat may carry a launch option itself; a *args splat only fills kernel parameters, so a
+  // launch option keyword can still be added beside it (matrix_transpose: `kernel[grid](m, o, *m.stride(), ...)`).
+  bool has_splat = std::any_of(l.args.begin(), l.args.end(),
+                               [](const auto& a) { return a.splat && a.value.text.rfind("**", 0) == 0; });
   switch (s.origin) {
     case OriginKind::kLiteral:
       s.site = TunableSite::kLaunchLiteral;
@@ -317,7 +320,7 @@ LaunchSite SiteAt(const Tree& tree, const ModuleModel& model, const Kernel& k, c
       s.value_text = b->origin.value;
       if (option) {
         s.site = has_splat ? TunableSite::kNotEditable : TunableSite::kOptionDefault;
-        if (has_splat) s.why = "the launch passes *args/**kwargs";
+        if (has_splat) s.why = "the launch passes **kwargs";
       } else {
         s.site = TunableSite::kKernelDefault;
       }
