@@ -1016,9 +1016,11 @@ TEST(Loop, CaseSlowerInEveryRoundIsNotDeclared) {
 // config measured 0.999x in every round against the original. 0.999x in every round is declared; 0.997x
 // in every round (swiglu_triton's case) is not.
 TEST(Loop, GapWithinTheTieBandIsNotSlower) {
-  for (double ratio : {0.999, 0.997}) {
+  for (double ratio : {0.999, 0.997, 0.9995}) {
     Fixture f;
     f.o.patience = 100;
+    const bool no_band = ratio == 0.9995;  // without the band any consistent gap is slower
+    if (no_band) f.o.tie_band = 0;
     f.o.per_shape_fallback = false;
     f.ev.spread = 0.0005;  // every round within 0.05% of the median: below 1 in every round
     f.ev.case_ms = [ratio](const Config& c, const std::string& name) {
@@ -1027,11 +1029,11 @@ TEST(Loop, GapWithinTheTieBandIsNotSlower) {
     };
     auto r = f.Run(Input());
     ASSERT_TRUE(r.ok()) << r.status().message();
-    EXPECT_EQ(r->improved, ratio > 0.998) << ratio << ": " << r->kept_reason;
+    EXPECT_EQ(r->improved, ratio > 0.998 && !no_band) << ratio << ": " << r->kept_reason;
     bool said = false;
     for (const auto& c : r->candidates)
       said = said || c.final_outcome.find("slower than the original in every round") != std::string::npos;
-    EXPECT_EQ(said, ratio < 0.998) << ratio;
+    EXPECT_EQ(said, ratio < 0.998 || no_band) << ratio;
   }
 }
 
