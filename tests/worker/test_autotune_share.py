@@ -43,3 +43,33 @@ def test_other_candidate_keeps_its_own_tuning(fork_worker):
     assert r.get("verdict") == "ok", (r.get("verdict"), r.get("reasons"))
     assert len(_tunings(r)) == 6, _tunings(r)   # each key, in each copy
     assert "autotune_shared" not in r["runtime_checks"], r["runtime_checks"]
+
+
+def _trusted(candidate, policy="trusted"):
+    r = _req(candidate)
+    r["policy"] = policy
+    return r
+
+
+def test_warm_worker_tunes_a_trusted_key_once_across_requests(shared_worker):
+    """kiln optimize's warm worker loads the reference (and in verification the original) afresh for every
+    request; in trusted requests their autotuners keep the process's picks, so a key is tuned once per
+    worker. A strict request forgets them and never reads them (untrusted code could alter them)."""
+    r1 = shared_worker.request(_trusted(None), timeout=300)
+    assert r1.get("verdict") == "ok", (r1.get("verdict"), r1.get("reasons"), r1.get("stderr_tail", "")[-800:])
+    assert len(_tunings(r1)) == 3, _tunings(r1)
+    assert r1["runtime_checks"].get("autotune_kept") == 1, r1["runtime_checks"]
+    r2 = shared_worker.request(_trusted(None), timeout=300)
+    assert r2.get("verdict") == "ok", (r2.get("verdict"), r2.get("reasons"))
+    assert _tunings(r2) == [], _tunings(r2)          # every key was tuned by the first request
+    with open(KERNEL) as f:
+        source = f.read().replace("* 3.0", "* 3.0 + 0.0")
+    r3 = shared_worker.request(_trusted({"source": source, "name": "tuned_scale.py"}), timeout=300)
+    assert r3.get("verdict") == "ok", (r3.get("verdict"), r3.get("reasons"))
+    assert len(_tunings(r3)) == 3, _tunings(r3)      # the other kernel tunes its own copy; the reference does not
+    r4 = shared_worker.request(_trusted(None, "strict"), timeout=300)
+    assert r4.get("verdict") == "ok", (r4.get("verdict"), r4.get("reasons"))
+    assert len(_tunings(r4)) == 3, _tunings(r4)      # strict: nothing kept is read
+    assert "autotune_kept" not in r4["runtime_checks"], r4["runtime_checks"]
+    r5 = shared_worker.request(_trusted(None), timeout=300)
+    assert len(_tunings(r5)) == 3, _tunings(r5)      # the strict request forgot the tables

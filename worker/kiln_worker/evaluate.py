@@ -385,6 +385,12 @@ class Evaluator:
         with plat.cuda_shim(), tasks_mod.harness(task.path, "importing the task's reference"):
             task.load_reference()
         self._phase("load_reference", t_ph)
+        if self.policy == "trusted":   # a key tuned in an earlier request of this worker is not tuned again
+            kept = autotune_share.keep(getattr(task, "ref_mod", None))
+            if kept:
+                self.runtime["autotune_kept"] = len(kept)
+        else:
+            autotune_share.forget()
         self._legacy_on = self._legacy_wanted(task)
         self._load_timing_baseline(task)
         baseline = self._baseline = guards.snapshot()
@@ -525,6 +531,8 @@ class Evaluator:
         finally:
             self._phase("load_baseline", t_ph)
         self.has_baseline = True
+        if self.policy == "trusted":   # the original's picks: its own, made in the baseline run of this worker
+            autotune_share.keep(getattr(task, "base_mod", None))
 
     # ------------------------------------------------------------------------------------------
     def _check_patches(self, baseline, when):
