@@ -877,8 +877,10 @@ Result<Plan> PlanInsertAutotune(const Ctx& c, const InsertAutotune& r) {
     const auto& at = *k.autotune;
     if (!at.configs_expr.present()) return Refuse("existing @triton.autotune has no configs argument to replace");
     // kiln's configs are picked the way kiln verified them, unless the module chose its own benchmark.
-    if (r.kiln_bench && c.text().substr(at.args_span.begin.byte, at.args_span.size()).find("do_bench") == std::string_view::npos) {
-      KILN_RETURN_IF_ERROR(AppendArg(plan.edits, c.text(), at.args_span, std::string("do_bench=") + kAutotuneBenchName));
+    if (r.kiln_bench &&
+        c.text().substr(at.args_span.begin.byte, at.args_span.size()).find("do_bench") == std::string_view::npos) {
+      KILN_RETURN_IF_ERROR(
+          AppendArg(plan.edits, c.text(), at.args_span, std::string("do_bench=") + kAutotuneBenchName));
       uint32_t pos = k.first_decorator_span.begin.byte;
       if (pos > 0 && c.text()[pos - 1] == '@') --pos;
       if (std::string helper = AutotuneBenchText(c.text(), ind); !helper.empty())

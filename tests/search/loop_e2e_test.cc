@@ -1112,8 +1112,9 @@ TEST(Loop, OriginalWhoseTaskFailsToLoadIsATaskErrorNotTheMachinerys) {
   // says "task error: ..."; so does the loop, without calling it the measuring machinery's failure.
   Fixture f;
   f.ev.task_error = [](const exec::EvalRequest&) {
-    return std::string("kernels/x.py: importing the task's reference raised ModuleNotFoundError: No module named "
-                       "'triton.ops' (at x.py:9)");
+    return std::string(
+        "kernels/x.py: importing the task's reference raised ModuleNotFoundError: No module named "
+        "'triton.ops' (at x.py:9)");
   };
   auto r = f.Run(Input());
   ASSERT_FALSE(r.ok());
