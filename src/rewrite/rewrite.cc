@@ -731,8 +731,11 @@ Status DropTunedAtLaunch(const Ctx& c, const Launch& l, const std::set<std::stri
 // Triton's default clears the L2 before every call; for a short kernel that is not how kiln (nor a model
 // calling it back to back) runs it, and on an H200 the per-shape autotune of rms_rbe_matmul picked a
 // config 4% slower than the original at a 9 us size (0.976x, so the 10x it found on the large sizes was
-// rejected). Under ~50 us of GPU time a config is timed by CUDA-graph replay, longer ones by Triton's
-// default. Under the interpreter (no driver to time with: Triton's default raises there) every config
+// rejected). Under ~50 us of GPU time a config is timed warm, 10 calls back to back behind a GPU spin
+// (torch.cuda._sleep) that hides the host's launch time, as kiln's CUDA-graph replay times it; longer ones
+// by Triton's default. No CUDA graph: capturing one needs a stream of its own, and under policy strict a
+// candidate that creates a stream while it runs is rejected (foreign_stream), so `kiln eval` would reject
+// kiln's own output. Under the interpreter (no driver to time with: Triton's default raises there) every config
 // times 0 and the autotuner keeps the first, kiln's winner.
 namespace {
 
@@ -744,22 +747,36 @@ std::string AutotuneBenchText(std::string_view module, const std::string& ind) {
   if (module.find(std::string("def ") + kAutotuneBenchName + "(") != std::string_view::npos) return "";
   const char* lines[] = {
       "def _kiln_autotune_bench(fn, quantiles):",
-      "    # Written by kiln optimize: times each config as kiln verified it (under ~50 us of GPU time by",
-      "    # CUDA-graph replay, longer ones by Triton's default benchmark, which clears the L2 first).",
+      "    # Written by kiln optimize: times each config as kiln verified it. A call under ~50 us of GPU time",
+      "    # is timed warm, 10 calls back to back behind a GPU spin that hides the host's launch time (no",
+      "    # CUDA graph: no stream of its own); a longer one by Triton's default benchmark (L2 cleared first).",
       "    import os",
+      "    import statistics",
       "    import torch",
-      "    import triton.testing",
+      "    import triton",
       "    if os.environ.get(\"TRITON_INTERPRET\") == \"1\":  # no GPU to time on: the first config runs",
       "        return 0.0 if quantiles is None else [0.0] * len(quantiles)",
       "    default = triton.runtime.driver.active.get_benchmarker()",
       "    if not torch.cuda.is_available():",
       "        return default(fn, quantiles=quantiles)",
-      "    try:",
-      "        if triton.testing.do_bench_cudagraph(fn, rep=5, return_mode=\"median\") < 0.05:",
-      "            return triton.testing.do_bench_cudagraph(fn, rep=20, quantiles=quantiles, return_mode=\"median\")",
-      "    except Exception:  # a call that cannot be captured in a CUDA graph",
-      "        pass",
-      "    return default(fn, quantiles=quantiles)",
+      "    fn()",
+      "    torch.cuda.synchronize()",
+      "    pairs = []",
+      "    for _ in range(20):",
+      "        torch.cuda._sleep(2000000)  # ~1 ms of GPU cycles while the host enqueues the calls",
+      "        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)",
+      "        start.record()",
+      "        for _ in range(10):",
+      "            fn()",
+      "        end.record()",
+      "        pairs.append((start, end))",
+      "    torch.cuda.synchronize()",
+      "    ms = sorted(s.elapsed_time(e) / 10 for s, e in pairs)",
+      "    if statistics.median(ms) >= 0.05:",
+      "        return default(fn, quantiles=quantiles)",
+      "    if quantiles is None:",
+      "        return statistics.median(ms)",
+      "    return [ms[min(len(ms) - 1, int(q * len(ms)))] for q in quantiles]",
   };
   std::string out;
   for (size_t i = 0; i < std::size(lines); ++i) out += (i ? ind : std::string()) + lines[i] + "\n";

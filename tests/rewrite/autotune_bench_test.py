@@ -1,9 +1,10 @@
 """The benchmark kiln's @triton.autotune uses (`do_bench=_kiln_autotune_bench`, src/rewrite/rewrite.cc).
 
 The module kiln_rewrite_apply writes for an insert_autotune request is loaded and its helper is called with
-torch's and triton's timing functions replaced by recorders, so each branch is checked without a GPU:
-a call under 50 us of GPU time is timed by CUDA-graph replay (as kiln's own timer does), a longer one and
-one that cannot be captured by Triton's default benchmark, and so is everything under the interpreter.
+torch's and triton's timing functions replaced by fakes on a fake GPU clock, so each branch is checked
+without a GPU: a call under 50 us of GPU time is timed warm (10 calls back to back behind a GPU spin, 20
+samples, no CUDA graph or stream of its own), a longer one by Triton's default benchmark; under the
+interpreter nothing is timed and the first config runs.
 The module then runs for real under the interpreter: the autotuner calls the helper and picks a config.
 
 usage: autotune_bench_test.py KILN_REWRITE_APPLY CASE_FILE KERNEL
@@ -51,59 +52,79 @@ class Default:
         return [1.0, 0.9, 1.1]
 
 
-def graph_bench(ms, raises=False):
-    def f(fn, rep=20, quantiles=None, return_mode="mean"):
-        calls.append(("graph", rep, quantiles, return_mode))
-        if raises:
-            raise RuntimeError("operation not permitted when stream is capturing")
-        return ms if quantiles is None else [ms, ms, ms]
-    return f
-
-
 class FakeDriver:
     def get_benchmarker(self):
         return Default()
 
 
-saved = (torch.cuda.is_available, triton.testing.do_bench_cudagraph, triton.runtime.driver._active,
-         os.environ.get("TRITON_INTERPRET"))
+clock = [0.0]   # fake GPU time, ms: each call of the timed function adds its duration
+
+
+class FakeEvent:
+    def __init__(self, enable_timing=False):
+        self.t = None
+
+    def record(self, stream=None):
+        self.t = clock[0]
+
+    def elapsed_time(self, end):
+        return end.t - self.t
+
+
+def timed(ms):
+    def fn():
+        calls.append("call")
+        clock[0] += ms
+    return fn
+
+
+def summary():
+    return {x if isinstance(x, str) else x[0]: sum(1 for y in calls if y == x) for x in calls}
+
+
+saved = (torch.cuda.is_available, torch.cuda.Event, torch.cuda.synchronize, torch.cuda._sleep,
+         triton.runtime.driver._active, os.environ.get("TRITON_INTERPRET"))
+graph_api = (torch.cuda.graph, torch.cuda.CUDAGraph, torch.cuda.Stream)
 q = (0.5, 0.2, 0.8)
 try:
     triton.runtime.driver.set_active(FakeDriver())
     os.environ.pop("TRITON_INTERPRET", None)
     torch.cuda.is_available = lambda: True
+    torch.cuda.Event = FakeEvent
+    torch.cuda.synchronize = lambda *a, **k: None
+    torch.cuda._sleep = lambda cycles: calls.append(("sleep", cycles))
+    # no CUDA graph and no stream of its own (policy strict rejects a candidate that creates one)
+    torch.cuda.graph = torch.cuda.CUDAGraph = torch.cuda.Stream = None
 
-    triton.testing.do_bench_cudagraph = graph_bench(0.009)   # a 9 us call: graph replay decides
+    calls.clear()                                            # a 9 us call: 10 warm calls per sample
+    got = bench(timed(0.009), q)
+    check("short call result", [round(x, 9) for x in got], [0.009, 0.009, 0.009])
+    check("short call timing", (calls.count("call"), sum(1 for c in calls if c[0] == "sleep"),
+                                sum(1 for c in calls if c[0] == "default")), (201, 20, 0))
     calls.clear()
-    check("short call result", bench(lambda: None, q), [0.009, 0.009, 0.009])
-    check("short call timing", calls, [("graph", 5, None, "median"), ("graph", 20, q, "median")])
+    check("short call, no quantiles", round(bench(timed(0.009), None), 9), 0.009)
 
-    triton.testing.do_bench_cudagraph = graph_bench(0.2)     # 200 us: Triton's default (cold L2)
-    calls.clear()
-    check("long call result", bench(lambda: None, q), [1.0, 0.9, 1.1])
-    check("long call timing", calls, [("graph", 5, None, "median"), ("default", q)])
-
-    triton.testing.do_bench_cudagraph = graph_bench(0.009, raises=True)   # cannot be captured
-    calls.clear()
-    check("uncapturable result", bench(lambda: None, q), [1.0, 0.9, 1.1])
-    check("uncapturable timing", calls, [("graph", 5, None, "median"), ("default", q)])
+    calls.clear()                                            # 200 us: Triton's default (cold L2)
+    check("long call result", bench(timed(0.2), q), [1.0, 0.9, 1.1])
+    check("long call timing", calls[-1], ("default", q))
 
     os.environ["TRITON_INTERPRET"] = "1"                     # the interpreter: nothing timed, first config
-    triton.testing.do_bench_cudagraph = graph_bench(0.009)
     calls.clear()
-    check("interpreter timing", (bench(lambda: None, q), bench(lambda: None, None), calls), ([0.0, 0.0, 0.0], 0.0, []))
+    check("interpreter timing", (bench(timed(0.009), q), bench(timed(0.009), None), calls), ([0.0, 0.0, 0.0], 0.0, []))
 
     os.environ.pop("TRITON_INTERPRET", None)
     torch.cuda.is_available = lambda: False                  # no GPU
     calls.clear()
-    bench(lambda: None, q)
+    bench(timed(0.009), q)
     check("no-GPU timing", calls, [("default", q)])
 finally:
-    torch.cuda.is_available, triton.testing.do_bench_cudagraph, triton.runtime.driver._active = saved[:3]
-    if saved[3] is None:
+    (torch.cuda.is_available, torch.cuda.Event, torch.cuda.synchronize, torch.cuda._sleep,
+     triton.runtime.driver._active) = saved[:5]
+    torch.cuda.graph, torch.cuda.CUDAGraph, torch.cuda.Stream = graph_api
+    if saved[5] is None:
         os.environ.pop("TRITON_INTERPRET", None)
     else:
-        os.environ["TRITON_INTERPRET"] = saved[3]
+        os.environ["TRITON_INTERPRET"] = saved[5]
 
 # For real, under the interpreter (where Triton's own benchmark raises: no driver): the autotuner times
 # both configs through the helper, keeps the first, and the module computes the right result.
