@@ -731,12 +731,13 @@ Status DropTunedAtLaunch(const Ctx& c, const Launch& l, const std::set<std::stri
 // Triton's default clears the L2 before every call; for a short kernel that is not how kiln (nor a model
 // calling it back to back) runs it, and on an H200 the per-shape autotune of rms_rbe_matmul picked a
 // config 4% slower than the original at a 9 us size (0.976x, so the 10x it found on the large sizes was
-// rejected). Under ~50 us of GPU time a config is timed warm, 10 calls back to back behind a GPU spin
-// (torch.cuda._sleep) that hides the host's launch time, as kiln's CUDA-graph replay times it; longer ones
-// by Triton's default. No CUDA graph: capturing one needs a stream of its own, and under policy strict a
-// candidate that creates a stream while it runs is rejected (foreign_stream), so `kiln eval` would reject
-// kiln's own output. Under the interpreter (no driver to time with: Triton's default raises there) every config
-// times 0 and the autotuner keeps the first, kiln's winner.
+// rejected). Under ~50 us of GPU time a config is timed mostly warm, 10 calls back to back while fills of a
+// 256 MB buffer keep the GPU busy as the host enqueues them (kiln's CUDA-graph replay times it warm, without
+// the host); longer ones by Triton's default. It uses only what Triton's default uses (a 256 MB buffer's
+// fills, the config's own kernels, CUDA events): a CUDA graph needs a stream of its own and a spin kernel is
+// foreign work, both rejected in a candidate under policy strict (foreign_stream, foreign_kernel), so
+// `kiln eval` would reject kiln's own output. Under the interpreter (no driver to time with: Triton's
+// default raises there) every config times 0 and the autotuner keeps the first, kiln's winner.
 namespace {
 
 constexpr const char* kAutotuneBenchName = "_kiln_autotune_bench";
@@ -748,8 +749,8 @@ std::string AutotuneBenchText(std::string_view module, const std::string& ind) {
   const char* lines[] = {
       "def _kiln_autotune_bench(fn, quantiles):",
       "    # Written by kiln optimize: times each config as kiln verified it. A call under ~50 us of GPU time",
-      "    # is timed warm, 10 calls back to back behind a GPU spin that hides the host's launch time (no",
-      "    # CUDA graph: no stream of its own); a longer one by Triton's default benchmark (L2 cleared first).",
+      "    # is timed mostly warm, 10 calls back to back while fills of a 256 MB buffer keep the GPU busy as the",
+      "    # host enqueues them; a longer call by Triton's default benchmark (the same buffer cleared per call).",
       "    import os",
       "    import statistics",
       "    import torch",
@@ -760,10 +761,11 @@ std::string AutotuneBenchText(std::string_view module, const std::string& ind) {
       "    if not torch.cuda.is_available():",
       "        return default(fn, quantiles=quantiles)",
       "    fn()",
-      "    torch.cuda.synchronize()",
+      "    busy = torch.empty(64 * 1024 * 1024, dtype=torch.int32, device=\"cuda\")",
       "    pairs = []",
       "    for _ in range(20):",
-      "        torch.cuda._sleep(2000000)  # ~1 ms of GPU cycles while the host enqueues the calls",
+      "        for _ in range(12):",
+      "            busy.zero_()",
       "        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)",
       "        start.record()",
       "        for _ in range(10):",
@@ -771,6 +773,7 @@ std::string AutotuneBenchText(std::string_view module, const std::string& ind) {
       "        end.record()",
       "        pairs.append((start, end))",
       "    torch.cuda.synchronize()",
+      "    del busy",
       "    ms = sorted(s.elapsed_time(e) / 10 for s, e in pairs)",
       "    if statistics.median(ms) >= 0.05:",
       "        return default(fn, quantiles=quantiles)",

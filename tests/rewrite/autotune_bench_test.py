@@ -2,9 +2,9 @@
 
 The module kiln_rewrite_apply writes for an insert_autotune request is loaded and its helper is called with
 torch's and triton's timing functions replaced by fakes on a fake GPU clock, so each branch is checked
-without a GPU: a call under 50 us of GPU time is timed warm (10 calls back to back behind a GPU spin, 20
-samples, no CUDA graph or stream of its own), a longer one by Triton's default benchmark; under the
-interpreter nothing is timed and the first config runs.
+without a GPU: a call under 50 us of GPU time is timed mostly warm (10 calls back to back after fills of a
+256 MB buffer, 20 samples; no CUDA graph, stream or spin kernel of its own), a longer one by Triton's
+default benchmark; under the interpreter nothing is timed and the first config runs.
 The module then runs for real under the interpreter: the autotuner calls the helper and picks a config.
 
 usage: autotune_bench_test.py KILN_REWRITE_APPLY CASE_FILE KERNEL
@@ -85,6 +85,7 @@ def summary():
 saved = (torch.cuda.is_available, torch.cuda.Event, torch.cuda.synchronize, torch.cuda._sleep,
          triton.runtime.driver._active, os.environ.get("TRITON_INTERPRET"))
 graph_api = (torch.cuda.graph, torch.cuda.CUDAGraph, torch.cuda.Stream)
+real_empty = torch.empty
 q = (0.5, 0.2, 0.8)
 try:
     triton.runtime.driver.set_active(FakeDriver())
@@ -92,15 +93,25 @@ try:
     torch.cuda.is_available = lambda: True
     torch.cuda.Event = FakeEvent
     torch.cuda.synchronize = lambda *a, **k: None
-    torch.cuda._sleep = lambda cycles: calls.append(("sleep", cycles))
-    # no CUDA graph and no stream of its own (policy strict rejects a candidate that creates one)
-    torch.cuda.graph = torch.cuda.CUDAGraph = torch.cuda.Stream = None
+    # only what Triton's default benchmark uses: a buffer's fills, the config's own calls, CUDA events. No
+    # CUDA graph, no stream of its own, no spin kernel (policy strict rejects a candidate that uses them).
+    torch.cuda.graph = torch.cuda.CUDAGraph = torch.cuda.Stream = torch.cuda._sleep = None
+
+    class Busy:
+        def zero_(self):
+            calls.append(("fill",))
+            clock[0] += 0.08
+
+    def fake_empty(*a, **k):
+        check("busy buffer", (a, k.get("device"), k.get("dtype")), ((64 * 1024 * 1024,), "cuda", torch.int32))
+        return Busy()
+    torch.empty = fake_empty
 
     calls.clear()                                            # a 9 us call: 10 warm calls per sample
     got = bench(timed(0.009), q)
     check("short call result", [round(x, 9) for x in got], [0.009, 0.009, 0.009])
-    check("short call timing", (calls.count("call"), sum(1 for c in calls if c[0] == "sleep"),
-                                sum(1 for c in calls if c[0] == "default")), (201, 20, 0))
+    check("short call timing", (calls.count("call"), sum(1 for c in calls if c[0] == "fill"),
+                                sum(1 for c in calls if c[0] == "default")), (201, 240, 0))
     calls.clear()
     check("short call, no quantiles", round(bench(timed(0.009), None), 9), 0.009)
 
@@ -120,6 +131,7 @@ try:
 finally:
     (torch.cuda.is_available, torch.cuda.Event, torch.cuda.synchronize, torch.cuda._sleep,
      triton.runtime.driver._active) = saved[:5]
+    torch.empty = real_empty
     torch.cuda.graph, torch.cuda.CUDAGraph, torch.cuda.Stream = graph_api
     if saved[5] is None:
         os.environ.pop("TRITON_INTERPRET", None)
