@@ -760,29 +760,34 @@ std::string AutotuneBenchText(std::string_view module, const std::string& ind) {
       "    default = triton.runtime.driver.active.get_benchmarker()",
       "    if not torch.cuda.is_available():",
       "        return default(fn, quantiles=quantiles)",
-      "    fn()",
       "    busy = torch.empty(64 * 1024 * 1024, dtype=torch.int32, device=\"cuda\")",
-      "    pairs = []",
-      "    for _ in range(20):",
+      "",
+      "    def timed(calls):",
       "        for _ in range(12):",
       "            busy.zero_()",
       "        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)",
       "        start.record()",
-      "        for _ in range(10):",
+      "        for _ in range(calls):",
       "            fn()",
       "        end.record()",
-      "        pairs.append((start, end))",
+      "        return start, end",
+      "",
+      "    fn()",
+      "    start, end = timed(1)",
+      "    torch.cuda.synchronize()",
+      "    if start.elapsed_time(end) >= 0.05:  # a long call: Triton's default, no warm samples first",
+      "        del busy",
+      "        return default(fn, quantiles=quantiles)",
+      "    pairs = [timed(10) for _ in range(20)]",
       "    torch.cuda.synchronize()",
       "    del busy",
       "    ms = sorted(s.elapsed_time(e) / 10 for s, e in pairs)",
-      "    if statistics.median(ms) >= 0.05:",
-      "        return default(fn, quantiles=quantiles)",
       "    if quantiles is None:",
       "        return statistics.median(ms)",
       "    return [ms[min(len(ms) - 1, int(q * len(ms)))] for q in quantiles]",
   };
   std::string out;
-  for (size_t i = 0; i < std::size(lines); ++i) out += (i ? ind : std::string()) + lines[i] + "\n";
+  for (size_t i = 0; i < std::size(lines); ++i) out += (i && *lines[i] ? ind : std::string()) + lines[i] + "\n";
   return out + "\n\n" + ind;
 }
 
