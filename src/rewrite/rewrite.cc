@@ -885,6 +885,8 @@ Result<Plan> PlanInsertAutotune(const Ctx& c, const InsertAutotune& r) {
   std::string triton = TritonAlias(c.model);
   std::string configs = "[\n";
   std::string ind = IndentOf(c.text(), k.first_decorator_span.begin.byte);
+  uint32_t decorators_at = k.first_decorator_span.begin.byte;  // where the topmost decorator's '@' is
+  if (decorators_at > 0 && c.text()[decorators_at - 1] == '@') --decorators_at;
   for (const auto& cfg : r.configs) configs += ind + "        " + ConfigText(cfg, triton) + ",\n";
   configs += ind + "    ]";
   Plan plan;
@@ -906,10 +908,8 @@ Result<Plan> PlanInsertAutotune(const Ctx& c, const InsertAutotune& r) {
         c.text().substr(at.args_span.begin.byte, at.args_span.size()).find("do_bench") == std::string_view::npos) {
       KILN_RETURN_IF_ERROR(
           AppendArg(plan.edits, c.text(), at.args_span, std::string("do_bench=") + kAutotuneBenchName));
-      uint32_t pos = k.first_decorator_span.begin.byte;
-      if (pos > 0 && c.text()[pos - 1] == '@') --pos;
       if (std::string helper = AutotuneBenchText(c.text(), ind); !helper.empty())
-        KILN_RETURN_IF_ERROR(plan.edits.Insert(pos, helper));
+        KILN_RETURN_IF_ERROR(plan.edits.Insert(decorators_at, helper));
     }
     KILN_RETURN_IF_ERROR(plan.edits.Replace(at.configs_expr.span, configs));
     if (at.key_expr.present())
@@ -926,10 +926,8 @@ Result<Plan> PlanInsertAutotune(const Ctx& c, const InsertAutotune& r) {
     if (!restore.empty()) deco += ind + "    restore_value=" + ListText({restore.begin(), restore.end()}) + ",\n";
     if (r.kiln_bench) deco += ind + "    do_bench=" + kAutotuneBenchName + ",\n";
     deco += ind + ")\n" + ind;
-    uint32_t at = k.first_decorator_span.begin.byte;
-    if (at > 0 && c.text()[at - 1] == '@') --at;
     if (r.kiln_bench) deco = AutotuneBenchText(c.text(), ind) + deco;
-    KILN_RETURN_IF_ERROR(plan.edits.Insert(at, deco));
+    KILN_RETURN_IF_ERROR(plan.edits.Insert(decorators_at, deco));
     plan.notes.push_back(
         fmt::format("inserted @triton.autotune with {} configs, key={}", r.configs.size(), ListText(key)));
   }

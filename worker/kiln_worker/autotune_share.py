@@ -64,13 +64,8 @@ def _kernel_key(at):
 
 def _twins(a, b) -> bool:
     """The same kernel tuned the same way: key, argument names, configs and the kernel's code."""
-    try:
-        ka = _kernel_key(a)
-        return (type(a) is type(b) and list(a.keys) == list(b.keys) and list(a.arg_names) == list(b.arg_names)
-                and [str(c) for c in a.configs] == [str(c) for c in b.configs]
-                and ka is not None and ka == _kernel_key(b))
-    except Exception:  # noqa: BLE001 - anything unexpected: not shared
-        return False
+    ia = _identity(a)
+    return ia is not None and ia == _identity(b)
 
 
 # Pick tables of trusted autotuned kernels, by identity (_identity), kept across the requests of one process.
