@@ -1,5 +1,7 @@
 #include "app/rewrite_renderer.h"
 
+#include <cmath>
+
 #include "rewrite/rewrite.h"
 
 namespace kiln::app {
@@ -49,6 +51,31 @@ Result<bool> CommonEvictFirst(const std::vector<Config>& configs) {
   return any;
 }
 
+// A key value as a Python literal: only numbers and booleans (what a size key holds) are pinned.
+Result<std::string> PythonScalar(const nlohmann::json& v) {
+  if (v.is_boolean()) return std::string(v.get<bool>() ? "True" : "False");
+  if (v.is_number_integer()) return v.dump();
+  if (v.is_number_float() && std::isfinite(v.get<double>())) return v.dump();
+  return InvalidArgument("autotune key value " + v.dump() + " is not a number");
+}
+
+// The pins as InsertAutotune holds them (a Python tuple per shape).
+Status SetPins(const search::ShapePins& pins, rewrite::InsertAutotune* at) {
+  if (pins.shapes.empty()) return Status::Ok();
+  at->pin_names = pins.names;
+  for (const auto& [values, first] : pins.shapes) {
+    if (!values.is_array() || values.size() != pins.names.size())
+      return InvalidArgument("a pinned shape does not have one value per key parameter");
+    std::string t;
+    for (const auto& v : values) {
+      KILN_ASSIGN_OR_RETURN(std::string x, PythonScalar(v));
+      t += (t.empty() ? "" : ", ") + x;
+    }
+    at->pins.emplace_back("(" + t + (values.size() == 1 ? ",)" : ")"), first);
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<std::string> RewriteRenderer::Render(const Config& c) {
@@ -65,13 +92,15 @@ Result<std::string> RewriteRenderer::Render(const Config& c) {
   return r->source;
 }
 
-Result<std::string> RewriteRenderer::RenderPerShape(const Config& winner, const Config& baseline) {
+Result<std::string> RewriteRenderer::RenderPerShape(const Config& winner, const Config& baseline,
+                                                    const search::ShapePins& pins) {
   // An autotuned original keeps its own configs (the baseline config kiln searched from is only one
   // of them) and gains the winner in front.
   KILN_ASSIGN_OR_RETURN(bool evict, CommonEvictFirst({winner, baseline}));
   rewrite::InsertAutotune ext;
   ext.keep_existing = true;
   ext.configs.push_back(ToTuneConfig(winner));
+  KILN_RETURN_IF_ERROR(SetPins(pins, &ext));
   rewrite::Target t{kernel_, {}};
   std::vector<rewrite::Request> steps;
   if (evict) steps.push_back(EvictFirstRequest());
@@ -80,13 +109,18 @@ Result<std::string> RewriteRenderer::RenderPerShape(const Config& winner, const 
   if (r.ok())
     for (const auto& n : r->notes)
       if (n.find("in front of the existing autotune configs") != std::string::npos) return r->source;
-  return RenderAutotune({winner, baseline});
+  return RenderAutotune({winner, baseline}, pins);
 }
 
 Result<std::string> RewriteRenderer::RenderAutotune(const std::vector<Config>& configs) {
+  return RenderAutotune(configs, {});
+}
+
+Result<std::string> RewriteRenderer::RenderAutotune(const std::vector<Config>& configs, const search::ShapePins& pins) {
   KILN_ASSIGN_OR_RETURN(bool evict, CommonEvictFirst(configs));
   rewrite::InsertAutotune at;
   for (const auto& c : configs) at.configs.push_back(ToTuneConfig(c));
+  KILN_RETURN_IF_ERROR(SetPins(pins, &at));
   rewrite::Target t{kernel_, {}};
   std::vector<rewrite::Request> steps;
   if (evict) steps.push_back(EvictFirstRequest());

@@ -16,9 +16,12 @@ class RewriteRenderer : public search::Renderer {
       : source_(std::move(source)), path_(std::move(path)), kernel_(std::move(kernel)) {}
   Result<std::string> Render(const search::Config& c) override;
   Result<std::string> RenderAutotune(const std::vector<search::Config>& configs) override;
-  Result<std::string> RenderPerShape(const search::Config& winner, const search::Config& baseline) override;
+  Result<std::string> RenderPerShape(const search::Config& winner, const search::Config& baseline,
+                                     const search::ShapePins& pins) override;
 
  private:
+  Result<std::string> RenderAutotune(const std::vector<search::Config>& configs, const search::ShapePins& pins);
+
   std::string source_, path_, kernel_;
 };
 

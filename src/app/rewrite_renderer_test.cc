@@ -50,7 +50,7 @@ def add(x, y, out):
 TEST(Renderer, PerShapeAutotunesWinnerAndOriginal) {
   RewriteRenderer r(kPlainAdd, "add.py", "add_kernel");
   auto s = r.RenderPerShape({{"BLOCK_SIZE", 4096}, {"num_warps", 8}, {"num_stages", 3}},
-                            {{"BLOCK_SIZE", 1024}, {"num_warps", 4}, {"num_stages", 3}});
+                            {{"BLOCK_SIZE", 1024}, {"num_warps", 4}, {"num_stages", 3}}, {});
   ASSERT_TRUE(s.ok()) << s.status().message();
   EXPECT_NE(s->find("@triton.autotune("), std::string::npos) << *s;
   EXPECT_NE(s->find("'BLOCK_SIZE': 4096"), std::string::npos) << *s;
@@ -62,12 +62,51 @@ TEST(Renderer, PerShapeKeepsAnAutotunedOriginalsConfigs) {
   // The baseline config kiln searched from is one of the original's configs; all of them stay.
   RewriteRenderer r(kAutotunedAdd, "add.py", "add_kernel");
   auto s = r.RenderPerShape({{"BLOCK_SIZE", 2048}, {"num_warps", 8}, {"num_stages", 3}},
-                            {{"BLOCK_SIZE", 512}, {"num_warps", 4}, {"num_stages", 3}});
+                            {{"BLOCK_SIZE", 512}, {"num_warps", 4}, {"num_stages", 3}}, {});
   ASSERT_TRUE(s.ok()) << s.status().message();
   EXPECT_NE(s->find("configs=[triton.Config({'BLOCK_SIZE': 2048}, num_warps=8, num_stages=3)] + (["), std::string::npos)
       << *s;
   EXPECT_NE(s->find("triton.Config({'BLOCK_SIZE': 256}, num_warps=4)"), std::string::npos) << *s;
   EXPECT_NE(s->find("key=['n_elements']"), std::string::npos) << *s;
+}
+
+// Shapes kiln measured are pinned (issue 21: an autotune's own benchmark ran rms_rbe_matmul's finalist at
+// 0.966x on a size where kiln measured the original's config faster): the autotune prunes by the key's
+// values, the winner (first config) or the original's, and the helper is defined once above the kernel.
+TEST(Renderer, PerShapePinsMeasuredShapes) {
+  search::ShapePins pins;
+  pins.names = {"n_elements"};
+  pins.shapes = {{nlohmann::json::array({1024}), false}, {nlohmann::json::array({1 << 20}), true}};
+  RewriteRenderer plain(kPlainAdd, "add.py", "add_kernel");
+  auto s = plain.RenderPerShape({{"BLOCK_SIZE", 4096}, {"num_warps", 8}, {"num_stages", 3}},
+                                {{"BLOCK_SIZE", 1024}, {"num_warps", 4}, {"num_stages", 3}}, pins);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_NE(s->find("    prune_configs_by={\"early_config_prune\": _kiln_pinned((\"n_elements\",), {(1024,): False, "
+                    "(1048576,): True})},\n"),
+            std::string::npos)
+      << *s;
+  EXPECT_NE(s->find("def _kiln_pinned(keys, pins):"), std::string::npos) << *s;
+  EXPECT_LT(s->find("def _kiln_pinned("), s->find("@triton.autotune(")) << *s;
+  EXPECT_NE(s->find("def _kiln_autotune_bench("), std::string::npos) << *s;
+
+  RewriteRenderer tuned(kAutotunedAdd, "add.py", "add_kernel");
+  auto t = tuned.RenderPerShape({{"BLOCK_SIZE", 2048}, {"num_warps", 8}, {"num_stages", 3}},
+                                {{"BLOCK_SIZE", 512}, {"num_warps", 4}, {"num_stages", 3}}, pins);
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  EXPECT_NE(t->find("configs=[triton.Config({'BLOCK_SIZE': 2048}, num_warps=8, num_stages=3)] + (["), std::string::npos)
+      << *t;
+  EXPECT_NE(t->find("_kiln_pinned((\"n_elements\",), {(1024,): False, (1048576,): True})"), std::string::npos) << *t;
+  EXPECT_EQ(t->find("def _kiln_pinned("), t->rfind("def _kiln_pinned(")) << *t;
+
+  // Only numbers are pinned; a value per key name.
+  search::ShapePins odd = pins;
+  odd.shapes = {{nlohmann::json::array({"torch.float16"}), true}};
+  auto bad = plain.RenderPerShape({{"BLOCK_SIZE", 4096}, {"num_warps", 8}, {"num_stages", 3}},
+                                  {{"BLOCK_SIZE", 1024}, {"num_warps", 4}, {"num_stages", 3}}, odd);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("is not a number"), std::string::npos) << bad.status().message();
+  odd.shapes = {{nlohmann::json::array({1, 2}), true}};
+  EXPECT_FALSE(plain.RenderPerShape({{"BLOCK_SIZE", 4096}}, {{"BLOCK_SIZE", 1024}}, odd).ok());
 }
 
 // The streaming-load hint searched as a value (issue 21): kiln_evict_first=1 renders the values and the
@@ -108,7 +147,7 @@ TEST(Renderer, AutotuneOverTheEvictFirstKnob) {
   EXPECT_NE(both->find("eviction_policy='evict_first'"), std::string::npos) << *both;
   EXPECT_EQ(both->find("'kiln_evict_first'"), std::string::npos) << *both;
   auto mixed = r.RenderPerShape({{"BLOCK_SIZE", 2048}, {"kiln_evict_first", 1}, {"num_warps", 8}},
-                                {{"BLOCK_SIZE", 1024}, {"kiln_evict_first", 0}, {"num_warps", 4}});
+                                {{"BLOCK_SIZE", 1024}, {"kiln_evict_first", 0}, {"num_warps", 4}}, {});
   ASSERT_FALSE(mixed.ok());
   EXPECT_NE(mixed.status().message().find("differ in the streaming-load hint"), std::string::npos);
 }

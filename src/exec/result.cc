@@ -202,6 +202,7 @@ Result<EvalResult> EvalResult::FromResponse(const json& j) {
       cr.rel_l2_err = JsonNumber(c, "rel_l2_err");
       if (c.contains("shapes") && c["shapes"].is_array()) cr.shapes = c["shapes"];
       if (c.contains("dtypes") && c["dtypes"].is_array()) cr.dtypes = c["dtypes"];
+      if (c.contains("autotune_keys") && c["autotune_keys"].is_object()) cr.autotune_keys = c["autotune_keys"];
       cr.candidate_ms = ParseTiming(c, "candidate_ms");
       cr.reference_ms = ParseTiming(c, "reference_ms");
       cr.speedup = JsonNumber(c, "speedup");
@@ -273,6 +274,7 @@ json EvalResult::ToJson() const {
       if (c.speedup_spread) cj["speedup_spread"] = {c.speedup_spread->first, c.speedup_spread->second};
       if (!c.timing_method.empty()) cj["timing_method"] = c.timing_method;
       if (c.reference_is_baseline) cj["reference_is"] = "baseline";
+      if (!c.autotune_keys.empty()) cj["autotune_keys"] = c.autotune_keys;
       if (!c.error.empty()) cj["error"] = c.error;
       cs.push_back(cj);
     }

@@ -93,6 +93,9 @@ struct CaseResult {
   std::string timing_method;
   bool reference_is_baseline = false;  // reference_ms and speedup are against the request's baseline
   std::string error;                   // case-level message when the worker gives one
+  // Trusted requests: the autotune keys the candidate's autotuned kernels first met in this case, by kernel
+  // name: {"names": [key parameter names], "keys": [[value, ...], ...]} (worker: autotune_share.keys_added).
+  nlohmann::json autotune_keys = nlohmann::json::object();
 };
 
 struct Reason {

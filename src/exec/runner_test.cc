@@ -427,6 +427,23 @@ TEST(EvalResult, LenientParsingAndRoundTrip) {
   EXPECT_FALSE(EvalResult::FromResponse({{"ok", false}, {"error", "bad request"}}).ok());
 }
 
+// The per-case autotune keys a trusted request reports (kiln optimize pins them) survive parsing and ToJson;
+// a malformed value is dropped, not an error.
+TEST(EvalResult, CaseAutotuneKeysRoundTrip) {
+  nlohmann::json keys = {{"kernel", {{"names", {"M", "N"}}, {"keys", {{64, 128}}}}}};
+  auto r = EvalResult::FromResponse({{"ok", true},
+                                     {"verdict", "ok"},
+                                     {"cases", {{{"name", "a"}, {"autotune_keys", keys}},
+                                                {{"name", "b"}, {"autotune_keys", "oops"}}}}});
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->cases[0].autotune_keys, keys);
+  EXPECT_TRUE(r->cases[1].autotune_keys.empty());
+  r->raw = nlohmann::json();
+  auto j = r->ToJson();
+  EXPECT_EQ(j["cases"][0]["autotune_keys"], keys);
+  EXPECT_FALSE(j["cases"][1].contains("autotune_keys"));
+}
+
 TEST(EvalRequest, ParamsHashCoversProtocolParameters) {
   EvalRequest a;
   EvalRequest b = a;

@@ -169,6 +169,21 @@ Result<Request> ParseRequest(std::string_view text) {
         r.key = SplitOn(v, ',');
       } else if (k == "extend") {
         r.keep_existing = v == "1" || v == "true";
+      } else if (k == "pin_key") {
+        r.pin_names = SplitOn(v, ',');
+      } else if (k == "pins") {  // VALUE,VALUE:first|rest;...
+        for (const auto& p : SplitOn(v, ';')) {
+          auto colon = p.rfind(':');
+          std::string which = colon == std::string::npos ? "" : p.substr(colon + 1);
+          if (which != "first" && which != "rest")
+            return InvalidArgument("pin '" + p + "' is not VALUE[,VALUE...]:first|rest");
+          std::string t;
+          for (const auto& x : SplitOn(p.substr(0, colon), ',')) {
+            KILN_ASSIGN_OR_RETURN(int64_t n, IntOf("pins", x));
+            t += (t.empty() ? "" : ", ") + std::to_string(n);
+          }
+          r.pins.emplace_back("(" + t + (t.find(',') == std::string::npos ? ",)" : ")"), which == "first");
+        }
       } else if (k == "configs") {
         for (const auto& cs : SplitOn(v, ';')) {
           TuneConfig c;
@@ -791,6 +806,41 @@ std::string AutotuneBenchText(std::string_view module, const std::string& ind) {
   return out + "\n\n" + ind;
 }
 
+constexpr const char* kPinnedName = "_kiln_pinned";
+
+// The pruning helper of an autotune with pinned shapes (InsertAutotune::pins), like AutotuneBenchText.
+std::string PinnedText(std::string_view module, const std::string& ind) {
+  if (module.find(std::string("def ") + kPinnedName + "(") != std::string_view::npos) return "";
+  const char* lines[] = {
+      "def _kiln_pinned(keys, pins):",
+      "    # Written by kiln optimize: each shape it measured runs the config that was faster there (True: the",
+      "    # first config, kiln's; False: the others, the original's); any other shape is tuned by the autotuner.",
+      "    def prune(configs, named_args, **kwargs):",
+      "        args = dict(named_args, **kwargs)",
+      "        first = pins.get(tuple(args.get(k) for k in keys))",
+      "        if first is None:",
+      "            return configs",
+      "        return configs[:1] if first else configs[1:]",
+      "",
+      "    return prune",
+  };
+  std::string out;
+  for (size_t i = 0; i < std::size(lines); ++i) out += (i && *lines[i] ? ind : std::string()) + lines[i] + "\n";
+  return out + "\n\n" + ind;
+}
+
+// `prune_configs_by=...` for the pins: the key's names and {values: first?}.
+std::string PinnedArg(const InsertAutotune& r) {
+  std::string names;
+  for (const auto& n : r.pin_names) names += (names.empty() ? "" : ", ") + std::string("\"") + n + "\"";
+  names = "(" + names + (r.pin_names.size() == 1 ? ",)" : ")");
+  std::string table = "{";
+  for (size_t i = 0; i < r.pins.size(); ++i)
+    table += (i ? ", " : "") + r.pins[i].first + ": " + (r.pins[i].second ? "True" : "False");
+  table += "}";
+  return fmt::format("prune_configs_by={{\"early_config_prune\": {}({}, {})}}", kPinnedName, names, table);
+}
+
 }  // namespace
 
 Result<Plan> PlanInsertAutotune(const Ctx& c, const InsertAutotune& r) {
@@ -890,6 +940,15 @@ Result<Plan> PlanInsertAutotune(const Ctx& c, const InsertAutotune& r) {
   for (const auto& cfg : r.configs) configs += ind + "        " + ConfigText(cfg, triton) + ",\n";
   configs += ind + "    ]";
   Plan plan;
+  if (!r.pins.empty()) {
+    if (r.pin_names.empty()) return Refuse("pinned shapes without the key's names");
+    if (k.autotune && k.autotune->prune_configs_by.present())
+      return Refuse(
+          "the existing @triton.autotune prunes its configs itself (prune_configs_by): shapes cannot be "
+          "pinned");
+  }
+  // Helpers kiln writes above the decorators (one insertion: the benchmark's, then the pruning's).
+  const std::string pinned_helper = r.pins.empty() ? "" : PinnedText(c.text(), ind);
   if (extend) {
     const auto& at = *k.autotune;
     std::string added = "[";
@@ -899,18 +958,21 @@ Result<Plan> PlanInsertAutotune(const Ctx& c, const InsertAutotune& r) {
     if (!restore.empty() && !at.restore_value.present() && !at.reset_to_zero.present())
       KILN_RETURN_IF_ERROR(
           AppendArg(plan.edits, c.text(), at.args_span, "restore_value=" + ListText({restore.begin(), restore.end()})));
+    if (!r.pins.empty()) KILN_RETURN_IF_ERROR(AppendArg(plan.edits, c.text(), at.args_span, PinnedArg(r)));
+    if (!pinned_helper.empty()) KILN_RETURN_IF_ERROR(plan.edits.Insert(decorators_at, pinned_helper));
     plan.notes.push_back(fmt::format("added {} config(s) in front of the existing autotune configs", r.configs.size()));
   } else if (k.autotune) {
     const auto& at = *k.autotune;
     if (!at.configs_expr.present()) return Refuse("existing @triton.autotune has no configs argument to replace");
     // kiln's configs are picked the way kiln verified them, unless the module chose its own benchmark.
+    std::string helpers = pinned_helper;
     if (r.kiln_bench &&
         c.text().substr(at.args_span.begin.byte, at.args_span.size()).find("do_bench") == std::string_view::npos) {
       KILN_RETURN_IF_ERROR(
           AppendArg(plan.edits, c.text(), at.args_span, std::string("do_bench=") + kAutotuneBenchName));
-      if (std::string helper = AutotuneBenchText(c.text(), ind); !helper.empty())
-        KILN_RETURN_IF_ERROR(plan.edits.Insert(decorators_at, helper));
+      helpers = AutotuneBenchText(c.text(), ind) + helpers;
     }
+    if (!helpers.empty()) KILN_RETURN_IF_ERROR(plan.edits.Insert(decorators_at, helpers));
     KILN_RETURN_IF_ERROR(plan.edits.Replace(at.configs_expr.span, configs));
     if (at.key_expr.present())
       KILN_RETURN_IF_ERROR(plan.edits.Replace(at.key_expr.span, ListText(key)));
@@ -919,17 +981,26 @@ Result<Plan> PlanInsertAutotune(const Ctx& c, const InsertAutotune& r) {
     if (!restore.empty() && !at.restore_value.present() && !at.reset_to_zero.present())
       KILN_RETURN_IF_ERROR(
           AppendArg(plan.edits, c.text(), at.args_span, "restore_value=" + ListText({restore.begin(), restore.end()})));
+    if (!r.pins.empty()) KILN_RETURN_IF_ERROR(AppendArg(plan.edits, c.text(), at.args_span, PinnedArg(r)));
     plan.notes.push_back(fmt::format("replaced the autotune configs with {} configs", r.configs.size()));
   } else {
     std::string deco = "@" + triton + ".autotune(\n" + ind + "    configs=" + configs + ",\n" + ind +
                        "    key=" + ListText(key) + ",\n";
     if (!restore.empty()) deco += ind + "    restore_value=" + ListText({restore.begin(), restore.end()}) + ",\n";
     if (r.kiln_bench) deco += ind + "    do_bench=" + kAutotuneBenchName + ",\n";
+    if (!r.pins.empty()) deco += ind + "    " + PinnedArg(r) + ",\n";
     deco += ind + ")\n" + ind;
+    deco = pinned_helper + deco;
     if (r.kiln_bench) deco = AutotuneBenchText(c.text(), ind) + deco;
     KILN_RETURN_IF_ERROR(plan.edits.Insert(decorators_at, deco));
     plan.notes.push_back(
         fmt::format("inserted @triton.autotune with {} configs, key={}", r.configs.size(), ListText(key)));
+  }
+  if (!r.pins.empty()) {
+    size_t first = 0;
+    for (const auto& p : r.pins) first += p.second;
+    plan.notes.push_back(fmt::format("{} measured shape(s) pinned: {} to the first config, {} to the others",
+                                     r.pins.size(), first, r.pins.size() - first));
   }
   for (int li : c.launches) KILN_RETURN_IF_ERROR(DropTunedAtLaunch(c, c.model.launches[li], tuned, pinned, plan));
   return plan;

@@ -80,6 +80,12 @@ struct InsertAutotune {
   // helper defined beside the kernel); an existing decorator that names its own do_bench keeps it, and
   // configs added in front of existing ones (keep_existing) leave the module's benchmark alone.
   bool kiln_bench = true;
+  // Shapes kiln measured (a per-shape autotune of its winner, the first config, and the original's): each
+  // pinned key runs the first config (true) or chooses among the others (false) without the autotuner
+  // timing the pinned-out ones (`prune_configs_by` with the helper `_kiln_pinned`); other keys are tuned.
+  // `pin_names` are the parameters of the key; each pin's text is a Python tuple of their values.
+  std::vector<std::string> pin_names;
+  std::vector<std::pair<std::string, bool>> pins;
 };
 
 struct GroupMSwizzle {

@@ -54,6 +54,14 @@ class Measurer {
   virtual std::unique_ptr<CompileBatch> StartCompiles(std::vector<exec::EvalRequest> requests, int jobs);
 };
 
+// Shapes whose config kiln measured, for a per-shape autotune: the autotune key's values there (as the
+// worker reported them: exec::CaseResult::autotune_keys) and whether kiln's winner (true) or the original's
+// config(s) (false) ran faster. Other shapes are left to the autotuner.
+struct ShapePins {
+  std::vector<std::string> names;                       // the autotune key's parameter names
+  std::vector<std::pair<nlohmann::json, bool>> shapes;  // key values (a JSON array of scalars) -> winner?
+};
+
 class Renderer {
  public:
   virtual ~Renderer() = default;
@@ -64,8 +72,10 @@ class Renderer {
     return Unavailable("this renderer cannot write @triton.autotune");
   }
   // A module whose every input shape runs the faster of `winner` and the original: @triton.autotune
-  // over the two, or, when the original is itself autotuned, its own configs with `winner` added.
-  virtual Result<std::string> RenderPerShape(const Config& winner, const Config& baseline) {
+  // over the two, or, when the original is itself autotuned, its own configs with `winner` added. With
+  // `pins`, the shapes kiln measured run the config that was faster there, untimed by the autotuner.
+  virtual Result<std::string> RenderPerShape(const Config& winner, const Config& baseline, const ShapePins& pins) {
+    if (!pins.shapes.empty()) return Unavailable("this renderer cannot pin shapes");
     return RenderAutotune({winner, baseline});
   }
 };

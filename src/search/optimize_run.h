@@ -79,6 +79,12 @@ class OptimizeRun {
   // The candidate's block-size values ("BV=2"; "" when the space has no block size).
   std::string BlockKey(const Config& c) const;
   Status TryPerShapeAutotune();
+  // One per-shape candidate verified like a finalist (both long runs and the own check): "" when it
+  // passes, else why not; its first run in `r1`.
+  Result<std::string> VerifyPerShape(const Config& config, const std::string& src, const std::string& origin,
+                                     exec::EvalResult* r1);
+  // The shapes the per-shape run `r` met, each pinned to the finalist where its own run (`won`) was faster.
+  ShapePins PinsFrom(const exec::EvalResult& r, const std::vector<CaseComparison>& won) const;
   void KeepOriginal();
   // After the original passed: a failure later in the loop keeps the original, with the reason.
   Result<OptimizeResult> KeepAfterFailure(const Status& error);
@@ -198,6 +204,7 @@ class OptimizeRun {
   std::set<std::string> strict_sources_;   // hashes of a proposer's modules: evaluated under policy strict
   std::optional<bool> original_own_ok_;
   std::vector<size_t> lost_some_;  // finalists that won some cases and lost others
+  std::map<size_t, std::vector<CaseComparison>> lost_some_cmp_;  // their first long run, per case
   // Block sizes (BlockKey) whose finalist failed the task's own check, with that finalist's id: the
   // others with the same block sizes are skipped (only warps, stages or a hint differ, which do not
   // change what is computed: on an H200, fused_recurrent_delta's three BV=2 finalists all failed its test

@@ -3,6 +3,8 @@
 // optimize_run.h.
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -228,7 +230,10 @@ Status OptimizeRun::VerifyFinalists(const std::vector<size_t>& order) {
         lost |= x.speedup < 1.0 - o_.case_slack || SlowerInEveryRound(x);
       }
       // (a proposer's module has no config of its own to combine with the original's)
-      if (won && lost && !strict_sources_.count(HashHex(src))) lost_some_.push_back(ci);
+      if (won && lost && !strict_sources_.count(HashHex(src))) {
+        lost_some_.push_back(ci);
+        lost_some_cmp_[ci] = cmp1;
+      }
     }
     if (!why1.empty()) {
       if (!blocks.empty() && why1.rfind("fails the task's own check", 0) == 0) wrong_blocks_.emplace(blocks, cr.id);
@@ -257,46 +262,99 @@ Status OptimizeRun::VerifyFinalists(const std::vector<size_t>& order) {
 // Per shape: a finalist that won some cases and lost others (typically faster on the large inputs,
 // slower on the small ones) is combined with the original's config under @triton.autotune keyed on
 // the kernel's size arguments, so each shape runs its faster config; verified like any finalist.
+// When that autotune still runs a case slower than the original (its own benchmark picked otherwise than
+// kiln measured: on an H200, rms_rbe_matmul's finalist ran at 0.966x on a 9 us size, beside 10.8x and 4.1x
+// on the others), the shapes the autotune met in verification (the worker reports each case's keys) are
+// pinned to the config kiln measured faster there, and that module is verified in turn.
 Status OptimizeRun::TryPerShapeAutotune() {
-  const CandidateRecord& fin = res_.candidates[lost_some_.front()];
-  const Config config = fin.config;
-  auto at = d_.renderer->RenderPerShape(config, in_.baseline);
+  const size_t ci = lost_some_.front();
+  const Config config = res_.candidates[ci].config;
+  auto at = d_.renderer->RenderPerShape(config, in_.baseline, {});
   if (!at.ok()) {
     res_.notes.push_back("per-shape autotune of " + ConfigKey(config) + " and the original: " + at.status().message());
     return Status::Ok();
   }
+  exec::EvalResult r1;
+  KILN_ASSIGN_OR_RETURN(std::string why, VerifyPerShape(config, *at, "per-shape autotune", &r1));
+  if (why.empty() || r1.verdict != exec::Verdict::kOk || why.rfind("fails the task's own check", 0) == 0)
+    return Status::Ok();
+  ShapePins pins = PinsFrom(r1, lost_some_cmp_[ci]);
+  if (pins.shapes.empty()) {
+    res_.notes.push_back("per-shape autotune: no shape to pin (the worker reported no autotune key per case)");
+    return Status::Ok();
+  }
+  auto pinned = d_.renderer->RenderPerShape(config, in_.baseline, pins);
+  if (!pinned.ok()) {
+    res_.notes.push_back("per-shape autotune with measured shapes pinned: " + pinned.status().message());
+    return Status::Ok();
+  }
+  return VerifyPerShape(config, *pinned, "per-shape autotune, measured shapes pinned", &r1).status();
+}
+
+ShapePins OptimizeRun::PinsFrom(const exec::EvalResult& r, const std::vector<CaseComparison>& won) const {
+  ShapePins pins;
+  std::map<std::string, const CaseComparison*> by_name;
+  for (const auto& x : won) by_name[x.name] = &x;
+  std::set<std::string> seen;
+  for (const auto& c : r.cases) {
+    auto k = c.autotune_keys.find(in_.kernel);
+    auto w = by_name.find(c.name);
+    if (k == c.autotune_keys.end() || !k->is_object() || w == by_name.end()) continue;
+    const auto names = k->value("names", nlohmann::json::array());
+    const auto keys = k->value("keys", nlohmann::json::array());
+    if (!names.is_array() || names.empty() || !keys.is_array()) continue;
+    std::vector<std::string> ns;
+    for (const auto& n : names)
+      if (n.is_string()) ns.push_back(n.get<std::string>());
+    if (ns.size() != names.size() || (!pins.names.empty() && ns != pins.names)) continue;
+    pins.names = ns;
+    // The finalist ran faster there beyond the slack and not slower in any round: its config; else the
+    // original's (a tie keeps the original).
+    const CaseComparison& x = *w->second;
+    const bool first = x.passed && x.speedup > 1.0 + o_.case_slack && !SlowerInEveryRound(x);
+    for (const auto& v : keys)
+      if (v.is_array() && v.size() == ns.size() && seen.insert(v.dump()).second) pins.shapes.emplace_back(v, first);
+  }
+  return pins;
+}
+
+Result<std::string> OptimizeRun::VerifyPerShape(const Config& config, const std::string& src, const std::string& origin,
+                                                exec::EvalResult* r1) {
   CandidateRecord cr;
   cr.id = next_id_++;
   cr.config = config;
-  cr.origin = "per-shape autotune";
-  cr.source_hash = HashHex(*at);
+  cr.origin = origin;
+  cr.source_hash = HashHex(src);
   cr.finalist = true;
   cr.at_s = Elapsed();
   std::vector<CaseComparison> cmp1, cmp2;
-  exec::EvalResult r1;
-  KILN_ASSIGN_OR_RETURN(std::string why, JudgeLongRun(*at, &cmp1, &r1));
+  KILN_ASSIGN_OR_RETURN(std::string why, JudgeLongRun(src, &cmp1, r1));
   if (why.empty()) {
-    KILN_ASSIGN_OR_RETURN(why, OwnCheck(*at));
+    KILN_ASSIGN_OR_RETURN(why, OwnCheck(src));
   }
   if (why.empty()) {
-    KILN_ASSIGN_OR_RETURN(why, JudgeLongRun(*at, &cmp2));
+    KILN_ASSIGN_OR_RETURN(why, JudgeLongRun(src, &cmp2));
   }
-  cr.verdict = exec::VerdictName(r1.verdict);
-  cr.cases = CaseTimes(r1);
+  cr.verdict = exec::VerdictName(r1->verdict);
+  cr.cases = CaseTimes(*r1);
   cr.eval_s = Elapsed() - cr.at_s;
   if (why.empty()) {
     cr.final_outcome = "won";
-    DeclareWinner(config, *at, cmp1, cmp2);
+    DeclareWinner(config, src, cmp1, cmp2);
     res_.best_origin = cr.origin;
     res_.best_is_autotune = true;
     res_.notes.push_back("the winner is @triton.autotune over " + ConfigKey(config) +
-                         " and the original's config(s): each input shape runs the fastest");
+                         " and the original's config(s): each input shape runs the fastest" +
+                         (origin.find("pinned") != std::string::npos
+                              ? " (the shapes kiln measured run the config measured faster there)"
+                              : ""));
   } else {
     cr.final_outcome = "rejected: " + why;
   }
   Step("verify", {{"id", cr.id}, {"outcome", cr.final_outcome}});
+  Say(fmt::format("kiln: {} of {}: {}", origin, ConfigKey(config), why.empty() ? "won" : cr.final_outcome));
   res_.candidates.push_back(cr);
-  return Status::Ok();
+  return why;
 }
 
 // No winner: the original is kept, reported against itself per case (its baseline run).

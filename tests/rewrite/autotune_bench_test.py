@@ -158,6 +158,31 @@ if os.environ.get("TRITON_INTERPRET") == "1":
     check("helper called per config", len(seen), 2)
     check("first config kept", at.best_config.kwargs, {"BLOCK_SIZE": 128})
 
+# Pinned shapes (InsertAutotune::pins): a shape kiln measured runs the config measured faster there without
+# the autotuner timing the others (here n=3000 pinned to the original's, the second config: the helper
+# times it alone); any other shape is tuned over both configs as before.
+if os.environ.get("TRITON_INTERPRET") == "1":
+    pinned = subprocess.run([tool, case, kernel, request + " pin_key=n_elements pins=3000:rest"], check=True,
+                            capture_output=True, text=True).stdout
+    check("pins rendered", "_kiln_pinned((\"n_elements\",), {(3000,): False})" in pinned, True)
+    path = os.path.join(tmp, "pinned.py")
+    with open(path, "w") as f:
+        f.write(pinned)
+    spec = importlib.util.spec_from_file_location("pinned", path)
+    pmod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(pmod)
+    at = getattr(pmod, kernel)
+    seen = []
+    real = pmod._kiln_autotune_bench
+    at._do_bench = lambda fn, quantiles: (seen.append(quantiles), real(fn, quantiles))[1]
+    at.__dict__.pop("do_bench", None)
+    for n, want_block, want_timed in ((3000, 256, 1), (2000, 128, 2)):
+        seen.clear()
+        x, y = torch.rand(n), torch.rand(n)
+        check(f"pinned result n={n}", torch.equal(pmod.add(x, y), x + y), True)
+        check(f"pinned config n={n}", at.best_config.kwargs, {"BLOCK_SIZE": want_block})
+        check(f"configs timed n={n}", len(seen), want_timed)
+
 if failures:
     print("\n".join(failures))
     sys.exit(1)

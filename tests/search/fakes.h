@@ -50,7 +50,26 @@ class FakeRenderer : public Renderer {
     for (auto& c : cs) s += RenderConfig(c);
     return s;
   }
+  // Pinned shapes as "# kiln-pin <values>:first|rest" lines after the autotune's configs.
+  Result<std::string> RenderPerShape(const Config& winner, const Config& baseline, const ShapePins& pins) override {
+    KILN_ASSIGN_OR_RETURN(std::string s, RenderAutotune({winner, baseline}));
+    for (const auto& [values, first] : pins.shapes)
+      s += "# kiln-pin " + values.dump() + (first ? ":first" : ":rest") + "\n";
+    return s;
+  }
 };
+
+// The fake's autotune key of a case ("large": [4], any other: [1]), as the worker reports it.
+inline nlohmann::json FakeCaseKey(const std::string& name) { return nlohmann::json::array({name == "large" ? 4 : 1}); }
+
+// The pin of a case in a source (FakeRenderer::RenderPerShape): "first", "rest" or "" when not pinned.
+inline std::string FakePin(const std::string& src, const std::string& name) {
+  std::string line = "# kiln-pin " + FakeCaseKey(name).dump() + ":";
+  size_t at = src.find(line);
+  if (at == std::string::npos) return "";
+  at += line.size();
+  return src.substr(at, src.find('\n', at) - at);
+}
 
 struct FakeCall {
   exec::Mode mode;
@@ -79,6 +98,10 @@ class FakeMeasurer : public Measurer {
   // Per-case times (instead of time_ms x the case's scale) when set; an autotuned source runs each
   // case with the fastest of its configs.
   std::function<double(const Config&, const std::string&)> case_ms;
+  // An autotuned candidate runs its first config in every case its pins do not send to the others (an
+  // autotuner whose benchmark disagrees with kiln's measurement), instead of each case's fastest; and
+  // reports each case's autotune key for kernel "kernel" (exec::CaseResult::autotune_keys).
+  bool autotune_runs_first = false;
   // The original's time when a request carries it as the timing baseline (default: time_ms(config, true)).
   std::function<double(const Config&)> baseline_ms;
   std::vector<std::string> cases = {"small", "large"};
@@ -162,7 +185,15 @@ class FakeMeasurer : public Measurer {
         double scale = name == "large" ? 4.0 : 1.0;
         if (case_ms) {
           double best = std::numeric_limits<double>::infinity();
-          for (const auto& c : ParseConfigs(r.candidate_source.value_or(""))) best = std::min(best, case_ms(c, name));
+          const std::string src = r.candidate_source.value_or("");
+          auto cs = ParseConfigs(src);
+          if (autotune_runs_first && cs.size() > 1) {
+            const std::string pin = FakePin(src, name);
+            if (pin != "rest") cs.resize(1);
+            if (pin == "rest") cs.erase(cs.begin());
+            cr.autotune_keys["kernel"] = {{"names", {"n"}}, {"keys", nlohmann::json::array({FakeCaseKey(name)})}};
+          }
+          for (const auto& c : cs) best = std::min(best, case_ms(c, name));
           t = best / scale;
         }
         exec::Timing tm{t * scale, t * scale * 0.99, t * scale * 1.02, t * scale * 0.995, t * scale * 1.005, 100};

@@ -992,6 +992,38 @@ TEST(Loop, SplitFinalistBecomesAPerShapeAutotune) {
   }
 }
 
+// The autotune's own benchmark can pick otherwise than kiln measured (on an H200, rms_rbe_matmul's per-shape
+// autotune ran its finalist at 0.966x on a 9 us size, beside 10.8x and 4.1x): the autotune that runs its first
+// config everywhere loses "small" like the finalist; the shapes it met (the worker's per-case autotune keys)
+// are then pinned, "small" to the original's config and "large" to the finalist, and that module wins.
+TEST(Loop, PerShapeAutotunePinsTheShapesKilnMeasured) {
+  Fixture f;
+  f.o.patience = 100;
+  f.ev.autotune_runs_first = true;
+  f.ev.case_ms = [](const Config& c, const std::string& name) {
+    if (name == "large") return 4.0 * Rel(c);
+    return c == kBase ? 1.0 : 3.0 * Time(c);
+  };
+  auto r = f.Run(Input());
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_TRUE(r->improved) << r->kept_reason;
+  EXPECT_TRUE(r->best_is_autotune);
+  EXPECT_EQ(r->best_origin, "per-shape autotune, measured shapes pinned");
+  EXPECT_NE(r->best_source.find("# kiln-pin [1]:rest\n"), std::string::npos) << r->best_source;
+  EXPECT_NE(r->best_source.find("# kiln-pin [4]:first\n"), std::string::npos) << r->best_source;
+  bool unpinned_rejected = false;
+  for (const auto& c : r->candidates)
+    unpinned_rejected |=
+        c.origin == "per-shape autotune" && c.final_outcome.find("case small is slower") != std::string::npos;
+  EXPECT_TRUE(unpinned_rejected);
+  for (const auto& c : r->cases) {
+    if (c.name == "large")
+      EXPECT_NEAR(c.speedup, 1.0 / Rel(kBest), 1e-6);
+    else
+      EXPECT_NEAR(c.speedup, 1.0, 1e-6);
+  }
+}
+
 // A case slower than the original in every round is not declared, even within case_slack (issue 21: no
 // kernel slower than its original; swiglu_triton won at 0.997x on one case, every round below 1): the
 // optimum is 10x faster on "large" and 0.985x on "small" (rounds 0.975-0.995). With the per-shape fallback

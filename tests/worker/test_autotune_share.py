@@ -73,3 +73,20 @@ def test_warm_worker_tunes_a_trusted_key_once_across_requests(shared_worker):
     assert "autotune_kept" not in r4["runtime_checks"], r4["runtime_checks"]
     r5 = shared_worker.request(_trusted(None), timeout=300)
     assert len(_tunings(r5)) == 3, _tunings(r5)      # the strict request forgot the tables
+
+
+def test_trusted_cases_report_the_autotune_keys_they_meet(fork_worker):
+    """kiln optimize pins the shapes it measured in a per-shape autotune: a trusted request reports, per case,
+    the keys the candidate's autotuned kernels met there (the key parameters' values, without Triton's
+    dtypes); a strict request reports none (the candidate's objects are not read for it)."""
+    with open(KERNEL) as f:
+        source = f.read().replace("* 3.0", "* 3.0 + 0.0")
+    r = fork_worker.request(_trusted({"source": source, "name": "tuned_scale.py"}), timeout=300)
+    assert r.get("verdict") == "ok", (r.get("verdict"), r.get("reasons"))
+    got = {c["name"]: c.get("autotune_keys") for c in r["cases"]}
+    assert got == {"test": {"_scale_kernel": {"names": ["n"], "keys": [[128]]}},
+                   "perf_0": {"_scale_kernel": {"names": ["n"], "keys": [[256]]}},
+                   "perf_1": {"_scale_kernel": {"names": ["n"], "keys": [[512]]}}}, got
+    s = fork_worker.request(_trusted({"source": source, "name": "tuned_scale.py"}, "strict"), timeout=300)
+    assert s.get("verdict") == "ok", (s.get("verdict"), s.get("reasons"))
+    assert all("autotune_keys" not in c for c in s["cases"]), s["cases"]

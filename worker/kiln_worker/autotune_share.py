@@ -127,3 +127,44 @@ def share(ref_mod, cand_mod) -> list:
         b.cache = a.cache
         names.append(name)
     return names
+
+
+def _tuners(mod):
+    """(kernel name, autotuner) for each autotuner among `mod`'s globals (heuristics wrappers unwrapped)."""
+    tuner = _classes()[0]
+    if tuner is None or mod is None:
+        return []
+    out = []
+    for name, obj in list(vars(mod).items()):
+        a = _unwrap(obj, tuner)
+        if a is not None and isinstance(getattr(a, "cache", None), dict):
+            out.append((getattr(getattr(a, "base_fn", None), "__name__", name), a))
+    return out
+
+
+def tuned_keys(mod) -> dict:
+    """The keys each autotuner of `mod` has picked a config for, by kernel name (trusted code only)."""
+    return {name: set(a.cache) for name, a in _tuners(mod)}
+
+
+def keys_added(mod, before) -> dict:
+    """The keys each autotuner of `mod` met since `before` (tuned_keys), by kernel name, as
+    {"names": the key's parameter names, "keys": [[their values], ...]} (kiln optimize pins the shapes it
+    measured to the config it measured faster there). Triton's key is the key parameters' values and then the
+    arguments' dtypes; only keys whose parameters' values are all numbers or booleans are reported (a key
+    parameter not passed shifts a dtype string into them)."""
+    out = {}
+    for name, a in _tuners(mod):
+        names = [k for k in a.keys if isinstance(k, str)]
+        if not names or len(names) != len(a.keys):
+            continue
+        keys = []
+        for key in a.cache:
+            if key in before.get(name, ()) or not isinstance(key, tuple) or len(key) < len(names):
+                continue
+            values = list(key[:len(names)])
+            if all(isinstance(v, (bool, int, float)) for v in values) and values not in keys:
+                keys.append(values)
+        if keys:
+            out[name] = {"names": names, "keys": keys}
+    return out

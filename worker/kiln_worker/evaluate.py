@@ -599,6 +599,9 @@ class Evaluator:
             ref_fn = task.reference(case)
             n_trials = task.trials_for(case, trials)
             max_abs, rel = 0.0, 0.0
+            # trusted: which autotune keys the candidate's kernels meet in this case (kiln optimize pins them)
+            cand_mod = getattr(task, "cand_mod", None) if record and self.policy == "trusted" else None
+            keys_before = autotune_share.tuned_keys(cand_mod) if cand_mod is not None else None
             for t in range(n_trials):
                 seed = self.seed + seed_offset + 1000 * t + ci
                 ok = self._trial(case, t, seed, cand_fn, ref_fn, stats)
@@ -611,6 +614,10 @@ class Evaluator:
                 rel = max(rel, stats.pop("_rel"))
                 stats["trials"] = t + 1
             stats.update({"passed": True, "max_abs_err": max_abs, "rel_l2_err": rel})
+            if keys_before is not None:
+                added = autotune_share.keys_added(cand_mod, keys_before)
+                if added:
+                    stats["autotune_keys"] = added
             if hasattr(task, "work"):
                 w = task.work(case, self._last_args)
                 if w:
