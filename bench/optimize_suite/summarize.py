@@ -51,6 +51,7 @@ def profiled_speedup(j):
 if rows:
     print(f"{'kernel':<20} {'category':<13} {'speedup':>8} {'roof before':>11} {'roof after':>10} {'verified':>8} {'wall s':>7}  note")
     low, contradicted, walls, slower, slower_all = [], [], [], 0, 0
+    untimeable = []   # the original fails its own timed run (kiln eval --mode time fails on it against itself)
     for j in rows:
         name = j.get("task", "?").split("/")[-1]
         if "error" in j:
@@ -70,6 +71,8 @@ if rows:
                 slower_all += 1
         if rb is None or rb < 0.6:
             low.append(sp)
+            if not j.get("improved") and "because original failed its timed run" in j.get("kept_reason", ""):
+                untimeable.append(name)
         elif j.get("improved") and rb * profiled_speedup(j) > 1.0 and 1.0 / profiled_speedup(j) < 0.6:
             # The verified speedup contradicts the measured position (after would be above 100%: the counters
             # counted traffic that is not the kernel's data, such as spills): by the speedup it was below 60%.
@@ -87,6 +90,15 @@ if rows:
         g2 = math.exp(sum(math.log(x) for x in both) / len(both))
         print(f"with {len(contradicted)} more whose verified speedup puts them below 60% (their measured roofline "
               f"would be above 100% after: {', '.join(n for n, _ in contradicted)}): {g2:.3f}x over {len(both)}")
+    if untimeable and len(untimeable) < len(low):
+        # Not a figure of kiln's: these modules' perf harnesses fail against themselves (a racy store, an
+        # out-of-bounds read, an fp16 libdevice call), so no speedup can be measured; shown apart, never instead.
+        timed = [x for x in low]
+        for _ in untimeable:
+            timed.remove(1.0)
+        g3 = math.exp(sum(math.log(x) for x in timed) / len(timed))
+        print(f"of these, {len(untimeable)} have an original that fails its own timed run (kiln eval --mode time "
+              f"fails on it too): {g3:.3f}x over the other {len(timed)}")
     print(f"kernels ending slower than the original: {slower} (target 0; {slower_all} slower in every round "
           f"of a case beyond the {TIE_BAND:.1%} tie band, the rest within the rounds' spread or the band); "
           f"median optimize wall time: {statistics.median(walls) if walls else float('nan'):.1f} s (target <= 60 s)")

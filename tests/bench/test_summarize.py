@@ -59,6 +59,18 @@ def main():
         json.dump(k6, open(os.path.join(d, "k6.json"), "w"))
         assert "with 1 more" not in run(d)
         os.remove(os.path.join(d, "k6.json"))
+        # an original that fails its own timed run (the module's harness, not kiln): counted at 1x in the target
+        # figure, and a second figure without it, never instead
+        k7 = report("k7", 1.0, None, 20, improved=False)
+        k7["kept_reason"] = ("original kept, because original failed its timed run (mismatch): ...; it passes its "
+                             "own check")
+        json.dump(k7, open(os.path.join(d, "k7.json"), "w"))
+        out = run(d)
+        # k1 4x, k2 1x, k4 2x, k7 1x -> 8^(1/4); without k7: 2x over 3
+        assert "geomean speedup over 4 kernels below 60% of roofline (or unprofiled): 1.682x" in out, out
+        assert "of these, 1 have an original that fails its own timed run" in out and "2.000x over the other 3" in out, out
+        os.remove(os.path.join(d, "k7.json"))
+        assert "of these" not in run(d)
 
         cand = lambda cfg, ms: {"config": cfg, "score_ms": ms, "verdict": "ok", "cases": [{"name": "p9", "median_ms": ms}]}
         ex = {"candidates": [cand({"B": 1}, 2.0), cand({"B": 2}, 1.0), cand({"B": 4}, 1.5), cand({"B": 8}, 3.0)]}
