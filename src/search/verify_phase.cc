@@ -276,11 +276,14 @@ Status OptimizeRun::TryPerShapeAutotune() {
   }
   exec::EvalResult r1;
   KILN_ASSIGN_OR_RETURN(std::string why, VerifyPerShape(config, *at, "per-shape autotune", &r1));
-  if (why.empty() || r1.verdict != exec::Verdict::kOk || why.rfind("fails the task's own check", 0) == 0)
+  // Only a case run slower than the original is what pins mend (not a failed check or a small gain).
+  if (why.empty() || r1.verdict != exec::Verdict::kOk || why.find("is slower than the original") == std::string::npos)
     return Status::Ok();
   ShapePins pins = PinsFrom(r1, lost_some_cmp_[ci]);
-  if (pins.shapes.empty()) {
-    res_.notes.push_back("per-shape autotune: no shape to pin (the worker reported no autotune key per case)");
+  if (std::none_of(pins.shapes.begin(), pins.shapes.end(), [](const auto& p) { return p.second; })) {
+    res_.notes.push_back(pins.shapes.empty()
+                             ? "per-shape autotune: no shape to pin (the worker reported no autotune key per case)"
+                             : "per-shape autotune: no measured shape where the finalist was faster to pin");
     return Status::Ok();
   }
   auto pinned = d_.renderer->RenderPerShape(config, in_.baseline, pins);

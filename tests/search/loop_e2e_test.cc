@@ -1022,6 +1022,18 @@ TEST(Loop, PerShapeAutotunePinsTheShapesKilnMeasured) {
     else
       EXPECT_NEAR(c.speedup, 1.0, 1e-6);
   }
+  // Without the worker's keys nothing is pinned: the original is kept, and the report says why.
+  Fixture g;
+  g.o.patience = 100;
+  g.ev.autotune_runs_first = true;
+  g.ev.report_autotune_keys = false;
+  g.ev.case_ms = f.ev.case_ms;
+  auto k = g.Run(Input());
+  ASSERT_TRUE(k.ok()) << k.status().message();
+  EXPECT_FALSE(k->improved);
+  bool said = false;
+  for (const auto& n : k->notes) said |= n.find("no shape to pin") != std::string::npos;
+  EXPECT_TRUE(said);
 }
 
 // A case slower than the original in every round is not declared, even within case_slack (issue 21: no
