@@ -145,3 +145,26 @@ def test_graph_is_sized_on_gpu_time(monkeypatch):
     r = timing.Timer(gpu2.kernel, {"cuda_graph": "always", "warmup_ms": 5})
     r.warmup()
     assert r.method == "cuda_graph" and r.per_graph == timing.GRAPH_MAX_CALLS, r.per_graph
+
+
+def test_probe_replay_cost_does_not_decide_the_method(monkeypatch):
+    # 38 us of GPU work behind 0.26 ms of Python per call, a replay costing 20 us of its own (on an H200,
+    # rms_rbe_matmul's finalist): the event estimate sizes the probe graph at one call, which reads 58 us,
+    # over the 50 us threshold, and the call was timed by events, host-bound (0.26 ms: its 10.8x read 1.5x).
+    # The probe is sized again on GPU time and measured again before the method is decided: a graph, 38 us.
+    gpu = LaunchBoundGPU(0.038, 0.26)
+    gpu.replay_ms = 0.02
+    install_graphs(monkeypatch, gpu)
+    monkeypatch.setattr(timing, "_l2_buffer", lambda: None)
+    t = timing.Timer(gpu.kernel, {"cuda_graph": "auto", "warmup_ms": 5})
+    t.warmup()
+    assert t.method == "cuda_graph", (t.method, t.graph_ms, t.per_graph)
+    assert t.per_graph > 1 and t.graph.n == t.per_graph
+    assert all(abs(v - 0.038) / 0.038 < 0.1 for v in t.samples(3)), t.samples(3)
+    # GPU-bound beyond the threshold whatever the replay's cost: still events with a cold L2
+    gpu = LaunchBoundGPU(0.08, 0.26)
+    gpu.replay_ms = 0.02
+    install_graphs(monkeypatch, gpu)
+    t = timing.Timer(gpu.kernel, {"cuda_graph": "auto", "warmup_ms": 5})
+    t.warmup()
+    assert t.method == "events_cold_l2" and t.graph is None and t.per_graph == 1, (t.method, t.per_graph)

@@ -191,15 +191,20 @@ class Timer:
                 torch.cuda.current_stream().wait_stream(side)
                 g = self._capture(self.per_graph)
                 self.graph_ms = _gpu_ms(g.replay) / self.per_graph
-                if mode == "auto" and self.graph_ms >= GRAPH_THRESHOLD_MS:
-                    raise _NotShort()   # GPU-bound: events with a cold L2 time it
                 # The graph was sized from the event estimate, which for a launch-bound call is the
                 # host's time (~50 us for a 2 us kernel: 10 calls per graph, and the replay's own launch
-                # cost counted in every sample). Sized again on GPU time: ~0.5 ms of work per replay.
+                # cost counted in every sample). Sized again on GPU time: ~0.5 ms of work per replay, and
+                # measured again before the method is decided: behind 0.26 ms of Python per call, one
+                # call per probe replay read 38 us of GPU work as over 50 us with the replay's own cost
+                # (on an H200, rms_rbe_matmul's finalist was timed by events there, host-bound, 0.26 ms: a
+                # 10.8x kernel measured 1.5x; the same config inside an autotune was graph-timed at 10.8x).
                 want = max(1, min(GRAPH_MAX_CALLS, int(GRAPH_TARGET_MS / max(self.graph_ms, 1e-4))))
                 if want > 2 * self.per_graph:
                     g = self._capture(want)
                     self.per_graph = want
+                    self.graph_ms = _gpu_ms(g.replay) / self.per_graph
+                if mode == "auto" and self.graph_ms >= GRAPH_THRESHOLD_MS:
+                    raise _NotShort()   # GPU-bound: events with a cold L2 time it
                 self.graph = g
                 self.method = "cuda_graph"
                 return
