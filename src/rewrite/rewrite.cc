@@ -759,9 +759,20 @@ constexpr const char* kAutotuneBenchName = "_kiln_autotune_bench";
 
 // The helper's definition at indentation `ind`, to be inserted where a decorator begins (after its
 // indentation; the text ends with `ind` so the decorator keeps it); empty when the module defines it.
+// A module-level helper `name` kiln writes (its lines, the first a `def`) at indentation `ind`, to be inserted
+// where a decorator begins (after its indentation; the text ends with `ind` so the decorator keeps it); empty
+// when the module defines it already.
+template <size_t N>
+std::string HelperText(std::string_view module, const char* name, const char* const (&lines)[N],
+                       const std::string& ind) {
+  if (module.find(std::string("def ") + name + "(") != std::string_view::npos) return "";
+  std::string out;
+  for (size_t i = 0; i < N; ++i) out += (i && *lines[i] ? ind : std::string()) + lines[i] + "\n";
+  return out + "\n\n" + ind;
+}
+
 std::string AutotuneBenchText(std::string_view module, const std::string& ind) {
-  if (module.find(std::string("def ") + kAutotuneBenchName + "(") != std::string_view::npos) return "";
-  const char* lines[] = {
+  static const char* const lines[] = {
       "def _kiln_autotune_bench(fn, quantiles):",
       "    # Written by kiln optimize: times each config as kiln verified it. A call under ~50 us of GPU time",
       "    # is timed mostly warm, 10 calls back to back while fills of a 256 MB buffer keep the GPU busy as the",
@@ -801,17 +812,14 @@ std::string AutotuneBenchText(std::string_view module, const std::string& ind) {
       "        return statistics.median(ms)",
       "    return [ms[min(len(ms) - 1, int(q * len(ms)))] for q in quantiles]",
   };
-  std::string out;
-  for (size_t i = 0; i < std::size(lines); ++i) out += (i && *lines[i] ? ind : std::string()) + lines[i] + "\n";
-  return out + "\n\n" + ind;
+  return HelperText(module, kAutotuneBenchName, lines, ind);
 }
 
 constexpr const char* kPinnedName = "_kiln_pinned";
 
 // The pruning helper of an autotune with pinned shapes (InsertAutotune::pins), like AutotuneBenchText.
 std::string PinnedText(std::string_view module, const std::string& ind) {
-  if (module.find(std::string("def ") + kPinnedName + "(") != std::string_view::npos) return "";
-  const char* lines[] = {
+  static const char* const lines[] = {
       "def _kiln_pinned(keys, pins):",
       "    # Written by kiln optimize: each shape it measured runs the config that was faster there (True: the",
       "    # first config, kiln's; False: the others, the original's); any other shape is tuned by the autotuner.",
@@ -824,9 +832,7 @@ std::string PinnedText(std::string_view module, const std::string& ind) {
       "",
       "    return prune",
   };
-  std::string out;
-  for (size_t i = 0; i < std::size(lines); ++i) out += (i && *lines[i] ? ind : std::string()) + lines[i] + "\n";
-  return out + "\n\n" + ind;
+  return HelperText(module, kPinnedName, lines, ind);
 }
 
 // `prune_configs_by=...` for the pins: the key's names and {values: first?}.

@@ -203,8 +203,8 @@ class OptimizeRun {
   std::map<size_t, std::string> sources_;  // candidate index -> rendered source ("" when it failed)
   std::set<std::string> strict_sources_;   // hashes of a proposer's modules: evaluated under policy strict
   std::optional<bool> original_own_ok_;
-  std::vector<size_t> lost_some_;  // finalists that won some cases and lost others
-  std::map<size_t, std::vector<CaseComparison>> lost_some_cmp_;  // their first long run, per case
+  // Finalists that won some cases and lost others: the candidate's index and its first long run, per case.
+  std::vector<std::pair<size_t, std::vector<CaseComparison>>> lost_some_;
   // Block sizes (BlockKey) whose finalist failed the task's own check, with that finalist's id: the
   // others with the same block sizes are skipped (only warps, stages or a hint differ, which do not
   // change what is computed: on an H200, fused_recurrent_delta's three BV=2 finalists all failed its test

@@ -230,10 +230,7 @@ Status OptimizeRun::VerifyFinalists(const std::vector<size_t>& order) {
         lost |= x.speedup < 1.0 - o_.case_slack || SlowerInEveryRound(x);
       }
       // (a proposer's module has no config of its own to combine with the original's)
-      if (won && lost && !strict_sources_.count(HashHex(src))) {
-        lost_some_.push_back(ci);
-        lost_some_cmp_[ci] = cmp1;
-      }
+      if (won && lost && !strict_sources_.count(HashHex(src))) lost_some_.emplace_back(ci, cmp1);
     }
     if (!why1.empty()) {
       if (!blocks.empty() && why1.rfind("fails the task's own check", 0) == 0) wrong_blocks_.emplace(blocks, cr.id);
@@ -267,7 +264,7 @@ Status OptimizeRun::VerifyFinalists(const std::vector<size_t>& order) {
 // on the others), the shapes the autotune met in verification (the worker reports each case's keys) are
 // pinned to the config kiln measured faster there, and that module is verified in turn.
 Status OptimizeRun::TryPerShapeAutotune() {
-  const size_t ci = lost_some_.front();
+  const auto& [ci, split] = lost_some_.front();
   const Config config = res_.candidates[ci].config;
   auto at = d_.renderer->RenderPerShape(config, in_.baseline, {});
   if (!at.ok()) {
@@ -279,7 +276,7 @@ Status OptimizeRun::TryPerShapeAutotune() {
   // Only a case run slower than the original is what pins mend (not a failed check or a small gain).
   if (why.empty() || r1.verdict != exec::Verdict::kOk || why.find("is slower than the original") == std::string::npos)
     return Status::Ok();
-  ShapePins pins = PinsFrom(r1, lost_some_cmp_[ci]);
+  ShapePins pins = PinsFrom(r1, split);
   if (std::none_of(pins.shapes.begin(), pins.shapes.end(), [](const auto& p) { return p.second; })) {
     res_.notes.push_back(pins.shapes.empty()
                              ? "per-shape autotune: no shape to pin (the worker reported no autotune key per case)"

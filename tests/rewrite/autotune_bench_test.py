@@ -29,12 +29,20 @@ assert "do_bench=_kiln_autotune_bench" in src, src
 assert src.count("def _kiln_autotune_bench(") == 1, src
 
 tmp = tempfile.mkdtemp()
-path = os.path.join(tmp, "autotuned.py")
-with open(path, "w") as f:
-    f.write(src)
-spec = importlib.util.spec_from_file_location("autotuned", path)
-mod = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(mod)
+
+
+def load(text, name):
+    """The module kiln_rewrite_apply wrote, imported from a file (Triton reads the kernel's source there)."""
+    path = os.path.join(tmp, name + ".py")
+    with open(path, "w") as f:
+        f.write(text)
+    spec = importlib.util.spec_from_file_location(name, path)
+    m = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(m)
+    return m
+
+
+mod = load(src, "autotuned")
 bench = mod._kiln_autotune_bench
 
 calls = []
@@ -165,12 +173,7 @@ if os.environ.get("TRITON_INTERPRET") == "1":
     pinned = subprocess.run([tool, case, kernel, request + " pin_key=n_elements pins=3000:rest"], check=True,
                             capture_output=True, text=True).stdout
     check("pins rendered", "_kiln_pinned((\"n_elements\",), {(3000,): False})" in pinned, True)
-    path = os.path.join(tmp, "pinned.py")
-    with open(path, "w") as f:
-        f.write(pinned)
-    spec = importlib.util.spec_from_file_location("pinned", path)
-    pmod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(pmod)
+    pmod = load(pinned, "pinned")
     at = getattr(pmod, kernel)
     seen = []
     real = pmod._kiln_autotune_bench

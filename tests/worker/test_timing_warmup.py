@@ -126,15 +126,21 @@ def test_long_kernel_is_not_captured(monkeypatch):
     assert t.method == "events_cold_l2" and t.graph_ms is None
 
 
+def warm_auto(monkeypatch, ms, host_ms, replay_ms):
+    """A Timer in auto mode warmed up on a launch-bound fake GPU whose graph replay costs `replay_ms`."""
+    gpu = LaunchBoundGPU(ms, host_ms)
+    gpu.replay_ms = replay_ms
+    install_graphs(monkeypatch, gpu)
+    t = timing.Timer(gpu.kernel, {"cuda_graph": "auto", "warmup_ms": 5})
+    t.warmup()
+    return t
+
+
 def test_graph_is_sized_on_gpu_time(monkeypatch):
     # A replay costs 4 us of its own. Sized from the event estimate (the host's 60 us per call) the graph
     # held 8 calls of a 2 us kernel and every sample read 2.5 us (+25%); sized on the graph's GPU time it
     # holds 200 and reads within 1%.
-    gpu = LaunchBoundGPU(0.002, 0.06)
-    gpu.replay_ms = 0.004
-    install_graphs(monkeypatch, gpu)
-    t = timing.Timer(gpu.kernel, {"cuda_graph": "auto", "warmup_ms": 5})
-    t.warmup()
+    t = warm_auto(monkeypatch, 0.002, 0.06, 0.004)
     assert t.method == "cuda_graph" and t.per_graph == timing.GRAPH_MAX_CALLS, t.per_graph
     assert t.graph.n == t.per_graph
     assert all(abs(v - 0.002) / 0.002 < 0.01 for v in t.samples(3)), t.samples(3)
@@ -152,19 +158,11 @@ def test_probe_replay_cost_does_not_decide_the_method(monkeypatch):
     # rms_rbe_matmul's finalist): the event estimate sizes the probe graph at one call, which reads 58 us,
     # over the 50 us threshold, and the call was timed by events, host-bound (0.26 ms: its 10.8x read 1.5x).
     # The probe is sized again on GPU time and measured again before the method is decided: a graph, 38 us.
-    gpu = LaunchBoundGPU(0.038, 0.26)
-    gpu.replay_ms = 0.02
-    install_graphs(monkeypatch, gpu)
     monkeypatch.setattr(timing, "_l2_buffer", lambda: None)
-    t = timing.Timer(gpu.kernel, {"cuda_graph": "auto", "warmup_ms": 5})
-    t.warmup()
+    t = warm_auto(monkeypatch, 0.038, 0.26, 0.02)
     assert t.method == "cuda_graph", (t.method, t.graph_ms, t.per_graph)
     assert t.per_graph > 1 and t.graph.n == t.per_graph
     assert all(abs(v - 0.038) / 0.038 < 0.1 for v in t.samples(3)), t.samples(3)
     # GPU-bound beyond the threshold whatever the replay's cost: still events with a cold L2
-    gpu = LaunchBoundGPU(0.08, 0.26)
-    gpu.replay_ms = 0.02
-    install_graphs(monkeypatch, gpu)
-    t = timing.Timer(gpu.kernel, {"cuda_graph": "auto", "warmup_ms": 5})
-    t.warmup()
+    t = warm_auto(monkeypatch, 0.08, 0.26, 0.02)
     assert t.method == "events_cold_l2" and t.graph is None and t.per_graph == 1, (t.method, t.per_graph)
