@@ -10,7 +10,17 @@ using search::Config;
 
 namespace {
 
-rewrite::TuneConfig ToTuneConfig(const Config& c) {
+// The constexpr that switches the streaming-load hint per config when the configs of one module differ
+// in it (rewrite::EvictionHints::switch_param).
+constexpr const char* kEvictSwitch = "KILN_EVICT_FIRST";
+
+bool EvictFirst(const Config& c) {
+  auto it = c.find(search::kEvictFirstParam);
+  return it != c.end() && it->second != 0;
+}
+
+// `switched`: the hint is a kernel constexpr, set in every config (1 or 0).
+rewrite::TuneConfig ToTuneConfig(const Config& c, bool switched = false) {
   rewrite::TuneConfig tc;
   for (const auto& [k, v] : c) {
     if (k == "num_warps")
@@ -24,31 +34,28 @@ rewrite::TuneConfig ToTuneConfig(const Config& c) {
     else if (k != search::kEvictFirstParam)  // a source move, not a value (below)
       tc.params[k] = v;
   }
+  if (switched) tc.params[kEvictSwitch] = EvictFirst(c) ? 1 : 0;
   return tc;
 }
 
-bool EvictFirst(const Config& c) {
-  auto it = c.find(search::kEvictFirstParam);
-  return it != c.end() && it->second != 0;
-}
-
-rewrite::Request EvictFirstRequest() {
+// The hint on every streaming load, or (`switched`) on those of the configs that set kEvictSwitch.
+rewrite::Request EvictFirstRequest(bool switched = false) {
   rewrite::EvictionHints h;
   h.eviction_policy = "evict_first";
+  if (switched) h.switch_param = kEvictSwitch;
   return rewrite::Request(h);
 }
 
-// The streaming-load hint of a list of configs rendered into one module: all of them or none.
-Result<bool> CommonEvictFirst(const std::vector<Config>& configs) {
+// How the streaming-load hint of configs rendered into one module is written.
+enum class Evict { kNone, kAll, kSwitched };
+
+Evict CommonEvictFirst(const std::vector<Config>& configs) {
   bool any = false, all = true;
   for (const auto& c : configs) {
     any |= EvictFirst(c);
     all &= EvictFirst(c);
   }
-  if (any && !all)
-    return InvalidArgument(std::string("the configs differ in the streaming-load hint (") + search::kEvictFirstParam +
-                           "): one module cannot hold both");
-  return any;
+  return !any ? Evict::kNone : all ? Evict::kAll : Evict::kSwitched;
 }
 
 // A key value as a Python literal: only numbers and booleans (what a size key holds) are pinned.
@@ -96,14 +103,16 @@ Result<std::string> RewriteRenderer::RenderPerShape(const Config& winner, const 
                                                     const search::ShapePins& pins) {
   // An autotuned original keeps its own configs (the baseline config kiln searched from is only one
   // of them) and gains the winner in front.
-  KILN_ASSIGN_OR_RETURN(bool evict, CommonEvictFirst({winner, baseline}));
+  // The existing configs do not set the switch: they run the original's loads (its default 0).
+  const Evict evict = CommonEvictFirst({winner, baseline});
+  const bool switched = evict == Evict::kSwitched;
   rewrite::InsertAutotune ext;
   ext.keep_existing = true;
-  ext.configs.push_back(ToTuneConfig(winner));
+  ext.configs.push_back(ToTuneConfig(winner, switched));
   KILN_RETURN_IF_ERROR(SetPins(pins, &ext));
   rewrite::Target t{kernel_, {}};
   std::vector<rewrite::Request> steps;
-  if (evict) steps.push_back(EvictFirstRequest());
+  if (evict != Evict::kNone) steps.push_back(EvictFirstRequest(switched));
   steps.push_back(rewrite::Request(ext));
   auto r = rewrite::ApplySequence(source_, path_, t, steps);
   if (r.ok())
@@ -117,13 +126,14 @@ Result<std::string> RewriteRenderer::RenderAutotune(const std::vector<Config>& c
 }
 
 Result<std::string> RewriteRenderer::RenderAutotune(const std::vector<Config>& configs, const search::ShapePins& pins) {
-  KILN_ASSIGN_OR_RETURN(bool evict, CommonEvictFirst(configs));
+  const Evict evict = CommonEvictFirst(configs);
+  const bool switched = evict == Evict::kSwitched;
   rewrite::InsertAutotune at;
-  for (const auto& c : configs) at.configs.push_back(ToTuneConfig(c));
+  for (const auto& c : configs) at.configs.push_back(ToTuneConfig(c, switched));
   KILN_RETURN_IF_ERROR(SetPins(pins, &at));
   rewrite::Target t{kernel_, {}};
   std::vector<rewrite::Request> steps;
-  if (evict) steps.push_back(EvictFirstRequest());
+  if (evict != Evict::kNone) steps.push_back(EvictFirstRequest(switched));
   steps.push_back(rewrite::Request(at));
   auto r = rewrite::ApplySequence(source_, path_, t, steps);
   if (!r.ok()) return r.status();

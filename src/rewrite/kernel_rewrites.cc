@@ -130,6 +130,10 @@ Result<Plan> PlanEvictionHints(const Ctx& c, const EvictionHints& r) {
   if (r.eviction_policy.empty() && r.cache_modifier.empty()) return Refuse("no hint requested");
   if (!r.eviction_policy.empty() && !kPolicies.count(r.eviction_policy)) return Refuse("unknown eviction policy");
   if (!r.cache_modifier.empty() && !kCache.count(r.cache_modifier)) return Refuse("unknown cache modifier");
+  if (!r.switch_param.empty()) {
+    if (!IsIdentifier(r.switch_param)) return Refuse("switch '" + r.switch_param + "' is not a Python identifier");
+    if (k.FindParam(r.switch_param)) return Refuse("kernel already has a parameter '" + r.switch_param + "'");
+  }
   if (k.cls == analysis::KernelClass::kGemm || k.cls == analysis::KernelClass::kAttention || !k.dots.empty())
     return Refuse("tiles of a product are re-read by other programs through L2: not streaming");
   auto pids = PidVars(c.tree, k);
@@ -179,13 +183,24 @@ Result<Plan> PlanEvictionHints(const Ctx& c, const EvictionHints& r) {
         continue;
       }
     }
+    // Switched: the hint when the constexpr is set, the default ('') otherwise (a constexpr condition
+    // is folded at compile time, so the kwarg stays a constant string).
+    auto hint = [&](const std::string& v) {
+      return r.switch_param.empty() ? "'" + v + "'" : "'" + v + "' if " + r.switch_param + " else ''";
+    };
     if (!r.eviction_policy.empty())
-      KILN_RETURN_IF_ERROR(AppendArg(plan.edits, c.text(), m.args_span, "eviction_policy='" + r.eviction_policy + "'"));
+      KILN_RETURN_IF_ERROR(AppendArg(plan.edits, c.text(), m.args_span, "eviction_policy=" + hint(r.eviction_policy)));
     if (!r.cache_modifier.empty())
-      KILN_RETURN_IF_ERROR(AppendArg(plan.edits, c.text(), m.args_span, "cache_modifier='" + r.cache_modifier + "'"));
+      KILN_RETURN_IF_ERROR(AppendArg(plan.edits, c.text(), m.args_span, "cache_modifier=" + hint(r.cache_modifier)));
     plan.notes.push_back(fmt::format("load at line {} ({}): streaming hint", m.span.begin.line, base));
   }
   if (plan.edits.empty()) return Refuse("no streaming load read once" + (skipped.empty() ? "" : " (" + skipped + ")"));
+  if (!r.switch_param.empty()) {
+    KILN_RETURN_IF_ERROR(AppendKernelParam(
+        c, plan.edits, fmt::format("{}: {}.constexpr = 0", r.switch_param, analysis::TlAlias(c.model))));
+    plan.notes.push_back("the hints are on when " + r.switch_param +
+                         " is set (kernel default 0: the original's loads)");
+  }
   return plan;
 }
 

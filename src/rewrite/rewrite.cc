@@ -80,6 +80,7 @@ std::string Describe(const Request& r) {
                                  std::string s;
                                  if (!x.eviction_policy.empty()) s += " eviction_policy=" + x.eviction_policy;
                                  if (!x.cache_modifier.empty()) s += " cache_modifier=" + x.cache_modifier;
+                                 if (!x.switch_param.empty()) s += " switch=" + x.switch_param;
                                  return s;
                                },
                                [](const DotPrecision& x) { return " input_precision=" + x.precision; },
@@ -256,13 +257,16 @@ Result<Request> ParseRequest(std::string_view text) {
   }
   if (kind == "eviction_hints") {
     KILN_RETURN_IF_ERROR(no_bare());
-    EvictionHints r;
-    if (!kv.empty()) r.eviction_policy.clear();
+    EvictionHints r;  // naming a hint replaces the default one (evict_first)
+    for (auto& [k, v] : kv)
+      if (k == "eviction_policy" || k == "cache_modifier") r.eviction_policy.clear();
     for (auto& [k, v] : kv) {
       if (k == "eviction_policy")
         r.eviction_policy = v;
       else if (k == "cache_modifier")
         r.cache_modifier = v;
+      else if (k == "switch")
+        r.switch_param = v;
       else
         return InvalidArgument("unknown eviction_hints option '" + k + "'");
     }

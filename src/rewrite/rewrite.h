@@ -95,6 +95,10 @@ struct GroupMSwizzle {
 struct EvictionHints {
   std::string eviction_policy = "evict_first";  // "" to leave alone
   std::string cache_modifier;                   // "" | ".cg" | ".ca" | ".cv"
+  // Non-empty: the hints are switched by a new constexpr kernel parameter of this name (default 0, the
+  // original's loads): `eviction_policy='evict_first' if SWITCH else ''`, so the configs of one
+  // @triton.autotune can differ in the hint (SWITCH: 1 in a config's kwargs turns it on).
+  std::string switch_param;
 };
 
 struct DotPrecision {
