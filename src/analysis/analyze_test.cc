@@ -242,6 +242,65 @@ def matmul(a, b, activation=""):
     return c
 )";
 
+// Configs written as a comprehension over literal lists (TritonBench-G's matrix_vector_multip: 48 configs)
+// are expanded in Python's order, the innermost clause fastest; a condition or a non-literal list leaves
+// them generated (not searched).
+TEST(Analyze, AutotuneConfigComprehensionExpanded) {
+  const std::string src = R"(import triton
+import triton.language as tl
+
+SIZES = [16, 32]
+
+
+@triton.autotune(
+    configs=[
+        triton.Config({"BLOCK_M": m, "BLOCK_N": n}, num_stages=s, num_warps=4)
+        for m in [32, 64, 128]
+        for n in (1, 2)
+        for s in range(3, 5)
+    ],
+    key=["M"],
+)
+@triton.jit
+def mv(A, M, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    pass
+
+
+@triton.autotune(configs=[triton.Config({"BLOCK": b}) for b in [32, 64] if b > 32], key=["M"])
+@triton.jit
+def filtered(A, M, BLOCK: tl.constexpr):
+    pass
+
+
+@triton.autotune(configs=[triton.Config({"BLOCK": b}) for b in SIZES], key=["M"])
+@triton.jit
+def named(A, M, BLOCK: tl.constexpr):
+    pass
+)";
+  ModuleModel m = Analyze(src);
+  const Autotune& a = *m.FindKernel("mv")->autotune;
+  EXPECT_TRUE(a.configs_resolved);
+  EXPECT_TRUE(a.configs_expanded);
+  EXPECT_FALSE(a.configs_generated);
+  ASSERT_EQ(a.configs.size(), 12u);
+  auto show = [](const AutotuneConfig& c) {
+    return c.kwargs[0].value.text + "," + c.kwargs[1].value.text + "," + c.num_stages->value.text + "," +
+           c.num_warps->value.text;
+  };
+  EXPECT_EQ(show(a.configs[0]), "32,1,3,4");
+  EXPECT_EQ(show(a.configs[1]), "32,1,4,4");
+  EXPECT_EQ(show(a.configs[2]), "32,2,3,4");
+  EXPECT_EQ(show(a.configs[11]), "128,2,4,4");
+  EXPECT_EQ(a.tuned_names, (std::vector<std::string>{"BLOCK_M", "BLOCK_N"}));
+  EXPECT_EQ(a.tuned_options, (std::vector<std::string>{"num_warps", "num_stages"}));
+  for (const char* k : {"filtered", "named"}) {
+    const Autotune& g = *m.FindKernel(k)->autotune;
+    EXPECT_TRUE(g.configs_generated) << k;
+    EXPECT_FALSE(g.configs_expanded) << k;
+    EXPECT_EQ(g.tuned_names, (std::vector<std::string>{"BLOCK"})) << k;
+  }
+}
+
 TEST(Analyze, AutotuneGemm) {
   ModuleModel m = Analyze(kMatmul);
   ASSERT_EQ(m.kernels.size(), 2u);

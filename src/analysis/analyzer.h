@@ -152,6 +152,10 @@ class Analyzer {
 
   void ReadConfigsFrom(const Node& raw, Autotune& at, int depth);
 
+  // A list comprehension of triton.Config over literal integer lists (or range() of literals), without
+  // conditions: its configs, in Python's order. False (and `at` unchanged) for any other form.
+  bool ExpandConfigComprehension(const Node& comp, Autotune& at);
+
   static void AddOptions(Autotune& at, const AutotuneConfig& c);
 
   static void AddTuned(Autotune& at, const std::string& name);

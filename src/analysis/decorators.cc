@@ -171,6 +171,7 @@ void Analyzer::ReadConfigsFrom(const Node& raw, Autotune& at, int depth) {
       return;
     }
   }
+  if (t == "list_comprehension" && ExpandConfigComprehension(n, at)) return;
   // A comprehension, a call to a config generator, or something else: collect the
   // triton.Config calls it (or the function it calls) contains, for the tuned names.
   at.configs_generated = true;
@@ -203,6 +204,98 @@ void Analyzer::ReadConfigsFrom(const Node& raw, Autotune& at, int depth) {
       return true;
     });
   }
+}
+
+bool Analyzer::ExpandConfigComprehension(const Node& comp, Autotune& at) {
+  constexpr size_t kMaxConfigs = 4096;
+  Node body = Unparen(comp.field("body"));
+  if (body.is_null() || body.type() != "call" || !IsConfigCall(body)) return false;
+  // The loop variables in clause order (the first is the outermost), each over its literal values.
+  std::vector<std::pair<std::string, std::vector<std::string>>> loops;
+  for (const Node& c : comp.named_children()) {
+    if (c == body || c.type() == "comment") continue;
+    if (c.type() != "for_in_clause") return false;  // an if clause: which configs remain is not read here
+    Node var = c.field("left"), over = Unparen(c.field("right"));
+    if (var.is_null() || var.type() != "identifier" || over.is_null()) return false;
+    std::vector<std::string> values;
+    if (over.type() == "list" || over.type() == "tuple") {
+      for (const Node& v : over.named_children()) {
+        if (v.type() == "comment") continue;
+        if (!pyast::ParseIntLiteral(v.text())) return false;
+        values.emplace_back(v.text());
+      }
+    } else if (over.type() == "call" && Dotted(over.field("function")) == "range") {
+      std::vector<int64_t> a;
+      for (const Node& v : over.field("arguments").named_children()) {
+        auto x = pyast::ParseIntLiteral(v.text());
+        if (!x) return false;
+        a.push_back(*x);
+      }
+      if (a.empty() || a.size() > 3) return false;
+      const int64_t lo = a.size() > 1 ? a[0] : 0, hi = a.size() > 1 ? a[1] : a[0], step = a.size() > 2 ? a[2] : 1;
+      if (step == 0) return false;
+      for (int64_t x = lo; step > 0 ? x < hi : x > hi; x += step) {
+        values.push_back(std::to_string(x));
+        if (values.size() > kMaxConfigs) return false;
+      }
+    } else {
+      return false;
+    }
+    loops.emplace_back(std::string(var.text()), std::move(values));
+  }
+  if (loops.empty()) return false;
+  const AutotuneConfig shape = ReadConfig(body);
+  Node dict = Unparen(ReadArgs(body.field("arguments")).get(0, "kwargs"));
+  if (shape.has_pre_hook || (!dict.is_null() && dict.type() != "dictionary")) return false;
+  std::map<std::string, size_t> loop_of;
+  for (size_t i = 0; i < loops.size(); ++i) loop_of[loops[i].first] = i;
+  // Every value is a literal or a loop variable (anything else would need evaluating Python).
+  auto known = [&](const std::optional<KwArg>& o) {
+    return !o || pyast::ParseIntLiteral(o->value.text) || loop_of.count(o->value.text);
+  };
+  for (const auto& kw : shape.kwargs)
+    if (!known(kw)) return false;
+  if (!known(shape.num_warps) || !known(shape.num_stages) || !known(shape.num_ctas) || !known(shape.maxnreg))
+    return false;
+  size_t total = 1;
+  for (const auto& l : loops) {
+    if (l.second.empty()) return false;
+    total *= l.second.size();
+    if (total > kMaxConfigs) return false;
+  }
+  std::vector<AutotuneConfig> out;
+  std::vector<size_t> idx(loops.size(), 0);
+  for (size_t n = 0; n < total; ++n) {
+    auto bind = [&](std::optional<KwArg>& o) {
+      if (!o) return;
+      auto it = loop_of.find(o->value.text);
+      if (it != loop_of.end()) o->value.text = loops[it->second].second[idx[it->second]];
+    };
+    AutotuneConfig c = shape;
+    for (auto& kw : c.kwargs) {
+      std::optional<KwArg> o = kw;
+      bind(o);
+      kw = *o;
+    }
+    bind(c.num_warps);
+    bind(c.num_stages);
+    bind(c.num_ctas);
+    bind(c.maxnreg);
+    out.push_back(std::move(c));
+    for (size_t i = loops.size(); i-- > 0;) {  // the innermost clause varies fastest
+      if (++idx[i] < loops[i].second.size()) break;
+      idx[i] = 0;
+    }
+  }
+  at.configs = std::move(out);
+  at.configs_resolved = true;
+  at.configs_generated = false;
+  at.configs_expanded = true;
+  for (const auto& c : at.configs) {
+    for (const auto& kw : c.kwargs) AddTuned(at, kw.name);
+    AddOptions(at, c);
+  }
+  return true;
 }
 
 void Analyzer::AddOptions(Autotune& at, const AutotuneConfig& c) {

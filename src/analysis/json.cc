@@ -87,6 +87,7 @@ json AutotuneJson(const Autotune& a) {
          {"args_span", SpanToJson(a.args_span)},
          {"configs_resolved", a.configs_resolved},
          {"configs_generated", a.configs_generated},
+         {"configs_expanded", a.configs_expanded},
          {"tuned_names", a.tuned_names},
          {"tuned_options", a.tuned_options},
          {"key", a.key}};

@@ -107,6 +107,10 @@ struct Autotune {
                                    // (directly, through a module variable, or returned by a
                                    // module function: then the spans are in that function)
   bool configs_generated = false;  // a comprehension / function call produces the configs
+  // A comprehension over literal lists (`[triton.Config({"BLOCK": b}, num_warps=w) for b in [64, 128]
+  // for w in [4, 8]]`) expanded into `configs`: resolved, but their spans are the comprehension's body
+  // (one text for all), so an edit replaces the whole `configs` argument.
+  bool configs_expanded = false;
   std::vector<AutotuneConfig> configs;
   // Constexpr names the configs set (union over configs; also filled from comprehension bodies).
   std::vector<std::string> tuned_names;
