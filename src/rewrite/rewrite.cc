@@ -438,7 +438,7 @@ namespace {
 bool CollapsibleAutotune(const Ctx& c, const SetParams& r) {
   if (!c.kernel.autotune) return false;
   const auto& at = *c.kernel.autotune;
-  if (!at.configs_resolved || at.configs_generated || at.configs.size() < 2) return false;
+  if (!at.configs_resolved || at.configs_generated || (at.configs.size() < 2 && !at.configs_expanded)) return false;
   for (const auto& n : at.tuned_names)
     if (!r.values.count(n)) return false;
   for (const auto& n : at.tuned_options)
