@@ -130,6 +130,11 @@ Result<Plan> PlanEvictionHints(const Ctx& c, const EvictionHints& r) {
   if (r.eviction_policy.empty() && r.cache_modifier.empty()) return Refuse("no hint requested");
   if (!r.eviction_policy.empty() && !kPolicies.count(r.eviction_policy)) return Refuse("unknown eviction policy");
   if (!r.cache_modifier.empty() && !kCache.count(r.cache_modifier)) return Refuse("unknown cache modifier");
+  // ptxas (sm_90, Triton 3.6) rejects the pair: "Modifier '.evict_first' cannot be combined with modifier
+  // '.cg'" (found by compiling the rewrite for sm_90 on the CPU, tests/rewrite/compile_check.py).
+  if (!r.eviction_policy.empty() && !r.cache_modifier.empty())
+    return Refuse("an eviction policy cannot be combined with a cache modifier (ptxas rejects '." +
+                  r.eviction_policy + "' with '" + r.cache_modifier + "'): request one of them");
   if (!r.switch_param.empty()) {
     if (!IsIdentifier(r.switch_param)) return Refuse("switch '" + r.switch_param + "' is not a Python identifier");
     if (k.FindParam(r.switch_param)) return Refuse("kernel already has a parameter '" + r.switch_param + "'");

@@ -56,6 +56,64 @@ def _patch_interpreter():
 
 _patch_interpreter()
 
+_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
+
+
+def _type_of(v):
+    """Triton's signature type of a run-time argument, or None when it is not one compile_check knows."""
+    if isinstance(v, torch.Tensor):
+        names = {torch.float32: "fp32", torch.float16: "fp16", torch.bfloat16: "bf16", torch.float64: "fp64",
+                 torch.int8: "i8", torch.int16: "i16", torch.int32: "i32", torch.int64: "i64", torch.uint8: "u8",
+                 torch.bool: "i1"}
+        t = names.get(v.dtype)
+        return "*" + t if t else None
+    if isinstance(v, bool):
+        return "i1"
+    if isinstance(v, int):
+        return "i32" if -2**31 <= v < 2**31 else "i64"
+    if isinstance(v, float):
+        return "fp32"
+    return None
+
+
+def record_launches(path, module_file):
+    """Appends one JSON line per kernel launch the interpreter runs (kernel name, the types of its run-time
+    arguments, its constexprs and launch options) to `path`, for compile_check.py --records: the same
+    kernels compiled for a GPU target, which the interpreter never does."""
+    import inspect
+    import json
+    import triton.runtime.interpreter as ti
+
+    orig = ti.InterpretedFunction.run
+
+    def run(self, *args, grid, warmup, **kwargs):
+        try:
+            opts = {k: kwargs[k] for k in _OPTIONS if kwargs.get(k) is not None}
+            sig = inspect.signature(self.fn)
+            b = sig.bind_partial(*args, **{k: v for k, v in kwargs.items() if k in sig.parameters})
+            b.apply_defaults()
+            types, consts, ok = {}, {}, True
+            for name, prm in sig.parameters.items():
+                v = b.arguments.get(name)
+                if "constexpr" in str(prm.annotation):
+                    if v is not None and not isinstance(v, (int, float, bool, str)):
+                        ok = False
+                    consts[name] = v
+                else:
+                    t = _type_of(v)
+                    if t is None:
+                        ok = False
+                    types[name] = t
+            if ok:
+                with open(path, "a") as f:
+                    f.write(json.dumps({"module": module_file, "kernel": self.fn.__name__, "sig": types,
+                                        "const": consts, "options": opts}) + "\n")
+        except Exception:  # noqa: BLE001 - recording never changes what runs
+            pass
+        return orig(self, *args, grid=grid, warmup=warmup, **kwargs)
+
+    ti.InterpretedFunction.run = run
+
 
 def parse_manifest(path):
     rows = []
@@ -98,9 +156,13 @@ def compare(a, b):
     return None
 
 
-def compare_pair(src, out):
-    """In the child: exit 0 when both modules' kiln_check() outputs match, else 1 with the reason printed."""
-    why = compare(load(src, "orig").kiln_check(), load(out, "rew").kiln_check())
+def compare_pair(src, out, records=None):
+    """In the child: exit 0 when both modules' kiln_check() outputs match, else 1 with the reason printed.
+    `records`: the rewritten module's launches are recorded there (record_launches)."""
+    orig = load(src, "orig").kiln_check()
+    if records:
+        record_launches(records, out)
+    why = compare(orig, load(out, "rew").kiln_check())
     if why:
         print(why)
         return 1
@@ -113,6 +175,9 @@ def main():
     ap.add_argument("--manifest")
     ap.add_argument("--root")
     ap.add_argument("--only", default="")
+    ap.add_argument("--compile", default="", metavar="TARGET",
+                    help="also compile every kernel launch of each rewritten module for TARGET (cuda:90), "
+                         "without a GPU (compile_check.py --records)")
     args = ap.parse_args()
     failures = 0
     ran = 0
@@ -133,14 +198,23 @@ def main():
                 f.write(p.stdout)
             # A child per pair, forked after torch and triton were imported: a rewrite that breaks memory
             # safety can crash the interpreter.
-            rc, msg = run_forked(lambda: compare_pair(src, out))
+            records = os.path.join(tmp, "launches.jsonl") if args.compile else None
+            rc, msg = run_forked(lambda: compare_pair(src, out, records))
             ran += 1
             if rc != 0:
                 print(f"FAIL {label}: exit {rc}: {msg.splitlines()[-1] if msg else ''}")
                 failures += 1
             else:
                 print(f"ok   {label}")
-    print(f"{ran} compared, {failures} failures")
+        print(f"{ran} compared, {failures} failures")
+        if args.compile and ran:
+            # Without the interpreter: @triton.jit makes real JIT functions, compiled for the target.
+            env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+            here = os.path.dirname(os.path.abspath(__file__))
+            p = subprocess.run([sys.executable, os.path.join(here, "compile_check.py"), "--records",
+                                os.path.join(tmp, "launches.jsonl"), "--target", args.compile], env=env)
+            if p.returncode != 0:
+                failures += 1
     return 1 if failures or ran == 0 else 0
 
 
