@@ -83,8 +83,8 @@ if rows:
             shown, estimated = None, False  # reports before fee0422 printed an impossible estimate
         note = "" if j.get("improved") else "kept: " + j.get("kept_reason", "")[:50]
         print(f"{name:<20} {j.get('category',''):<13} {sp:>7.3f}x {pct(rb):>11} {pct(shown) + ('~' if estimated else ''):>10} {verified:>8} {wall:>7.1f}  {note}")
-    g = math.exp(sum(math.log(x) for x in low) / len(low)) if low else float("nan")
-    print(f"geomean speedup over {len(low)} kernels below 60% of roofline (or unprofiled): {g:.3f}x (target >= 1.5x)")
+    g = f"{math.exp(sum(math.log(x) for x in low) / len(low)):.3f}x" if low else "- (none)"
+    print(f"geomean speedup over {len(low)} kernels below 60% of roofline (or unprofiled): {g} (target >= 1.5x)")
     if contradicted:
         both = low + [x for _, x in contradicted]
         g2 = math.exp(sum(math.log(x) for x in both) / len(both))
@@ -101,7 +101,7 @@ if rows:
               f"fails on it too): {g3:.3f}x over the other {len(timed)}")
     print(f"kernels ending slower than the original: {slower} (target 0; {slower_all} slower in every round "
           f"of a case beyond the {TIE_BAND:.1%} tie band, the rest within the rounds' spread or the band); "
-          f"median optimize wall time: {statistics.median(walls) if walls else float('nan'):.1f} s (target <= 60 s)")
+          f"median optimize wall time: {f'{statistics.median(walls):.1f} s' if walls else '-'} (target <= 60 s)")
 
 if at:
     print()

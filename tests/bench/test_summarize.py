@@ -113,6 +113,12 @@ def main():
         json.dump(ab, open(os.path.join(d, "autotune_t.ab.json"), "w"))
         line = [l for l in run(d).splitlines() if l.startswith("t ")][0]
         assert "same pick" in line and " 29%" in line and line.endswith("no"), line
+    # Only kernels at or above 60% of roofline: no geomean to give (not "nan").
+    with tempfile.TemporaryDirectory() as d:
+        json.dump(report("k9", 1.1, 0.8, 30), open(os.path.join(d, "k9.json"), "w"))
+        out = run(d)
+        assert "geomean speedup over 0 kernels below 60% of roofline (or unprofiled): - (none)" in out, out
+        assert "nan" not in out, out
     print("summarize: ok")
 
 
