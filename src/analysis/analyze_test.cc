@@ -566,11 +566,18 @@ def outer(x, y, cfg, *args):
     km.other[(1,)](x)
     return inner
 )");
-  ASSERT_EQ(m.launches.size(), 5u);
+  ASSERT_EQ(m.launches.size(), 6u);  // the alias launch: one Launch per candidate, same span
   const Launch& a = m.launches[0];
   EXPECT_EQ(a.enclosing_function, "Op.forward");
   EXPECT_EQ(a.kernel_candidates, (std::vector<std::string>{"fwd2", "fwd"}));
   EXPECT_EQ(a.kernel_ref.text, "fx");
+  EXPECT_EQ(a.kernel, "fwd2");
+  const Launch& a2 = m.launches[1];
+  EXPECT_EQ(a2.kernel, "fwd");
+  EXPECT_EQ(a2.kernel_candidates, a.kernel_candidates);
+  EXPECT_EQ(a2.span.begin.byte, a.span.begin.byte);
+  EXPECT_EQ(B(a2, "BLOCK").origin.value, "32");
+  m.launches.erase(m.launches.begin());
   const Launch& b = m.launches[1];
   EXPECT_TRUE(b.in_lambda);
   EXPECT_EQ(B(b, "BLOCK").origin.kind, OriginKind::kComputed);

@@ -42,22 +42,26 @@ void Analyzer::FindLaunches() {
       }
       continue;
     }
-    Launch l;
-    l.span = call.span();
-    l.args_span = call.field("arguments").span();
-    l.kernel = kernels[0];
-    if (kernels.size() > 1) l.kernel_candidates = kernels;
-    l.kernel_ref = MakeExpr(ref);
-    l.enclosing_function = enc.qualname;
-    l.enclosing_span = enc.defs.empty() ? tree_.root().span() : enc.defs[0].span();
-    l.in_lambda = enc.in_lambda;
-    Kernel& k = model_.kernels[jit_index_.at(l.kernel)];
-    for (const auto& kn : kernels) model_.kernels[jit_index_.at(kn)].launched = true;
-    MapArgs(call, k, l);
-    ReadGrid(sub, enc, pos, k, l);
-    Bind(k, l, enc, pos);
-    GridConstexprs(k, l);
-    model_.launches.push_back(std::move(l));
+    // A launch whose callee is chosen at run time (`fx = a if c else b; fx[grid](...)`) is one Launch per
+    // candidate kernel, each with its arguments mapped to that kernel's parameters; they share the span.
+    for (const auto& kn : kernels) {
+      Launch l;
+      l.span = call.span();
+      l.args_span = call.field("arguments").span();
+      l.kernel = kn;
+      if (kernels.size() > 1) l.kernel_candidates = kernels;
+      l.kernel_ref = MakeExpr(ref);
+      l.enclosing_function = enc.qualname;
+      l.enclosing_span = enc.defs.empty() ? tree_.root().span() : enc.defs[0].span();
+      l.in_lambda = enc.in_lambda;
+      Kernel& k = model_.kernels[jit_index_.at(l.kernel)];
+      k.launched = true;
+      MapArgs(call, k, l);
+      ReadGrid(sub, enc, pos, k, l);
+      Bind(k, l, enc, pos);
+      GridConstexprs(k, l);
+      model_.launches.push_back(std::move(l));
+    }
   }
 }
 

@@ -338,8 +338,26 @@ LaunchSite SiteAt(const Tree& tree, const ModuleModel& model, const Kernel& k, c
     s.why = "value '" + s.value_text + "' is not an integer";
     s.site = TunableSite::kNotEditable;
   }
-  if (l.kernel_candidates.size() > 1 && (s.site == TunableSite::kLaunchLiteral || s.site == TunableSite::kVariable ||
-                                         s.site == TunableSite::kOptionDefault || IsHiddenSite(s.site))) {
+  // A launch whose callee is chosen at run time (`fx = a if c else b; fx[grid](...)`): an edit at the launch
+  // itself can be gated on the callee (`(NEW if fx is K else OLD)`, rewrite::SetParams), so it reaches this
+  // kernel only: a literal or computed argument, or num_warps/num_stages not given, when no candidate is
+  // autotuned or has heuristics (they may set the option). Edits away from the launch (a variable's
+  // assignment, the wrapper's parameter) would reach the others too.
+  auto plain = [&] {
+    for (const auto& n : l.kernel_candidates) {
+      const Kernel* c = model.FindKernel(n);
+      if (!c || c->autotune || c->heuristics) return false;
+    }
+    return true;
+  };
+  const bool gateable =
+      l.kernel_ref.text.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") ==
+          std::string::npos &&
+      (s.site == TunableSite::kLaunchLiteral || s.site == TunableSite::kLaunchOverride ||
+       (s.site == TunableSite::kOptionDefault && (name == "num_warps" || name == "num_stages") && plain()));
+  if (l.kernel_candidates.size() > 1 && !gateable &&
+      (s.site == TunableSite::kLaunchLiteral || s.site == TunableSite::kVariable ||
+       s.site == TunableSite::kOptionDefault || IsHiddenSite(s.site))) {
     s.site = TunableSite::kNotEditable;
     s.why = fmt::format(
         "the launch at line {} calls a kernel chosen at run time (one of {}): the edit would "

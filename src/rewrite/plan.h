@@ -23,6 +23,9 @@ struct Ctx {
 struct Plan {
   EditSet edits;
   std::vector<std::string> notes;
+  // Argument lists of launches whose callee is chosen at run time where every edit is gated on the callee
+  // (`(NEW if fx is K else OLD)`): host edits there reach the target kernel only.
+  std::vector<Span> gated;
 };
 
 // Refusal helper: InvalidArgument with the reason.

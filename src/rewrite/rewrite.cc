@@ -586,9 +586,28 @@ Result<Plan> PlanSetParams(const Ctx& c, const SetParams& r) {
     for (int li : c.launches) {
       const Launch& l = c.model.launches[li];
       const Binding* b = l.FindBinding(name);
+      // A callee chosen at run time: the value applies when the launch calls this kernel, the other
+      // candidates keep theirs (Tunables allows only edits at the launch there).
+      const bool alias = l.kernel_candidates.size() > 1;
+      auto gated = [&](const std::string& old) {
+        return alias ? fmt::format("({} if {} is {} else {})", text, l.kernel_ref.text, c.kernel.name, old) : text;
+      };
+      if (alias) {
+        if (u->site != TunableSite::kLaunchLiteral && u->site != TunableSite::kLaunchOverride &&
+            u->site != TunableSite::kOptionDefault)
+          return Refuse(fmt::format("cannot set {}: the launch at line {} calls a kernel chosen at run time",
+                                    name, l.span.begin.line));
+        if (std::none_of(plan.gated.begin(), plan.gated.end(),
+                         [&](const Span& g) { return g.begin.byte == l.args_span.begin.byte; })) {
+          plan.gated.push_back(l.args_span);
+          plan.notes.push_back(fmt::format("launch at line {} calls a kernel chosen at run time ({}): its values "
+                                           "apply when it calls {}",
+                                           l.span.begin.line, l.kernel_ref.text, c.kernel.name));
+        }
+      }
       switch (u->site) {
         case TunableSite::kLaunchLiteral:
-          KILN_RETURN_IF_ERROR(replace(b->origin.at_launch.span, text));
+          KILN_RETURN_IF_ERROR(replace(b->origin.at_launch.span, gated(b->origin.at_launch.text)));
           plan.notes.push_back(
               fmt::format("launch at line {}: {} {} -> {}", l.span.begin.line, name, b->origin.value, text));
           break;
@@ -605,11 +624,13 @@ Result<Plan> PlanSetParams(const Ctx& c, const SetParams& r) {
           break;
         }
         case TunableSite::kOptionDefault:
-          KILN_RETURN_IF_ERROR(AppendArg(plan.edits, c.text(), l.args_span, name + "=" + text));
+          // Triton's defaults for the other candidates (Tunables allows only num_warps and num_stages here).
+          KILN_RETURN_IF_ERROR(
+              AppendArg(plan.edits, c.text(), l.args_span, name + "=" + gated(name == "num_warps" ? "4" : "3")));
           plan.notes.push_back(fmt::format("launch at line {}: added {}={}", l.span.begin.line, name, text));
           break;
         case TunableSite::kLaunchOverride:
-          KILN_RETURN_IF_ERROR(replace(b->origin.at_launch.span, text));
+          KILN_RETURN_IF_ERROR(replace(b->origin.at_launch.span, gated(b->origin.at_launch.text)));
           plan.notes.push_back(fmt::format("launch at line {}: {} {} -> {} (the wrapper's value only set performance)",
                                            l.span.begin.line, name, b->origin.at_launch.text, text));
           break;
@@ -626,6 +647,10 @@ Result<Plan> PlanSetParams(const Ctx& c, const SetParams& r) {
       if (!u->launch_option && !u->grid_follows) {
         GridRelation g = RelateGrid(c, l, name);
         if (g.literal && !g.depends) {
+          if (alias)
+            return Refuse(fmt::format("cannot set {}: the grid at line {} follows it and is shared with the other "
+                                      "kernels the launch may call",
+                                      name, g.literal->begin.line));
           KILN_RETURN_IF_ERROR(replace(*g.literal, text));
           plan.notes.push_back(fmt::format("grid at line {}: literal updated to {}", g.literal->begin.line, text));
         }
@@ -1085,6 +1110,9 @@ Result<Plan> MakePlan(const pyast::Tree& tree, const analysis::ModuleModel& mode
     if (l.kernel_candidates.size() < 2) continue;
     for (const auto& e : plan->edits.edits()) {
       if (e.begin >= k->span.begin.byte && e.end <= k->span.end.byte) continue;
+      if (std::any_of(plan->gated.begin(), plan->gated.end(),
+                      [&](const Span& g) { return e.begin >= g.begin.byte && e.end <= g.end.byte; }))
+        continue;
       std::string others;
       for (const auto& n : l.kernel_candidates)
         if (n != k->name) others += (others.empty() ? "" : ", ") + n;
