@@ -351,8 +351,7 @@ LaunchSite SiteAt(const Tree& tree, const ModuleModel& model, const Kernel& k, c
     return true;
   };
   const bool gateable =
-      l.kernel_ref.text.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") ==
-          std::string::npos &&
+      IsIdentifier(l.kernel_ref.text) &&
       (s.site == TunableSite::kLaunchLiteral || s.site == TunableSite::kLaunchOverride ||
        (s.site == TunableSite::kOptionDefault && (name == "num_warps" || name == "num_stages") && plain()));
   if (l.kernel_candidates.size() > 1 && !gateable &&
