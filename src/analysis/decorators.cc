@@ -250,13 +250,11 @@ bool Analyzer::ExpandConfigComprehension(const Node& comp, Autotune& at) {
   std::map<std::string, size_t> loop_of;
   for (size_t i = 0; i < loops.size(); ++i) loop_of[loops[i].first] = i;
   // Every value is a literal or a loop variable (anything else would need evaluating Python).
-  auto known = [&](const std::optional<KwArg>& o) {
-    return !o || pyast::ParseIntLiteral(o->value.text) || loop_of.count(o->value.text);
-  };
+  auto known = [&](const KwArg& k) { return pyast::ParseIntLiteral(k.value.text) || loop_of.count(k.value.text); };
   for (const auto& kw : shape.kwargs)
     if (!known(kw)) return false;
-  if (!known(shape.num_warps) || !known(shape.num_stages) || !known(shape.num_ctas) || !known(shape.maxnreg))
-    return false;
+  for (const auto* o : {&shape.num_warps, &shape.num_stages, &shape.num_ctas, &shape.maxnreg})
+    if (*o && !known(**o)) return false;
   size_t total = 1;
   for (const auto& l : loops) {
     if (l.second.empty()) return false;
@@ -266,21 +264,14 @@ bool Analyzer::ExpandConfigComprehension(const Node& comp, Autotune& at) {
   std::vector<AutotuneConfig> out;
   std::vector<size_t> idx(loops.size(), 0);
   for (size_t n = 0; n < total; ++n) {
-    auto bind = [&](std::optional<KwArg>& o) {
-      if (!o) return;
-      auto it = loop_of.find(o->value.text);
-      if (it != loop_of.end()) o->value.text = loops[it->second].second[idx[it->second]];
+    auto bind = [&](KwArg& k) {
+      auto it = loop_of.find(k.value.text);
+      if (it != loop_of.end()) k.value.text = loops[it->second].second[idx[it->second]];
     };
     AutotuneConfig c = shape;
-    for (auto& kw : c.kwargs) {
-      std::optional<KwArg> o = kw;
-      bind(o);
-      kw = *o;
-    }
-    bind(c.num_warps);
-    bind(c.num_stages);
-    bind(c.num_ctas);
-    bind(c.maxnreg);
+    for (auto& kw : c.kwargs) bind(kw);
+    for (auto* o : {&c.num_warps, &c.num_stages, &c.num_ctas, &c.maxnreg})
+      if (*o) bind(**o);
     out.push_back(std::move(c));
     for (size_t i = loops.size(); i-- > 0;) {  // the innermost clause varies fastest
       if (++idx[i] < loops[i].second.size()) break;

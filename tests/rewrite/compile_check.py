@@ -10,6 +10,7 @@ Exit 0 when the kernel compiles to TTIR with every --expect text and no --absent
 types, constexprs, launch options) is compiled; exit 1 when any fails.
 """
 import argparse
+import functools
 import importlib.util
 import os
 import sys
@@ -23,13 +24,13 @@ def parse_pairs(text):
     return out
 
 
-def load_module(path, cache={}):
-    if path not in cache:
-        spec = importlib.util.spec_from_file_location(f"kiln_compile_check_{len(cache)}", path)
-        mod = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(mod)
-        cache[path] = mod
-    return cache[path]
+@functools.lru_cache(maxsize=None)
+def load_module(path):
+    """The module at `path`, loaded once per process (a records file names each module many times)."""
+    spec = importlib.util.spec_from_file_location("kiln_compile_check_" + os.path.basename(path)[:-3], path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
 
 
 def jit_function(mod, name):
