@@ -82,7 +82,7 @@ class OptimizeRun {
   // One per-shape candidate verified like a finalist (both long runs and the own check): "" when it
   // passes, else why not; its first run in `r1`.
   Result<std::string> VerifyPerShape(const Config& config, const std::string& src, const std::string& origin,
-                                     exec::EvalResult* r1);
+                                     const std::vector<CaseTiming>& solo, exec::EvalResult* r1);
   // The shapes the per-shape run `r` met, each pinned to the finalist where its own run (`won`) was faster.
   ShapePins PinsFrom(const exec::EvalResult& r, const std::vector<CaseComparison>& won) const;
   void KeepOriginal();
@@ -132,9 +132,14 @@ class OptimizeRun {
   size_t MergeProposalSearch(const CandidateRecord& prop, const OptimizeResult& sub, double at);
 
   // Verification helpers.
-  Result<std::string> JudgeLongRun(const std::string& src, std::vector<CaseComparison>* cmp,
-                                   exec::EvalResult* r = nullptr);
-  std::string Judge(const exec::EvalResult& r, std::vector<CaseComparison>* cmp) const;
+  // `solo`: the finalist's own (search) timings, from which its slowdown in the long run is estimated
+  // (AgainstOriginalsBest); null when it has none.
+  Result<std::string> JudgeLongRun(const std::string& src, const std::vector<CaseTiming>* solo,
+                                   std::vector<CaseComparison>* cmp, exec::EvalResult* r = nullptr);
+  std::string Judge(const exec::EvalResult& r, const std::vector<CaseTiming>* solo,
+                    std::vector<CaseComparison>* cmp) const;
+  void AgainstOriginalsBest(const exec::EvalResult& r, const std::vector<CaseTiming>* solo,
+                            std::vector<CaseComparison>* cmp) const;
   Result<std::string> OwnCheck(const std::string& src);
   void DeclareWinner(const Config& cfg, const std::string& src, const std::vector<CaseComparison>& first,
                      std::vector<CaseComparison> second);
@@ -210,6 +215,7 @@ class OptimizeRun {
   // change what is computed: on an H200, fused_recurrent_delta's three BV=2 finalists all failed its test
   // one after another, and the BV=1 and BV=4 candidates behind them were never tried).
   std::map<std::string, int> wrong_blocks_;
+  std::set<std::string> drift_noted_;     // cases noted as judged against the original's own faster run
 };
 
 }  // namespace kiln::search::internal

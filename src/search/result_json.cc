@@ -30,6 +30,7 @@ std::vector<CaseTiming> CaseTimes(const exec::EvalResult& r) {
   for (const auto& cs : r.cases) {
     CaseTiming t;
     t.name = cs.name;
+    t.method = cs.timing_method;
     if (cs.candidate_ms) {
       t.median_ms = cs.candidate_ms->median;
       t.p20_ms = cs.candidate_ms->p20;
@@ -62,6 +63,7 @@ nlohmann::json CandJson(const CandidateRecord& c) {
     nlohmann::json j = {{"name", t.name}};
     if (std::isfinite(t.median_ms)) j["median_ms"] = t.median_ms;
     if (std::isfinite(t.p20_ms)) j["p20_ms"] = t.p20_ms;
+    if (!t.method.empty()) j["method"] = t.method;
     if (std::isfinite(t.p80_ms)) j["p80_ms"] = t.p80_ms;
     cases.push_back(j);
   }
