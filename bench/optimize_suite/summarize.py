@@ -43,7 +43,7 @@ def pct(x):
 def key(cfg):
     return " ".join(f"{k}={v}" for k, v in sorted(cfg.items()))
 
-REFERENCE_DRIFT = 0.10  # kiln optimize's reference_drift (src/search/loop.h)
+REFERENCE_DRIFT = 0.25  # kiln optimize's reference_drift (src/search/loop.h)
 CASE_SLACK, MIN_SPEEDUP = 0.02, 1.01
 
 

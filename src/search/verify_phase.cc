@@ -131,7 +131,7 @@ bool OptimizeRun::SlowerInEveryRound(const CaseComparison& x) const {
 // let a finalist no faster (or slower) than the original be declared 3.8x. So: the finalist's slowdown
 // in this run is estimated from the cases where it was also timed alone (`solo`: its search
 // measurements; the median of those ratios, at least 1; 1 when there are none), and where the original beside it ran
-// more than reference_drift slower than its own timed run (the baseline) times that slowdown, the case is
+// more than reference_drift (25%) slower than its own timed run (the baseline) times that slowdown, the case is
 // judged against that expected time instead, its speedup and rounds scaled to it. Cases timed another
 // way (graph vs events) in the two runs are left as measured.
 void OptimizeRun::AgainstOriginalsBest(const exec::EvalResult& r, const std::vector<CaseTiming>* solo,
@@ -210,7 +210,8 @@ Result<std::string> OptimizeRun::JudgeLongRun(const std::string& src, const std:
     if (x.interleaved_ms > 0 && drift_noted_.insert(x.name).second)
       res_.notes.push_back(fmt::format(
           "case {}: the original ran {:.4g} ms beside a finalist, slower than its own timed run and the finalist's "
-          "own slowdown there explain (an autotuned original picks its config anew per process): judged against "
+          "own slowdown there explain (an autotuned original, for one, can pick another config in each process): "
+          "judged against "
           "{:.4g} ms instead",
           x.name, x.interleaved_ms, x.baseline_ms));
   if (r) *r = std::move(rr);
