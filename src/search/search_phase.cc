@@ -167,15 +167,20 @@ Status OptimizeRun::Search() {
       break;
     }
     const double round_start_best = best_score_;
+    const size_t round_start_candidates = res_.candidates.size();
     bool stopped = false;
     KILN_RETURN_IF_ERROR(SearchRound(props, &stopped));
     if (stopped) {
       res_.stop_reason = !OverBudget() ? "max-evals" : search_ends_at_hard_end_ ? "hard end" : "budget";
       break;
     }
+    // A round that timed nothing (every config pruned or failed: shared memory, compile errors) says
+    // nothing about convergence and does not count against the patience (on an H200, context_attn_llama's
+    // search stopped after 8 of its 20 s: 6 of its 10 configs were over the shared-memory limit).
     if (best_score_ < round_start_best * (1.0 - o_.min_round_gain))
       rounds_without_gain = 0;
-    else
+    else if (std::any_of(res_.candidates.begin() + static_cast<std::ptrdiff_t>(round_start_candidates),
+                         res_.candidates.end(), [](const CandidateRecord& c) { return std::isfinite(c.score_ms); }))
       ++rounds_without_gain;
     if (rounds_without_gain >= o_.patience) {
       res_.stop_reason = fmt::format("no gain of {:.0f}% in {} rounds", 100 * o_.min_round_gain, o_.patience);

@@ -1139,6 +1139,23 @@ TEST(Loop, GapWithinTheTieBandIsNotSlower) {
   }
 }
 
+// Rounds that time nothing (every config pruned or failed to compile) do not count against the patience:
+// on an H200 context_attn_llama's search stopped 8 s into its 20 s budget after rounds whose configs were
+// mostly over the shared-memory limit. Here no block size above the original's compiles.
+TEST(Loop, RoundsThatTimeNothingDoNotCountAgainstPatience) {
+  Fixture f;
+  f.o.strategy = "coordinate";
+  f.o.patience = 2;
+  f.o.batch = 2;
+  f.ev.time_ms = [](const Config& c, bool) {
+    return c.at("BLOCK_SIZE") > 64 ? std::numeric_limits<double>::quiet_NaN() : Time(c);
+  };
+  auto r = f.Run(Input());
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_TRUE(r->improved) << r->kept_reason << " / " << r->stop_reason;
+  EXPECT_EQ(r->best_config.at("BLOCK_SIZE"), 64);
+}
+
 TEST(Loop, StopsAtRoofline) {
   Fixture f;
   FakeProfiler prof;
