@@ -92,6 +92,8 @@ json EvalRequest::ToJson(const std::string& id) const {
   if (!protocol.empty()) j["protocol"] = protocol;
   if (!timing.empty()) j["timing"] = timing;
   if (legacy_stdout && (mode == Mode::kCheck || mode == Mode::kTime)) j["legacy_stdout"] = true;
+  if (policy == Policy::kTrusted && autotune_picks.is_array() && !autotune_picks.empty())
+    j["autotune_picks"] = autotune_picks;
   j["limits"] = {{"timeout_s", timeout_s},
                  {"max_gpu_mem_bytes", max_gpu_mem_bytes ? json(*max_gpu_mem_bytes) : json(nullptr)}};
   return j;
@@ -104,6 +106,7 @@ std::string EvalRequest::ParamsHash() const {
   j.erase("id");
   j.erase("task");
   j.erase("candidate");
+  j.erase("autotune_picks");  // how fast the original's keys are tuned, not what is measured
   // the tolerance protocol; "kernelbench" is the worker's default, so it hashes like no protocol
   if (j.contains("protocol") && j["protocol"] != "kernelbench") j["tolerance_protocol"] = j["protocol"];
   j["protocol"] = kProtocolVersion;

@@ -65,6 +65,10 @@ struct EvalRequest {
   // measured it: the batch pool's admission counts it until a result of the same task reports a peak
   // (exec/admission.h). A scheduling hint: never sent to the worker, not part of the cache key.
   int64_t memory_hint_bytes = 0;
+  // Policy trusted: autotune picks an earlier trusted response reported (its `autotune_picks`), which the
+  // worker applies to the same kernels instead of tuning those keys again (kiln optimize, across worker
+  // restarts; docs/worker-protocol.md). Not sent under policy strict; not part of the cache key.
+  nlohmann::json autotune_picks = nlohmann::json::array();
 
   // The request line (without the trailing newline is the caller's business).
   nlohmann::json ToJson(const std::string& id) const;

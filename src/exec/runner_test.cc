@@ -480,6 +480,20 @@ TEST(EvalRequest, LegacyStdoutIsSentInCheckAndTimeAndKeyed) {
   EXPECT_FALSE(b.ToJson("1").contains("legacy_stdout"));
 }
 
+// Autotune picks of an earlier trusted response (kiln optimize across worker restarts): sent only under policy
+// trusted (a strict request's worker never reads them), and not part of the cache key.
+TEST(EvalRequest, AutotunePicksAreSentOnlyWhenTrustedAndNotKeyed) {
+  EvalRequest a;
+  a.policy = Policy::kTrusted;
+  EXPECT_FALSE(a.ToJson("1").contains("autotune_picks"));
+  EvalRequest b = a;
+  b.autotune_picks = nlohmann::json::array({{{"id", "e7da"}, {"picks", {{{128, "torch.float32"}, 0}}}}});
+  EXPECT_EQ(b.ToJson("1")["autotune_picks"], b.autotune_picks);
+  EXPECT_EQ(a.ParamsHash(), b.ParamsHash());
+  b.policy = Policy::kStrict;
+  EXPECT_FALSE(b.ToJson("1").contains("autotune_picks"));
+}
+
 TEST(MergeCheckStage, KeepsTheCheckWorkersLegacyStdout) {
   EvalResult check, timed;
   check.verdict = timed.verdict = Verdict::kOk;

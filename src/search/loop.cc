@@ -309,12 +309,34 @@ Result<exec::EvalResult> OptimizeRun::Measure(exec::EvalRequest r, double* sent_
     r.timeout_s = std::min(r.timeout_s, left);
   }
   if (sent_s) *sent_s = r.timeout_s;
+  if (r.policy == exec::Policy::kTrusted) r.autotune_picks = autotune_picks_;
   auto res = d_.measurer->Evaluate(r);
+  if (res.ok() && r.policy == exec::Policy::kTrusted) KeepAutotunePicks(res->raw);
   // The task's own code failing (its reference does not import, ...) is said as it is, as `kiln eval`
   // says it; anything else stops the run as the machinery's failure.
   if (!res.ok() && IsTaskError(res.status())) return res.status();
   if (!res.ok()) return Status(res.status().code(), "the measuring machinery failed: " + res.status().message());
   return res;
+}
+
+// The autotune picks a trusted response reported (the worker's kept pick tables, by kernel identity), merged
+// into those kiln sends with its next trusted requests: a worker restarted after a candidate was cut at its
+// deadline does not tune the original's keys again (on an H200 int8_matmul_quantization's original took 68 s
+// to tune; its finalist's verification, in a fresh worker, ran into the hard end). Only trusted responses
+// feed them and only trusted requests carry them.
+void OptimizeRun::KeepAutotunePicks(const nlohmann::json& raw) {
+  auto it = raw.find("autotune_picks");
+  if (it == raw.end() || !it->is_array()) return;
+  for (const auto& e : *it) {
+    if (!e.is_object() || !e.contains("id") || !e["id"].is_string() || !e.contains("picks")) continue;
+    bool merged = false;
+    for (auto& mine : autotune_picks_)
+      if (mine["id"] == e["id"]) {
+        mine["picks"] = e["picks"];  // the worker's table includes what it was sent
+        merged = true;
+      }
+    if (!merged) autotune_picks_.push_back(e);
+  }
 }
 
 // One short timing of a search candidate (one trial, the search cases), recorded in `rec`.

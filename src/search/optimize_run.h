@@ -138,6 +138,7 @@ class OptimizeRun {
                                    std::vector<CaseComparison>* cmp, exec::EvalResult* r = nullptr);
   std::string Judge(const exec::EvalResult& r, const std::vector<CaseTiming>* solo,
                     std::vector<CaseComparison>* cmp) const;
+  void KeepAutotunePicks(const nlohmann::json& raw);
   void AgainstOriginalsBest(const exec::EvalResult& r, const std::vector<CaseTiming>* solo,
                             std::vector<CaseComparison>* cmp) const;
   Result<std::string> OwnCheck(const std::string& src);
@@ -215,6 +216,7 @@ class OptimizeRun {
   // change what is computed: on an H200, fused_recurrent_delta's three BV=2 finalists all failed its test
   // one after another, and the BV=1 and BV=4 candidates behind them were never tried).
   std::map<std::string, int> wrong_blocks_;
+  nlohmann::json autotune_picks_ = nlohmann::json::array();  // KeepAutotunePicks
   std::set<std::string> drift_noted_;     // cases noted as judged against the original's own faster run
 };
 

@@ -78,6 +78,7 @@ struct FakeCall {
   bool time_reference;
   std::vector<std::string> cases;
   bool baseline = false;  // the request timed the original (its baseline source) in the reference's place
+  nlohmann::json autotune_picks = nlohmann::json::array();  // what the request carried
 };
 
 class FakeMeasurer : public Measurer {
@@ -110,6 +111,9 @@ class FakeMeasurer : public Measurer {
   // shows as the first alone; both, as a slowdown each gives the other.
   std::function<double(const std::string&)> baseline_beside, candidate_beside;
   std::string timing_method = "cuda_graph";  // every timed case's method
+  // Trusted responses report the worker's kept autotune picks (`autotune_picks`, one entry "orig" whose
+  // single pick is keyed by the request's seed).
+  bool report_picks = false;
   std::vector<std::string> cases = {"small", "large"};
   double reference_ms = 2.0;
   bool interpreter = false;
@@ -155,12 +159,15 @@ class FakeMeasurer : public Measurer {
     bool long_timing = r.timing.value("rounds", 1) > 1;
     {
       std::lock_guard<std::mutex> l(mu);
-      calls.push_back(
-          {r.mode, cfg, r.trials, r.timing.value("time_reference", false), r.cases, r.baseline_source.has_value()});
+      calls.push_back({r.mode, cfg, r.trials, r.timing.value("time_reference", false), r.cases,
+                       r.baseline_source.has_value(), r.autotune_picks});
       if (clock && r.mode != exec::Mode::kCompile) *clock += cost_s;
     }
     exec::EvalResult res;
     res.verdict = exec::Verdict::kOk;
+    if (report_picks && r.policy == exec::Policy::kTrusted && r.mode != exec::Mode::kCompile)
+      res.raw["autotune_picks"] = nlohmann::json::array(
+          {{{"id", "orig"}, {"picks", nlohmann::json::array({{{r.seed}, 0}})}}});  // one pick per request seen
     double t = time_ms(cfg, long_timing);
     exec::KernelFacts k;
     k.name = "kernel";

@@ -1156,6 +1156,27 @@ TEST(Loop, RoundsThatTimeNothingDoNotCountAgainstPatience) {
   EXPECT_EQ(r->best_config.at("BLOCK_SIZE"), 64);
 }
 
+// The autotune picks a trusted response reports go with kiln's next trusted requests (a restarted worker does
+// not tune the original again), the latest table per kernel; the first request carries none.
+TEST(Loop, TrustedResponsesAutotunePicksGoWithTheNextRequests) {
+  Fixture f;
+  f.o.patience = 100;
+  f.ev.report_picks = true;
+  auto r = f.Run(Input());
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_GE(f.ev.calls.size(), 3u);
+  EXPECT_TRUE(f.ev.calls[0].autotune_picks.empty());
+  size_t carried = 0;
+  for (size_t i = 1; i < f.ev.calls.size(); ++i) {
+    const auto& p = f.ev.calls[i].autotune_picks;
+    if (f.ev.calls[i].mode == exec::Mode::kCompile) continue;
+    ASSERT_EQ(p.size(), 1u) << i;  // one kernel: its table replaced, not appended
+    EXPECT_EQ(p[0]["id"], "orig");
+    ++carried;
+  }
+  EXPECT_GE(carried, 2u);
+}
+
 TEST(Loop, StopsAtRoofline) {
   Fixture f;
   FakeProfiler prof;

@@ -90,3 +90,44 @@ def test_trusted_cases_report_the_autotune_keys_they_meet(fork_worker):
     s = fork_worker.request(_trusted({"source": source, "name": "tuned_scale.py"}, "strict"), timeout=300)
     assert s.get("verdict") == "ok", (s.get("verdict"), s.get("reasons"))
     assert all("autotune_keys" not in c for c in s["cases"]), s["cases"]
+
+
+def test_trusted_picks_travel_to_a_fresh_worker_through_the_request(fork_worker):
+    """A worker kiln optimize restarts (a candidate cut at its deadline) starts with no picks: a trusted
+    response reports the kept ones (`autotune_picks`: the kernel's identity digest, each key and its config's
+    index) and kiln sends them back in its next trusted requests, so the original is not tuned again. The
+    fork worker runs every request in a fresh child: nothing else carries over. A strict request ignores them
+    and reports none; malformed entries are ignored."""
+    r1 = fork_worker.request(_trusted(None), timeout=300)
+    assert r1.get("verdict") == "ok", (r1.get("verdict"), r1.get("reasons"), r1.get("stderr_tail", "")[-800:])
+    picks = r1.get("autotune_picks")
+    assert isinstance(picks, list) and len(picks) == 1, picks
+    assert sorted(k[0] for k, _ in picks[0]["picks"]) == [128, 256, 512], picks   # then Triton's dtypes
+    again = fork_worker.request(_trusted(None), timeout=300)
+    assert len(_tunings(again)) == 3, _tunings(again)          # without them a fresh child tunes every key
+    seeded = _trusted(None)
+    seeded["autotune_picks"] = picks
+    r2 = fork_worker.request(seeded, timeout=300)
+    assert r2.get("verdict") == "ok", (r2.get("verdict"), r2.get("reasons"))
+    assert _tunings(r2) == [], _tunings(r2)
+    assert r2["runtime_checks"].get("autotune_seeded") == 3, r2["runtime_checks"]
+    # another kernel text tunes its own copy; the reference takes the picks
+    with open(KERNEL) as f:
+        source = f.read().replace("* 3.0", "* 3.0 + 0.0")
+    other = _trusted({"source": source, "name": "tuned_scale.py"})
+    other["autotune_picks"] = picks
+    r3 = fork_worker.request(other, timeout=300)
+    assert r3.get("verdict") == "ok", (r3.get("verdict"), r3.get("reasons"))
+    assert len(_tunings(r3)) == 3, _tunings(r3)
+    strict = _trusted(None, "strict")
+    strict["autotune_picks"] = picks
+    r4 = fork_worker.request(strict, timeout=300)
+    assert r4.get("verdict") == "ok", (r4.get("verdict"), r4.get("reasons"))
+    assert len(_tunings(r4)) == 3, _tunings(r4)
+    assert "autotune_picks" not in r4 and "autotune_seeded" not in r4["runtime_checks"], r4.get("runtime_checks")
+    bad = _trusted(None)
+    bad["autotune_picks"] = [{"id": picks[0]["id"], "picks": [[picks[0]["picks"][0][0], 99], "x", [[256], True]]},
+                             "junk", {"id": 3}]
+    r5 = fork_worker.request(bad, timeout=300)
+    assert r5.get("verdict") == "ok", (r5.get("verdict"), r5.get("reasons"))
+    assert len(_tunings(r5)) == 3, _tunings(r5)                 # an index out of range picks nothing

@@ -70,6 +70,11 @@ def _twins(a, b) -> bool:
 
 # Pick tables of trusted autotuned kernels, by identity (_identity), kept across the requests of one process.
 _PICKS = {}
+# The configs (as str) of each kept identity, for export: a pick travels as its index among them.
+_CONFIGS = {}
+# Picks handed in by a trusted request (seed), by identity digest: [(key tuple, config index)], taken by the
+# first keep() of a kernel with that digest.
+_SEEDS = {}
 
 
 def _identity(at):
@@ -100,13 +105,71 @@ def keep(mod) -> list:
         if table is not a.cache:
             table.update(a.cache)
             a.cache = table
+        _CONFIGS.setdefault(ident, [str(c) for c in a.configs])
+        for key, idx in _SEEDS.pop(_digest(ident), []):
+            if 0 <= idx < len(a.configs):
+                table.setdefault(key, a.configs[idx])
         names.append(name)
     return names
 
 
 def forget():
-    """Drops every kept pick table (a strict request: untrusted code runs in this process)."""
+    """Drops every kept pick table and seed (a strict request: untrusted code runs in this process)."""
     _PICKS.clear()
+    _CONFIGS.clear()
+    _SEEDS.clear()
+
+
+# Across worker processes (issue 21): a worker kiln optimize restarts (a candidate cut at its deadline kills
+# it) lost the original's picks, and the next request tuned every key again: on an H200,
+# int8_matmul_quantization's original took 68 s to tune its three perf sizes, and the verification of a 1.38x
+# finalist, in a fresh worker, ran into the hard end. So trusted responses carry the kept picks (export) and
+# kiln sends them back in its next trusted requests (seed): they travel through kiln, never through a file a
+# candidate could write, and a strict request neither reads nor reports them.
+def _digest(ident) -> str:
+    import hashlib
+    return hashlib.sha256(repr(ident).encode("utf-8", "replace")).hexdigest()[:32]
+
+
+def export() -> list:
+    """The kept picks as JSON: [{"id": digest, "picks": [[key values], config index], ...]}]; keys whose values
+    are not JSON numbers, strings or booleans are left out."""
+    out = []
+    for ident, table in _PICKS.items():
+        strs = _CONFIGS.get(ident)
+        if not strs:
+            continue
+        picks = []
+        for key, cfg in list(table.items()):
+            if not isinstance(key, tuple) or not all(isinstance(v, (bool, int, float, str)) for v in key):
+                continue
+            try:
+                idx = strs.index(str(cfg))
+            except ValueError:
+                continue
+            picks.append([list(key), idx])
+        if picks:
+            out.append({"id": _digest(ident), "picks": picks})
+    return out
+
+
+def seed(entries) -> int:
+    """Takes picks exported by an earlier trusted response (export): each is applied when a kernel with that
+    identity is kept (keep), unless it already has a pick for the key. Malformed entries are ignored. -> the
+    number of picks taken."""
+    n = 0
+    if not isinstance(entries, list):
+        return n
+    for e in entries:
+        if not isinstance(e, dict) or not isinstance(e.get("id"), str) or not isinstance(e.get("picks"), list):
+            continue
+        for p in e["picks"]:
+            if (isinstance(p, list) and len(p) == 2 and isinstance(p[0], list) and isinstance(p[1], int)
+                    and not isinstance(p[1], bool)
+                    and all(isinstance(v, (bool, int, float, str)) for v in p[0])):
+                _SEEDS.setdefault(e["id"], []).append((tuple(p[0]), p[1]))
+                n += 1
+    return n
 
 
 def share(ref_mod, cand_mod) -> list:

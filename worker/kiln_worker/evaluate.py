@@ -348,6 +348,10 @@ class Evaluator:
         if self.legacy is not None:
             resp["legacy_stdout"] = self.legacy
         resp["memory"] = self.mem.report()
+        if self.policy == "trusted":
+            picks = autotune_share.export()
+            if picks:
+                resp["autotune_picks"] = picks
         if self.fatal:
             resp["fatal"] = True
         return resp
@@ -386,6 +390,9 @@ class Evaluator:
             task.load_reference()
         self._phase("load_reference", t_ph)
         if self.policy == "trusted":   # a key tuned in an earlier request of this worker is not tuned again
+            seeded = autotune_share.seed(self.req.get("autotune_picks"))
+            if seeded:
+                self.runtime["autotune_seeded"] = seeded
             kept = autotune_share.keep(getattr(task, "ref_mod", None))
             if kept:
                 self.runtime["autotune_kept"] = len(kept)
