@@ -49,7 +49,7 @@ CASE_SLACK, MIN_SPEEDUP = 0.02, 1.01
 
 def rejudged(j):
     """A winner's speedup judged as kiln optimize judges since session 21 (verify_phase.cc,
-    AgainstOriginalsBest): where the original ran beside the finalist more than REFERENCE_DRIFT slower than
+    JudgeAgainstOriginalAlone): where the original ran beside the finalist more than REFERENCE_DRIFT slower than
     in its own timed run (the baseline record) times the finalist's own slowdown there (its final times over
     its search times, median, at least 1), the case counts against that expected time. A case then slower
     than the original (beyond the slack) or a geomean below the floor: the original would have been kept
@@ -99,7 +99,8 @@ def profiled_speedup(j):
 if rows:
     print(f"{'kernel':<20} {'category':<13} {'speedup':>8} {'roof before':>11} {'roof after':>10} {'verified':>8} {'wall s':>7}  note")
     low, contradicted, walls, slower, slower_all = [], [], [], 0, 0
-    low_rejudged, contradicted_rejudged, rejudged_names = [], [], []  # rejudged(): the low rows as kiln judges since session 21
+    # rejudged(): the rows as kiln judges since session 21
+    low_rejudged, contradicted_rejudged, rejudged_names = [], [], []
     untimeable = []   # the original fails its own timed run (kiln eval --mode time fails on it against itself)
     for j in rows:
         name = j.get("task", "?").split("/")[-1]
@@ -153,7 +154,8 @@ if rows:
               f"would be above 100% after: {', '.join(n for n, _ in contradicted)}): {g2:.3f}x over {len(both)}")
         if rejudged_names:
             both_r = low_rejudged + contradicted_rejudged
-            print(f"re-judged, with those: {math.exp(sum(math.log(x) for x in both_r) / len(both_r)):.3f}x over {len(both_r)}")
+            g5 = math.exp(sum(math.log(x) for x in both_r) / len(both_r))
+            print(f"re-judged, with those: {g5:.3f}x over {len(both_r)}")
     if untimeable and len(untimeable) < len(low):
         # Not a figure of kiln's: these modules' perf harnesses fail against themselves (a racy store, an
         # out-of-bounds read, an fp16 libdevice call), so no speedup can be measured; shown apart, never instead.

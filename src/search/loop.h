@@ -77,7 +77,7 @@ struct OptimizeOptions {
   // A finalist's case is judged against the original as it runs alone: when the original, timed beside
   // the finalist, ran more than this fraction slower than in its own timed run (the baseline, same timing
   // method) times the finalist's own slowdown there, it counts at that expected time (verify_phase.cc,
-  // AgainstOriginalsBest: an autotuned original picks its config per process; on an H200 max_reduction's
+  // JudgeAgainstOriginalAlone: an autotuned original picks its config per process; on an H200 max_reduction's
   // original ran one size at 7.3 us alone and 154 us beside a finalist that was 0.70x of it alone). 25%:
   // the drifts seen so were 1.6x to 21x, while a 1.2 us case of a plain original ran 12% slower beside
   // the per-shape autotune that ran its very config there (matmul_triton1): timing noise at that size.

@@ -133,13 +133,13 @@ class OptimizeRun {
 
   // Verification helpers.
   // `solo`: the finalist's own (search) timings, from which its slowdown in the long run is estimated
-  // (AgainstOriginalsBest); null when it has none.
+  // (JudgeAgainstOriginalAlone); null when it has none.
   Result<std::string> JudgeLongRun(const std::string& src, const std::vector<CaseTiming>* solo,
                                    std::vector<CaseComparison>* cmp, exec::EvalResult* r = nullptr);
   std::string Judge(const exec::EvalResult& r, const std::vector<CaseTiming>* solo,
                     std::vector<CaseComparison>* cmp) const;
   void KeepAutotunePicks(const nlohmann::json& raw);
-  void AgainstOriginalsBest(const exec::EvalResult& r, const std::vector<CaseTiming>* solo,
+  void JudgeAgainstOriginalAlone(const exec::EvalResult& r, const std::vector<CaseTiming>* solo,
                             std::vector<CaseComparison>* cmp) const;
   Result<std::string> OwnCheck(const std::string& src);
   void DeclareWinner(const Config& cfg, const std::string& src, const std::vector<CaseComparison>& first,

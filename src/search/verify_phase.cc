@@ -122,7 +122,7 @@ bool OptimizeRun::SlowerInEveryRound(const CaseComparison& x) const {
   return x.speedup < 1.0 - o_.tie_band && x.spread_hi < 1.0;
 }
 
-// Each case judged against the original as it runs on its own. A long run times the finalist and the
+// Each case judged against the original as it runs alone. A long run times the finalist and the
 // original side by side, and side by side is the fair comparison when both run as they do alone, or
 // both slower (on an H200 reversed_cumsum_scalar's original and finalist each ran 1.6-1.8x slower beside
 // each other than alone). It is not when only the original is slower there: an autotuned original picks
@@ -130,11 +130,11 @@ bool OptimizeRun::SlowerInEveryRound(const CaseComparison& x) const {
 // max_reduction's 21x slower than in its own timed run while the finalists ran as fast as alone, which
 // let a finalist no faster (or slower) than the original be declared 3.8x. So: the finalist's slowdown
 // in this run is estimated from the cases where it was also timed alone (`solo`: its search
-// measurements; the median of those ratios, at least 1; 1 when there are none), and where the original beside it ran
-// more than reference_drift (25%) slower than its own timed run (the baseline) times that slowdown, the case is
-// judged against that expected time instead, its speedup and rounds scaled to it. Cases timed another
-// way (graph vs events) in the two runs are left as measured.
-void OptimizeRun::AgainstOriginalsBest(const exec::EvalResult& r, const std::vector<CaseTiming>* solo,
+// measurements; the median of those ratios, at least 1; 1 when there are none), and where the original
+// beside it ran more than reference_drift (25%) slower than its own timed run (the baseline) times that
+// slowdown, the case is judged against that expected time instead, its speedup and rounds scaled to it.
+// Cases timed another way (graph vs events) in the two runs are left as measured.
+void OptimizeRun::JudgeAgainstOriginalAlone(const exec::EvalResult& r, const std::vector<CaseTiming>* solo,
                                        std::vector<CaseComparison>* cmp) const {
   auto method_of = [&](const std::string& name) -> std::string {
     for (const auto& c : r.cases)
@@ -149,7 +149,8 @@ void OptimizeRun::AgainstOriginalsBest(const exec::EvalResult& r, const std::vec
   std::vector<double> ratios;
   if (solo)
     for (const auto& x : *cmp)
-      if (auto t = find(*solo, x.name, method_of(x.name)); t && x.best_ms > 0) ratios.push_back(x.best_ms / t->median_ms);
+      if (auto t = find(*solo, x.name, method_of(x.name)); t && x.best_ms > 0)
+        ratios.push_back(x.best_ms / t->median_ms);
   double slowdown = 1.0;
   if (!ratios.empty()) {
     std::sort(ratios.begin(), ratios.end());
@@ -176,7 +177,7 @@ std::string OptimizeRun::Judge(const exec::EvalResult& r, const std::vector<Case
                                std::vector<CaseComparison>* cmp) const {
   if (r.verdict != exec::Verdict::kOk) return std::string(exec::VerdictName(r.verdict)) + ": " + r.message;
   *cmp = Compare(r);
-  AgainstOriginalsBest(r, solo, cmp);
+  JudgeAgainstOriginalAlone(r, solo, cmp);
   if (cmp->size() < all_cases_.size()) return "not every input case ran";
   std::vector<double> sp;
   for (const auto& x : *cmp) {
@@ -211,8 +212,7 @@ Result<std::string> OptimizeRun::JudgeLongRun(const std::string& src, const std:
       res_.notes.push_back(fmt::format(
           "case {}: the original ran {:.4g} ms beside a finalist, slower than its own timed run and the finalist's "
           "own slowdown there explain (an autotuned original, for one, can pick another config in each process): "
-          "judged against "
-          "{:.4g} ms instead",
+          "judged against {:.4g} ms instead",
           x.name, x.interleaved_ms, x.baseline_ms));
   if (r) *r = std::move(rr);
   return why;

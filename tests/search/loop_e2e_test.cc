@@ -1056,7 +1056,7 @@ TEST(Loop, CaseSlowerInEveryRoundIsNotDeclared) {
   }
 }
 
-// A finalist is judged against the original as it runs on its own (AgainstOriginalsBest). On an H200 an
+// A finalist is judged against the original as it runs on its own (JudgeAgainstOriginalAlone). On an H200 an
 // autotuned original ran 3.8x (chunk_delta_fwd) and 21x (max_reduction) slower beside finalists than in
 // its own timed run, and finalists no faster than it, or slower, measured 3.8x and 15x there. Here the
 // original runs 4x slower beside a finalist on "small" only: the optimum (2.2x alone on both cases) is
