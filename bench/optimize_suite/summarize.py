@@ -3,7 +3,9 @@
 Suite: per kernel speedup over the original (geometric mean over its cases, from the verified
 interleaved timing), fraction of roofline before/after (ncu; '-' when not profiled), verified,
 wall time; then the targets: geomean speedup over kernels starting below 60% of roofline, no
-kernel slower, median wall time. A kernel measured at 60% or more whose verified speedup on the profiled
+kernel slower, median wall time; where a winner's recorded times show the original ran slower only beside
+its finalist, the figure re-judged as kiln optimize judges since session 21 (rejudged()) is printed beside the
+plain one. A kernel measured at 60% or more whose verified speedup on the profiled
 case (the original's slowest) would put it above 100% after is counted in a second figure, named.
 Autotune: when run.sh's A/B step ran (autotune_<name>.ab.json, bench/optimize_suite/search_picks.py),
 each search's best fixed configuration by its own timings was timed against the other in one request
