@@ -17,10 +17,15 @@ export KILN_BIN=$c/bin/kiln KILN_PYTHON=${KILN_PYTHON:-python3} KILN_WORKER_DIR=
 export PYTHONUNBUFFERED=1 BUDGET=${BUDGET:-20} GRACE=${GRACE:-60} KILN_SUITE_DIR=${KILN_SUITE_DIR:-/tmp/opt2_gen}
 limit=${WALL_LIMIT:-540}
 OUT=${OUT:-/tmp/opt2_out}
-mkdir -p "$OUT" "$KILN_SUITE_DIR"
 gen=$c/bench/optimize_suite/generalization.sh
 # Inputs.
 fail() { echo "opt2_generalization: $*" >&2; exit 2; }
+# The device tool returns only so many files from $OUT: a suite directory there comes back in part or not at
+# all (session 21 lost a command's logs so); the tarball written there last is what comes back.
+case "$(realpath -m "$KILN_SUITE_DIR")/" in
+  "$(realpath -m "$OUT")"/*) fail "KILN_SUITE_DIR ($KILN_SUITE_DIR) is inside OUT ($OUT): put it elsewhere (/tmp/...); its tarball is written to OUT" ;;
+esac
+mkdir -p "$OUT" "$KILN_SUITE_DIR"
 [ -x "$KILN_BIN" ] || fail "no kiln at $KILN_BIN"
 "$KILN_BIN" --version > /dev/null 2>&1 || fail "kiln does not start: $("$KILN_BIN" --version 2>&1 | head -3)"
 [ -d "$KILN_WORKER_DIR/kiln_worker" ] || fail "no worker under $KILN_WORKER_DIR"
