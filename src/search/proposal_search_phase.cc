@@ -129,9 +129,10 @@ Status OptimizeRun::SearchProposal(const CandidateRecord& prop, const std::strin
   // The tuned module beat the proposal (verified, confirmed); now against the original, interleaved.
   strict_sources_.insert(HashHex(sub->best_source));  // the model's code: policy strict here too
   std::vector<CaseComparison> c1, c2;
-  KILN_ASSIGN_OR_RETURN(std::string why, JudgeLongRun(sub->best_source, nullptr, &c1));
+  const std::vector<CaseTiming> solo = res_.candidates[winner].cases;  // its own (search) timings
+  KILN_ASSIGN_OR_RETURN(std::string why, JudgeLongRun(sub->best_source, &solo, &c1));
   if (why.empty()) {
-    KILN_ASSIGN_OR_RETURN(why, JudgeLongRun(sub->best_source, nullptr, &c2));
+    KILN_ASSIGN_OR_RETURN(why, JudgeLongRun(sub->best_source, &solo, &c2));
   }
   std::vector<double> sp;
   for (const auto& x : c1) sp.push_back(x.speedup);
