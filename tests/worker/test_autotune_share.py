@@ -131,3 +131,20 @@ def test_trusted_picks_travel_to_a_fresh_worker_through_the_request(fork_worker)
     r5 = fork_worker.request(bad, timeout=300)
     assert r5.get("verdict") == "ok", (r5.get("verdict"), r5.get("reasons"))
     assert len(_tunings(r5)) == 3, _tunings(r5)                 # an index out of range picks nothing
+
+
+def test_picks_with_a_non_finite_key_value_are_neither_reported_nor_taken():
+    """A NaN or infinite key value would break kiln's strict JSON reading of the response line."""
+    import sys
+    sys.path.insert(0, os.path.join(REPO, "worker"))
+    from kiln_worker import autotune_share as a
+    ident = ("Autotuner", ("n",), ("x", "n"), ("cfg",), ("k",))
+    a._PICKS[ident] = {(2.0, "torch.float32"): "cfg", (float("nan"), "torch.float32"): "cfg",
+                       (float("inf"),): "cfg"}
+    a._CONFIGS[ident] = ["cfg"]
+    try:
+        out = [e for e in a.export() if e["id"] == a._digest(ident)]
+        assert out == [{"id": a._digest(ident), "picks": [[[2.0, "torch.float32"], 0]]}], out
+        assert a.seed([{"id": "d", "picks": [[[1, float("nan")], 0], [[1, 2.5], 0], [[float("inf")], 0]]}]) == 1
+    finally:
+        a.forget()

@@ -23,6 +23,8 @@ never reads or writes one.
 """
 from __future__ import annotations
 
+import math
+
 
 def _classes():
     """Triton's Autotuner and JITFunction, imported when first needed (the worker sets up the interpreter
@@ -131,9 +133,14 @@ def _digest(ident) -> str:
     return hashlib.sha256(repr(ident).encode("utf-8", "replace")).hexdigest()[:32]
 
 
+def _json_scalar(v) -> bool:
+    """A key value that survives strict JSON both ways: a string, a boolean, an integer or a finite float."""
+    return isinstance(v, (bool, int, str)) or (isinstance(v, float) and math.isfinite(v))
+
+
 def export() -> list:
     """The kept picks as JSON: [{"id": digest, "picks": [[key values], config index], ...]}]; keys whose values
-    are not JSON numbers, strings or booleans are left out."""
+    are not strings, booleans or finite numbers are left out (a NaN would break kiln's JSON)."""
     out = []
     for ident, table in _PICKS.items():
         strs = _CONFIGS.get(ident)
@@ -141,7 +148,7 @@ def export() -> list:
             continue
         picks = []
         for key, cfg in list(table.items()):
-            if not isinstance(key, tuple) or not all(isinstance(v, (bool, int, float, str)) for v in key):
+            if not isinstance(key, tuple) or not all(_json_scalar(v) for v in key):
                 continue
             try:
                 idx = strs.index(str(cfg))
@@ -166,7 +173,7 @@ def seed(entries) -> int:
         for p in e["picks"]:
             if (isinstance(p, list) and len(p) == 2 and isinstance(p[0], list) and isinstance(p[1], int)
                     and not isinstance(p[1], bool)
-                    and all(isinstance(v, (bool, int, float, str)) for v in p[0])):
+                    and all(_json_scalar(v) for v in p[0])):
                 _SEEDS.setdefault(e["id"], []).append((tuple(p[0]), p[1]))
                 n += 1
     return n
