@@ -136,11 +136,8 @@ bool OptimizeRun::SlowerInEveryRound(const CaseComparison& x) const {
 // Cases timed another way (graph vs events) in the two runs are left as measured.
 void OptimizeRun::JudgeAgainstOriginalAlone(const exec::EvalResult& r, const std::vector<CaseTiming>* solo,
                                        std::vector<CaseComparison>* cmp) const {
-  auto method_of = [&](const std::string& name) -> std::string {
-    for (const auto& c : r.cases)
-      if (c.name == name) return c.timing_method;
-    return "";
-  };
+  std::map<std::string, std::string> method;  // by case: how this run timed it
+  for (const auto& c : r.cases) method[c.name] = c.timing_method;
   auto find = [](const std::vector<CaseTiming>& v, const std::string& name, const std::string& method) {
     for (const auto& t : v)
       if (t.name == name && !t.method.empty() && t.method == method && t.median_ms > 0) return &t;
@@ -149,7 +146,7 @@ void OptimizeRun::JudgeAgainstOriginalAlone(const exec::EvalResult& r, const std
   std::vector<double> ratios;
   if (solo)
     for (const auto& x : *cmp)
-      if (auto t = find(*solo, x.name, method_of(x.name)); t && x.best_ms > 0)
+      if (auto t = find(*solo, x.name, method[x.name]); t && x.best_ms > 0)
         ratios.push_back(x.best_ms / t->median_ms);
   double slowdown = 1.0;
   if (!ratios.empty()) {
@@ -159,7 +156,7 @@ void OptimizeRun::JudgeAgainstOriginalAlone(const exec::EvalResult& r, const std
   }
   for (auto& x : *cmp) {
     if (!(x.baseline_ms > 0) || !(x.speedup > 0)) continue;
-    const CaseTiming* own = find(base_.cases, x.name, method_of(x.name));
+    const CaseTiming* own = find(base_.cases, x.name, method[x.name]);
     if (!own) continue;
     const double expected = own->median_ms * slowdown;
     if (x.baseline_ms <= expected * (1.0 + o_.reference_drift)) continue;

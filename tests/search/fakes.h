@@ -222,14 +222,11 @@ class FakeMeasurer : public Measurer {
             for (const auto& c : ParseConfigs(*r.baseline_source)) b = std::min(b, case_ms(c, name) / scale);
           }
           if (baseline_beside) b *= baseline_beside(name);
-          const double t0 = t;
-          t = ct;
           exec::Timing bt{b * scale, b * scale * 0.99, b * scale * 1.02, b * scale * 0.995, b * scale * 1.005, 100};
           cr.reference_ms = bt;
           cr.reference_is_baseline = true;
-          cr.speedup = b / t;
-          cr.speedup_spread = std::make_pair(b / t * (1 - spread), b / t * (1 + spread));
-          t = t0;
+          cr.speedup = b / ct;
+          cr.speedup_spread = std::make_pair(b / ct * (1 - spread), b / ct * (1 + spread));
         } else if (r.timing.value("time_reference", false)) {
           exec::Timing rt{reference_ms * scale, reference_ms * scale, reference_ms * scale,
                           reference_ms * scale, reference_ms * scale, 100};
