@@ -15,7 +15,7 @@ import traceback
 
 import torch
 
-from . import attribution, autotune_share, capture, compare, guards, legacy, memory
+from . import attribution, autotune_share, capture, compare, guards, legacy, memory, precompile
 from . import platform as plat
 from . import tasks as tasks_mod
 from .verdicts import Reasons
@@ -323,6 +323,12 @@ class Evaluator:
             self._check_patches(self._baseline, "call")
         return self.reasons.verdict() != "ok"
 
+    def _runtime_out(self):
+        ahead = precompile.STATS["configs"] - getattr(self, "_precompiled0", precompile.STATS["configs"])
+        if ahead > 0:   # autotune configs compiled side by side before their autotuner timed them
+            self.runtime["autotune_precompiled"] = ahead
+        return self.runtime
+
     def _response(self, out_text):
         reasons = self.reasons.sorted()
         verdict = self.reasons.verdict()
@@ -336,7 +342,7 @@ class Evaluator:
             "cases": self.cases_out,
             "kernels": self._kernels(),
             "aten_ops": self.aten_ops,
-            "runtime_checks": self.runtime,
+            "runtime_checks": self._runtime_out(),
             "protocol": self.protocol,
             "interpreter": plat.INTERPRET,
             "stderr_tail": capture.tail(out_text + ("\n" + self.notes[-1] if self.notes else "")),
@@ -384,6 +390,8 @@ class Evaluator:
             self.tolerance.setdefault(k, v)
         plat.install_launch_instrumentation()
         attribution.install()
+        precompile.install()
+        self._precompiled0 = precompile.STATS["configs"]
         guards.install_audit_hook()
         t_ph = _perf_counter()
         with plat.cuda_shim(), tasks_mod.harness(task.path, "importing the task's reference"):

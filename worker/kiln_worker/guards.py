@@ -10,6 +10,7 @@ import math
 import os
 import sys
 import sysconfig
+import threading
 import time
 import types
 
@@ -543,17 +544,20 @@ def _direct_candidate_caller():
     return False
 
 
-_in_audit = [False]
+# Per thread: our own sys._getframe below raises audit events too, and a flag shared by all threads would let
+# an event of one thread (the candidate's) pass unseen while another (an autotune compile thread,
+# precompile.py) is inside the hook.
+_in_audit = threading.local()
 
 
 def _audit(event, args):
-    if not FLAGS.in_candidate or _in_audit[0]:
+    if not FLAGS.in_candidate or getattr(_in_audit, "on", False):
         return
-    _in_audit[0] = True   # our own sys._getframe below raises audit events too
+    _in_audit.on = True
     try:
         _audit_event(event, args)
     finally:
-        _in_audit[0] = False
+        _in_audit.on = False
 
 
 def _audit_event(event, args):
