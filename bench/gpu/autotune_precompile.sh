@@ -26,7 +26,7 @@ for spec in ${1:?MODULE:CASE,CASE ...}; do
         --policy trusted --no-db --json --timeout 500 "${args[@]}" > "$out/$m.$r.$mode.json" 2> "$out/$m.$r.$mode.err"
       t1=$(date +%s.%N)
       rm -rf "$cache"
-      python3 - "$out/$m.$r.$mode.json" "$m" "$r" "$mode" "$(echo "$t1 - $t0" | bc)" "$table" <<'PY'
+      python3 - "$out/$m.$r.$mode.json" "$m" "$r" "$mode" "$(python3 -c "print($t1 - $t0)")" "$table" <<'PY'
 import json, sys
 path, m, r, mode, wall, table = sys.argv[1:]
 try:

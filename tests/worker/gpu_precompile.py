@@ -1,7 +1,10 @@
 """GPU test (CTest label gpu; exit 77 without CUDA): precompile.py with Triton's real compiler. An autotuned
 matmul over 6 configs meets two keys: at the first, all 6 compile on kiln's threads, side by side (two compiles
 overlap in time), before the autotuner times them; the autotuner then times all 6 and compiles none itself;
-the result is right. Timings are not asserted here (bench/gpu/autotune_precompile.sh measures them)."""
+the result is right. Then the same kernel at a third key with kiln's launch recording on (platform.py): the
+autotuner's timing launches are neither recorded nor seen by the launch hook (their Python work was timed with
+them and made the picks random), the launch that computes the result is, once. Timings are not asserted here
+(bench/gpu/autotune_precompile.sh and bench/gpu/plain_autotune.py measure them)."""
 import os
 import sys
 import threading
@@ -45,6 +48,7 @@ def main() -> int:
         tl.store(c + rm[:, None] * N + rn[None, :], acc.to(tl.float16), mask=(rm[:, None] < M) & (rn[None, :] < N))
 
     jit = mm.fn
+    jit.device_caches[torch.cuda.current_device()]   # Triton sets jit.compile when it makes the device's binder
     spans, lock = [], threading.Lock()
     real_compile = jit.compile
 
@@ -82,6 +86,31 @@ def main() -> int:
                 fails.append(f"first key: {len(new)} compiles, overlapping in time: {overlap}")
         print(f"{M}x{N}x{K}: {len(new)} compiles, {sum(e - s for _, s, e in new):.2f} s of compile, "
               f"pick {mm.best_config}")
+    from kiln_worker import platform as plat
+    plat.install_launch_instrumentation()
+    plat.LAUNCHES.reset()
+    plat.LAUNCHES.active = True
+    try:
+        M, N, K = 768, 512, 384
+        a = torch.randn(M, K, device="cuda", dtype=torch.float16)
+        b = torch.randn(K, N, device="cuda", dtype=torch.float16)
+        c = torch.empty(M, N, device="cuda", dtype=torch.float16)
+        mm[lambda meta: (triton.cdiv(M, meta["BM"]), triton.cdiv(N, meta["BN"]))](a, b, c, M, N, K)
+        torch.cuda.synchronize()
+    finally:
+        plat.LAUNCHES.active = False
+    log = plat.LAUNCHES
+    if len(mm.configs_timings) != 6:
+        fails.append(f"recorded key: the autotuner timed {len(mm.configs_timings)} configs, expected 6")
+    if len(log.launches) != 1 or log.counts["mm"] != 1 or log.hook_launches != 1:
+        fails.append(f"recorded key: {len(log.launches)} launches recorded ({log.counts['mm']} of mm), "
+                     f"{log.hook_launches} seen by the hook; expected 1 (the autotuner's timing launches unseen)")
+    if log.kernels.get("mm", {}).get("launches") != 1:
+        fails.append(f"recorded key: kernel facts say {log.kernels.get('mm', {}).get('launches')} launches")
+    if not torch.allclose(c.float(), (a.float() @ b.float()), atol=5e-2, rtol=1e-2):
+        fails.append("recorded key: wrong result")
+    print(f"recorded key: {len(log.launches)} launch recorded, {log.hook_launches} seen by the hook, "
+          f"pick {mm.best_config}")
     for f in fails:
         print("FAIL", f)
     print("ok" if not fails else f"{len(fails)} failure(s)")
