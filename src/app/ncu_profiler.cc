@@ -43,6 +43,7 @@ Result<search::ProfileSummary> NcuProfiler::Profile(const task::TaskSpec& task,
   po.ncu.ncu_path = ncu_path_;
   po.python = python_;
   po.case_name = case_name;
+  po.autotune_picks = picks_;
   if (limit_s_ > 0)
     po.ncu.timeout = std::min(po.ncu.timeout, std::chrono::seconds(static_cast<int64_t>(std::ceil(limit_s_))));
   auto out = profile::ProfileTask(task, source, po, device_);

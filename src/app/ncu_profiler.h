@@ -25,9 +25,11 @@ class NcuProfiler : public search::Profiler {
   Result<search::ProfileSummary> Profile(const task::TaskSpec& task, const std::optional<std::string>& source,
                                          const std::string& case_name) override;
   void LimitSeconds(double seconds) override { limit_s_ = seconds; }
+  void SeedAutotune(const nlohmann::json& picks) override { picks_ = picks; }
 
  private:
   double limit_s_ = 0;  // > 0: ncu's timeout is cut to it (the loop's hard end)
+  nlohmann::json picks_ = nlohmann::json::array();  // autotune picks for the profiled worker (SeedAutotune)
   std::string kernel_;
   std::optional<profile::DeviceRecord> device_;
   std::string python_, ncu_path_;

@@ -103,6 +103,7 @@ Result<ProfileOutput> ProfileTask(const task::TaskSpec& spec, const std::optiona
   req.candidate_source = candidate_source;
   req.trials = 1;
   req.policy = exec::Policy::kTrusted;
+  req.autotune_picks = o.autotune_picks;
   if (!o.case_name.empty()) req.cases = {o.case_name};
   json rj = req.ToJson("profile");
   rj["mode"] = "profile";

@@ -34,6 +34,9 @@ struct ProfileOptions {
   // Task mode: keep only the candidate's (or the module's) own Triton kernels, as the worker names them
   // (`own_kernel_names` of its profile response); the others are listed in ProfileRun::skipped_kernels.
   bool own_kernels_only = true;
+  // Autotune picks of earlier trusted requests (exec::EvalRequest::autotune_picks): the profiled run's
+  // autotuned kernels take them instead of tuning again under ncu.
+  nlohmann::json autotune_picks = nlohmann::json::array();
 };
 
 struct ProfileOutput {

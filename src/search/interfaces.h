@@ -113,6 +113,11 @@ class Profiler {
   // The longest the next profiles may take, in seconds (the run's hard end); a profiler that cannot be cut
   // ignores it.
   virtual void LimitSeconds(double seconds) {}
+  // The autotune picks the run's trusted responses reported (exec::EvalRequest::autotune_picks), for the
+  // next profiles: the original's autotuned kernels then run the configs they ran when timed, instead of
+  // tuning again in the profiler's own process (where they could pick another). A profiler that starts no
+  // worker ignores them.
+  virtual void SeedAutotune(const nlohmann::json& picks) {}
 };
 
 class Recorder {

@@ -575,6 +575,7 @@ void OptimizeRun::ProfileOriginal() {
       const double left = std::max(1.0, o_.hard_end_s - Elapsed() - o_.runner_grace_s);
       d_.profiler->LimitSeconds(std::min(left, std::max(o_.profile_cap_floor_s, o_.profile_share * left)));
     }
+    d_.profiler->SeedAutotune(autotune_picks_);
     auto p = d_.profiler->Profile(in_.task, in_.original_source, profile_case_);
     profile_s_ = Now() - t_prof0;
     if (p.ok()) {

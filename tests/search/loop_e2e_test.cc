@@ -711,8 +711,10 @@ class FakeProfiler : public Profiler {
     return p;
   }
   void LimitSeconds(double seconds) override { limits.push_back(seconds); }
+  void SeedAutotune(const nlohmann::json& picks) override { seeded.push_back(picks); }
   std::map<std::string, double> shares;
-  std::vector<double> limits;  // each LimitSeconds, in order
+  std::vector<double> limits;          // each LimitSeconds, in order
+  std::vector<nlohmann::json> seeded;  // each SeedAutotune, in order
 };
 
 TEST(Loop, ProfiledRunUsesMovesAndReportsRoofline) {
@@ -1175,6 +1177,23 @@ TEST(Loop, TrustedResponsesAutotunePicksGoWithTheNextRequests) {
     ++carried;
   }
   EXPECT_GE(carried, 2u);
+}
+
+// The profiles run the original with the autotune picks its timed runs reported (ncu's worker is a process of
+// its own: tuning there again, the original could profile another config than the one timed).
+TEST(Loop, ProfilesGetTheAutotunePicksOfTheTimedRuns) {
+  Fixture f;
+  FakeProfiler prof;
+  f.o.patience = 100;
+  f.ev.report_picks = true;
+  auto r = Optimize(Input(), f.o, {&f.ev, &f.rr, &prof});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(prof.calls, 2);
+  ASSERT_EQ(prof.seeded.size(), 2u);  // before each profile
+  for (const auto& p : prof.seeded) {
+    ASSERT_EQ(p.size(), 1u) << p.dump();
+    EXPECT_EQ(p[0]["id"], "orig");
+  }
 }
 
 TEST(Loop, StopsAtRoofline) {
