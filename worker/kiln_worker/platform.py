@@ -322,9 +322,11 @@ def _install_compiled():
             return orig_run(self, *args, grid=grid, warmup=warmup, **kwargs)
         if self is log.bench_fn:   # an autotuner timing this kernel's configs: nothing recorded, no hook work
             log.quiet += 1
+            log.in_launch += 1     # torch ops inside Triton's launch (an allocator's scratch) are not the code's
             try:
                 return orig_run(self, *args, grid=grid, warmup=warmup or _SUPPRESS[0], **kwargs)
             finally:
+                log.in_launch -= 1
                 log.quiet -= 1
         module = getattr(self, "module", None) or getattr(self.fn, "__module__", "")
         rec = {"name": self.fn.__name__, "module": module, "own": module in log.own_modules,
