@@ -470,7 +470,13 @@ Status OptimizeRun::MeasureOriginal() {
     if (!o_.dry_run) {
       // Timed at sizes its own check does not use (the perf harness's largest): out of memory, in-place
       // effects, a draw inside graph capture. Kept when its own check passes.
-      const std::string failure = fmt::format("the original failed its timed run ({}): {}", base_.verdict, br.message);
+      std::string failure = fmt::format("the original failed its timed run ({}): {}", base_.verdict, br.message);
+      // An autotuned original times every config at each new size on its first call, as Triton does
+      // (matrix_vector_multip's 48 configs of a short kernel at its check and perf sizes: past 120 s on an H200).
+      if (br.verdict == exec::Verdict::kTimeout && in_.autotuned)
+        failure +=
+            " (its @triton.autotune times every config at each new size first: --timeout and "
+            "--hard-end-seconds give it longer)";
       Status st = CheckOriginalOnItsOwn(failure);
       return st.ok() ? st : Fail("the original failed", st);
     }

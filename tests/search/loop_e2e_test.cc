@@ -484,6 +484,35 @@ TEST(Loop, OriginalFailingOnlyItsTimedRunIsKept) {
   }
 }
 
+// An autotuned original whose timed run ran out of time (its autotuner timed every config at each new size:
+// matrix_vector_multip past 120 s on an H200) is kept, and the reason says how to give it longer; a plain
+// original's timeout does not get that hint.
+class TimeoutOfTheOriginal : public FakeMeasurer {
+ public:
+  exec::EvalResult Run(const exec::EvalRequest& r) override {
+    if (r.mode == exec::Mode::kTime && testing::ParseConfig(r.candidate_source.value_or("")) == kBase)
+      return exec::EvalResult::Make(exec::Verdict::kTimeout, "timeout", "no answer within 130 s");
+    return FakeMeasurer::Run(r);
+  }
+};
+
+TEST(Loop, AutotunedOriginalOutOfTimeSaysHowToGiveItLonger) {
+  for (bool autotuned : {true, false}) {
+    Fixture f;
+    TimeoutOfTheOriginal m;
+    m.time_ms = f.ev.time_ms;
+    OptimizeInput in = Input();
+    in.autotuned = autotuned;
+    auto r = Optimize(in, f.o, {&m, &f.rr});
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    EXPECT_FALSE(r->improved);
+    EXPECT_NE(r->kept_reason.find("failed its timed run (timeout): no answer within 130 s"), std::string::npos)
+        << r->kept_reason;
+    EXPECT_EQ(r->kept_reason.find("--hard-end-seconds give it longer") != std::string::npos, autotuned)
+        << r->kept_reason;
+  }
+}
+
 // An original whose timed run fails and whose own check fails too is an error (it fails kiln eval), and the
 // error states the own check's verdict and message, then the timed run's (chunk_gla_simple, session 17: the
 // error named the timed run's mismatch as the own check's).
