@@ -128,6 +128,53 @@ def test_threads_from_the_environment(monkeypatch):
     assert precompile.threads() == 0
     monkeypatch.delenv("KILN_AUTOTUNE_COMPILE_THREADS")
     assert 1 <= precompile.threads() <= 16
+    monkeypatch.setattr(precompile, "ENABLED", [False])   # a request in mode compile
+    monkeypatch.setenv("KILN_AUTOTUNE_COMPILE_THREADS", "6")
+    assert precompile.threads() == 0
+
+
+_MODES_PROBE = r"""
+import json, sys
+sys.path.insert(0, sys.argv[1])
+from kiln_worker import platform as plat
+plat.select_mode(True)
+from kiln_worker import server
+server._prepare()
+from kiln_worker import precompile
+from kiln_worker.evaluate import Evaluator
+seen = []
+for mode in json.loads(sys.argv[3]):
+    req = dict(json.loads(sys.argv[2]), mode=mode)
+    ev = Evaluator(req)
+    try:
+        r = ev.run()
+    finally:
+        ev.release()
+    seen.append([mode, r.get("verdict"), precompile.ENABLED[0]])
+print(json.dumps(seen))
+"""
+
+
+def test_a_compile_request_turns_it_off():
+    """kiln optimize's compile workers are processes side by side: a request in mode compile compiles an
+    autotuner's configs serially, the next request in another mode side by side again (in the same worker)."""
+    import json
+    import os
+    import subprocess
+    import sys
+    from workerproc import CANDIDATES, REPO, task_spec
+    with open(os.path.join(CANDIDATES, "honest", "relu_ok.py")) as f:
+        src = f.read()
+    req = {"op": "eval", "task": task_spec("relu"), "candidate": {"source": src, "name": "relu_ok.py"},
+           "trials": 1, "limits": {"timeout_s": 120}}
+    env = dict(os.environ, TRITON_INTERPRET="1")
+    p = subprocess.run([sys.executable, "-c", _MODES_PROBE, os.path.join(REPO, "worker"), json.dumps(req),
+                        json.dumps(["compile", "check", "compile"])], capture_output=True, text=True, timeout=300,
+                       env=env)
+    assert p.returncode == 0, p.stderr[-2000:]
+    seen = json.loads(p.stdout.strip().splitlines()[-1])
+    assert [s[2] for s in seen] == [False, True, False], seen
+    assert all(s[1] == "ok" for s in seen), seen
 
 
 def test_install_wraps_prune_configs_and_keeps_its_answer(monkeypatch):

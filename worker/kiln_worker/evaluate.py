@@ -391,6 +391,7 @@ class Evaluator:
         plat.install_launch_instrumentation()
         attribution.install()
         precompile.install()
+        precompile.ENABLED[0] = self.mode != "compile"
         self._precompiled0 = precompile.STATS["configs"]
         guards.install_audit_hook()
         t_ph = _perf_counter()

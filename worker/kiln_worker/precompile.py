@@ -15,7 +15,7 @@ the same pick. A config whose compile fails is left to the autotuner, which comp
 the error as it always does; anything that goes wrong here only costs the time saved.
 
 Threads: `KILN_AUTOTUNE_COMPILE_THREADS` (default: the CPUs this process may use, at most 16; 0 or 1: off,
-Triton's own serial compile). The pool is shut down before the autotuner goes on, so no thread outlives it
+Triton's own serial compile); off in mode `compile` (ENABLED). The pool is shut down before the autotuner goes on, so no thread outlives it
 (evaluate.py rejects a candidate that leaves threads running). Under the interpreter nothing compiles and
 nothing is done.
 """
@@ -25,12 +25,17 @@ import os
 import threading
 
 _installed = [False]
+# Off for a request in mode `compile`: kiln optimize's compile workers are processes side by side already
+# (`--compile-jobs`), each compiling its own candidate; threads in each would oversubscribe the cores.
+ENABLED = [True]
 _active = threading.local()   # no nesting: a config's warmup that meets another autotuner compiles serially
 STATS = {"batches": 0, "configs": 0, "failed": 0}
 
 
 def threads() -> int:
     """How many compile threads (<= 1: off)."""
+    if not ENABLED[0]:
+        return 0
     raw = os.environ.get("KILN_AUTOTUNE_COMPILE_THREADS", "").strip()
     if raw:
         try:
