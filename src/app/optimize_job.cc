@@ -80,6 +80,7 @@ search::OptimizeOptions LoopOptions(const OptimizeJobOptions& o, int compile_job
   lo.budget_is_search = o.budget_scope == "search";
   lo.hard_end_s = o.hard_end >= 0 ? o.hard_end : o.budget + 150;
   lo.slow_factor = o.slow_factor;
+  lo.timeout_s = o.timeout;
   lo.max_evals = o.max_evals;
   lo.patience = o.patience;
   lo.min_speedup = o.min_speedup;

@@ -29,6 +29,7 @@ struct OptimizeJobOptions {
   std::string budget_scope = "search";  // --budget-scope search|run
   double hard_end = -1;                 // --hard-end-seconds (< 0: budget + 150; 0: none)
   double slow_factor = 5;               // --slow-factor
+  double timeout = 120;  // --timeout: one measurement's limit (an autotuned original's first: the hard end)
   int max_evals = 0;
   int compile_jobs = -1;
   int patience = 2;

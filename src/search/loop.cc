@@ -439,8 +439,13 @@ Status OptimizeRun::MeasureOriginal() {
   base_.source_hash = HashHex(in_.original_source);
   const exec::Mode mode = o_.dry_run ? exec::Mode::kCheck : exec::Mode::kTime;
   const double t_eval = Now();
-  auto measured = Measure(MakeRequest(in_.original_source, mode, NextSeed(),
-                                      o_.dry_run ? o_.verify_trials : o_.search_trials, o_.short_timing, o_.cases));
+  exec::EvalRequest first = MakeRequest(in_.original_source, mode, NextSeed(),
+                                        o_.dry_run ? o_.verify_trials : o_.search_trials, o_.short_timing, o_.cases);
+  // An autotuned original's first timed run tunes every config at each new size, as Triton does
+  // (matrix_vector_multip's 48 configs of a short kernel at its check and perf sizes: past 120 s on an H200);
+  // nothing can be searched without it, so it may take until the hard end (Measure cuts it there).
+  if (in_.autotuned && o_.hard_end_s > 0) first.timeout_s = std::max(first.timeout_s, o_.hard_end_s);
+  auto measured = Measure(std::move(first));
   if (!measured.ok()) return Fail("the machinery failed", measured.status());
   original_ = std::move(*measured);
   if (!o_.dry_run && original_.verdict != exec::Verdict::kOk) {
@@ -471,12 +476,10 @@ Status OptimizeRun::MeasureOriginal() {
       // Timed at sizes its own check does not use (the perf harness's largest): out of memory, in-place
       // effects, a draw inside graph capture. Kept when its own check passes.
       std::string failure = fmt::format("the original failed its timed run ({}): {}", base_.verdict, br.message);
-      // An autotuned original times every config at each new size on its first call, as Triton does
-      // (matrix_vector_multip's 48 configs of a short kernel at its check and perf sizes: past 120 s on an H200).
       if (br.verdict == exec::Verdict::kTimeout && in_.autotuned)
         failure +=
-            " (its @triton.autotune times every config at each new size first: --timeout and "
-            "--hard-end-seconds give it longer)";
+            " (its @triton.autotune times every config at each new size first: --hard-end-seconds, or "
+            "--timeout without a hard end, gives it longer)";
       Status st = CheckOriginalOnItsOwn(failure);
       return st.ok() ? st : Fail("the original failed", st);
     }

@@ -371,6 +371,12 @@ def _():
     assert rc == 2 and "--budget-seconds" in err, (rc, out, err)
 
 
+@check("optimize-timeout-zero")
+def _():
+    rc, out, err = run(["optimize", SOFTMAX, "--timeout", "0"] + NOPY)
+    assert rc == 2 and "--timeout" in err, (rc, out, err)
+
+
 @check("threshold-negative")
 def _():
     rc, out, err = run(["ci", RELU, "--baseline", os.path.join(Ctx.tmp, "b.json"), "--threshold", "-1"] + NOPY[:2])

@@ -489,9 +489,12 @@ TEST(Loop, OriginalFailingOnlyItsTimedRunIsKept) {
 // original's timeout does not get that hint.
 class TimeoutOfTheOriginal : public FakeMeasurer {
  public:
+  std::vector<double> timeouts;  // of the original's timed runs
   exec::EvalResult Run(const exec::EvalRequest& r) override {
-    if (r.mode == exec::Mode::kTime && testing::ParseConfig(r.candidate_source.value_or("")) == kBase)
+    if (r.mode == exec::Mode::kTime && testing::ParseConfig(r.candidate_source.value_or("")) == kBase) {
+      timeouts.push_back(r.timeout_s);
       return exec::EvalResult::Make(exec::Verdict::kTimeout, "timeout", "no answer within 130 s");
+    }
     return FakeMeasurer::Run(r);
   }
 };
@@ -499,6 +502,7 @@ class TimeoutOfTheOriginal : public FakeMeasurer {
 TEST(Loop, AutotunedOriginalOutOfTimeSaysHowToGiveItLonger) {
   for (bool autotuned : {true, false}) {
     Fixture f;
+    f.o.hard_end_s = 400;
     TimeoutOfTheOriginal m;
     m.time_ms = f.ev.time_ms;
     OptimizeInput in = Input();
@@ -508,8 +512,13 @@ TEST(Loop, AutotunedOriginalOutOfTimeSaysHowToGiveItLonger) {
     EXPECT_FALSE(r->improved);
     EXPECT_NE(r->kept_reason.find("failed its timed run (timeout): no answer within 130 s"), std::string::npos)
         << r->kept_reason;
-    EXPECT_EQ(r->kept_reason.find("--hard-end-seconds give it longer") != std::string::npos, autotuned)
+    EXPECT_EQ(r->kept_reason.find("--hard-end-seconds, or --timeout without a hard end, gives it longer") !=
+                  std::string::npos,
+              autotuned)
         << r->kept_reason;
+    // Its first timed run may take until the hard end (less the runner's grace); a plain original's, --timeout.
+    ASSERT_FALSE(m.timeouts.empty());
+    EXPECT_NEAR(m.timeouts[0], autotuned ? f.o.hard_end_s - f.o.runner_grace_s : f.o.timeout_s, 2.0) << m.timeouts[0];
   }
 }
 

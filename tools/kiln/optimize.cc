@@ -27,6 +27,11 @@ void AddSearchFlags(CLI::App* sub, app::OptimizeJobOptions* o) {
                   "The whole run ends by then, from the command's start, measurements in flight cut (default: "
                   "budget + 150; 0: none)")
       ->check(FiniteRange(0, 1e7));
+  sub->add_option("--timeout", o->timeout,
+                  "One measurement's limit in seconds (an @triton.autotune original's first timed run, which tunes "
+                  "every config at each size, may take until the hard end)")
+      ->check(FiniteRange(1, 1e7))
+      ->capture_default_str();
   sub->add_option("--slow-factor", o->slow_factor,
                   "A search candidate taking longer than this many times the original's measurement is pruned, "
                   "not waited for (0: off)")
