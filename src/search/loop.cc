@@ -339,6 +339,13 @@ void OptimizeRun::KeepAutotunePicks(const nlohmann::json& raw) {
   }
 }
 
+// Every profile goes through here: the original's autotuned kernels run the configs they were timed with
+// (the kept picks) instead of tuning again in the profiler's own process.
+Result<ProfileSummary> OptimizeRun::ProfileSource(const std::optional<std::string>& source) {
+  d_.profiler->SeedAutotune(autotune_picks_);
+  return d_.profiler->Profile(in_.task, source, profile_case_);
+}
+
 // One short timing of a search candidate (one trial, the search cases), recorded in `rec`.
 Result<exec::EvalResult> OptimizeRun::TimeShort(const std::string& src, CandidateRecord* rec) {
   const double t1 = Now();
@@ -584,8 +591,7 @@ void OptimizeRun::ProfileOriginal() {
       const double left = std::max(1.0, o_.hard_end_s - Elapsed() - o_.runner_grace_s);
       d_.profiler->LimitSeconds(std::min(left, std::max(o_.profile_cap_floor_s, o_.profile_share * left)));
     }
-    d_.profiler->SeedAutotune(autotune_picks_);
-    auto p = d_.profiler->Profile(in_.task, in_.original_source, profile_case_);
+    auto p = ProfileSource(in_.original_source);
     profile_s_ = Now() - t_prof0;
     if (p.ok()) {
       res_.mode = "profiled";

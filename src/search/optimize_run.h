@@ -139,6 +139,8 @@ class OptimizeRun {
   std::string Judge(const exec::EvalResult& r, const std::vector<CaseTiming>* solo,
                     std::vector<CaseComparison>* cmp) const;
   void KeepAutotunePicks(const nlohmann::json& raw);
+  // The profiler on `source` (nullopt: the original) at the profiled case, seeded with the kept picks.
+  Result<ProfileSummary> ProfileSource(const std::optional<std::string>& source);
   void JudgeAgainstOriginalAlone(const exec::EvalResult& r, const std::vector<CaseTiming>* solo,
                             std::vector<CaseComparison>* cmp) const;
   Result<std::string> OwnCheck(const std::string& src);

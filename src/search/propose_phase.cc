@@ -99,8 +99,7 @@ void OptimizeRun::ProfileBestProposal(BestSoFar* best, std::string* source) {
   if (best->is_original || source->empty() || !d_.profiler || res_.mode != "profiled") return;
   if (Elapsed() + 2 * profile_s_ >= BudgetEnd() - o_.budget_seconds * o_.reserve_fraction) return;
   Show("profile");
-  d_.profiler->SeedAutotune(autotune_picks_);
-  auto p = d_.profiler->Profile(in_.task, *source, profile_case_);
+  auto p = ProfileSource(*source);
   source->clear();  // profiled once
   if (!p.ok()) {
     res_.notes.push_back("profiling the best proposal failed: " + p.status().message());

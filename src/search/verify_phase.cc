@@ -469,8 +469,7 @@ void OptimizeRun::ProfileWinner() {
     }
     d_.profiler->LimitSeconds(o_.hard_end_s - Elapsed() - o_.runner_grace_s);
   }
-  d_.profiler->SeedAutotune(autotune_picks_);
-  auto p = d_.profiler->Profile(in_.task, res_.best_source, profile_case_);
+  auto p = ProfileSource(res_.best_source);
   if (p.ok()) {
     res_.profile_after = *p;
     res_.roofline_after = p->roofline_fraction;

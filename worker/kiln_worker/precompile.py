@@ -22,14 +22,12 @@ nothing is done.
 from __future__ import annotations
 
 import os
-import threading
 
 _installed = [False]
 # Off for a request in mode `compile`: kiln optimize's compile workers are processes side by side already
 # (`--compile-jobs`), each compiling its own candidate; threads in each would oversubscribe the cores.
 ENABLED = [True]
-_active = threading.local()   # no nesting: a config's warmup that meets another autotuner compiles serially
-STATS = {"batches": 0, "configs": 0, "failed": 0}
+STATS = {"configs": 0, "failed": 0}
 
 
 def threads() -> int:
@@ -53,7 +51,7 @@ def precompile(autotuner, configs, kwargs, n_threads: int) -> int:
     """Compiles `configs` of `autotuner` for the arguments of the call it is tuning (autotuner.nargs and the
     call's `kwargs`, which carry `grid` and `warmup`) on `n_threads` threads. -> the number of configs
     submitted. Never raises."""
-    if n_threads <= 1 or len(configs) <= 1 or getattr(_active, "on", False):
+    if n_threads <= 1 or len(configs) <= 1:
         return 0
     nargs = getattr(autotuner, "nargs", None)
     if not isinstance(nargs, dict):
@@ -63,11 +61,10 @@ def precompile(autotuner, configs, kwargs, n_threads: int) -> int:
         from triton.runtime._async_compile import AsyncCompileMode, active_mode
     except Exception:  # noqa: BLE001 - another Triton: its own serial compile
         return 0
-    if active_mode.get() is not None:
-        return 0
+    if active_mode.get() is not None:   # no nesting: a config's warmup that meets another autotuner, or a
+        return 0                        # caller's own mode, compiles as that mode does
     base = {k: v for k, v in kwargs.items() if k != "warmup"}
     submitted = 0
-    _active.on = True
     try:
         with ThreadPoolExecutor(max_workers=min(n_threads, len(configs)),
                                 thread_name_prefix="kiln-autotune-compile") as pool:
@@ -81,9 +78,6 @@ def precompile(autotuner, configs, kwargs, n_threads: int) -> int:
                         STATS["failed"] += 1
     except Exception:  # noqa: BLE001 - never worse than Triton's serial compile
         pass
-    finally:
-        _active.on = False
-    STATS["batches"] += 1
     STATS["configs"] += submitted
     return submitted
 
