@@ -9,6 +9,7 @@ again (the half-done job's finished item included).
 Usage: fault_test.py KILN."""
 
 import concurrent.futures as cf
+import http.client
 import json
 import os
 import signal
@@ -51,8 +52,10 @@ def submit(url_box, n, jobs, lock):
         try:
             status, resp, headers = jcall(url_box[0], "POST", "/v1/rewards", dict(request_body(n), **{"async": True}),
                                           {"Idempotency-Key": f"burst-{n}"}, timeout=30)
-        except OSError:
-            time.sleep(0.3)  # the server is restarting
+        except (OSError, http.client.HTTPException):
+            # the server is restarting (a response it was sending when stopped arrives cut: IncompleteRead);
+            # the same idempotency key sent again is the same job
+            time.sleep(0.3)
             continue
         if status in (200, 202):
             with lock:
