@@ -528,11 +528,12 @@ Status OptimizeRun::MeasureOriginal() {
   for (const auto& k : br.kernels)
     if (k.n_spills) prune_.baseline_spills = std::max(prune_.baseline_spills, *k.n_spills);
   if (auto b = InferDtypeBytes(in_.space, in_.baseline, br.kernels)) prune_.dtype_bytes = *b;
-  // Cases timed while searching; the slowest case of the original is the one profiled.
+  // Cases timed while searching; the slowest case of the original is the one profiled (ProfileCase).
   const exec::CaseResult* slowest = nullptr;
   for (const auto& cs : br.cases)
     if (cs.candidate_ms && (!slowest || cs.candidate_ms->median > slowest->candidate_ms->median)) slowest = &cs;
-  profile_case_ = slowest ? slowest->name : "";
+  profile_case_ = ProfileCase(br, &res_.notes);
+  compile_jobs_ = CompileJobsByMemory(br, &res_.notes);
   if (!o_.search_cases.empty()) {
     search_cases_ = o_.search_cases;
   } else if (o_.largest_case_only && slowest) {
@@ -548,6 +549,52 @@ Status OptimizeRun::MeasureOriginal() {
                 Internal("the original kernel passed but returned no timings (is this a GPU worker?)"));
   res_.measured = 1;
   return Status::Ok();
+}
+
+// The case profiled: the slowest timed case, unless its median passes profile_case_max_ms; then the slowest
+// case up to it, else the fastest, with a note. "" when nothing was timed.
+std::string OptimizeRun::ProfileCase(const exec::EvalResult& br, std::vector<std::string>* notes) const {
+  const exec::CaseResult *slowest = nullptr, *fastest = nullptr, *capped = nullptr;
+  for (const auto& cs : br.cases) {
+    if (!cs.candidate_ms) continue;
+    const double ms = cs.candidate_ms->median;
+    if (!slowest || ms > slowest->candidate_ms->median) slowest = &cs;
+    if (!fastest || ms < fastest->candidate_ms->median) fastest = &cs;
+    if (ms <= o_.profile_case_max_ms && (!capped || ms > capped->candidate_ms->median)) capped = &cs;
+  }
+  if (!slowest) return "";
+  if (o_.profile_case_max_ms <= 0 || slowest->candidate_ms->median <= o_.profile_case_max_ms) return slowest->name;
+  const exec::CaseResult* pick = capped ? capped : fastest;
+  notes->push_back(fmt::format(
+      "profiled case {} ({:.3g} ms), not the slowest {} ({:.3g} ms): ncu replays the kernel "
+      "dozens of times, so a case past {:g} ms is profiled at a shorter size",
+      pick->name, pick->candidate_ms->median, slowest->name, slowest->candidate_ms->median, o_.profile_case_max_ms));
+  return pick->name;
+}
+
+// Compile requests at once: --compile-jobs, fewer when the original's peak GPU memory per process (its timed
+// run's: the inputs drawn, the check's outputs) leaves room on the GPU for fewer compile workers beside the
+// measuring one. Each compile worker builds the search's inputs on the GPU too.
+int OptimizeRun::CompileJobsByMemory(const exec::EvalResult& br, std::vector<std::string>* notes) const {
+  if (o_.compile_jobs <= 0 || o_.compile_memory_share <= 0 || !br.raw.is_object()) return o_.compile_jobs;
+  auto bytes = [&](const char* obj, const char* key) -> double {
+    auto o = br.raw.find(obj);
+    if (o == br.raw.end() || !o->is_object()) return 0;
+    auto v = o->find(key);
+    return v != o->end() && v->is_number() ? v->get<double>() : 0.0;
+  };
+  const double total = bytes("gpu_memory", "total_bytes");
+  const double peak = std::max(bytes("memory", "peak_bytes"), bytes("memory", "peak_reserved_bytes"));
+  if (total <= 0 || peak <= 0) return o_.compile_jobs;
+  const int fit = static_cast<int>(std::floor(o_.compile_memory_share * total / peak)) - 1;
+  const int jobs = std::clamp(fit, 0, o_.compile_jobs);
+  if (jobs < o_.compile_jobs)
+    notes->push_back(fmt::format(
+        "{} compile worker(s) of {} (--compile-jobs): the original's run peaked at {:.1f} GiB of GPU memory, and "
+        "each compile worker builds the search's inputs beside the measuring worker on this {:.0f} GiB GPU{}",
+        jobs, o_.compile_jobs, peak / (1 << 30), total / (1 << 30),
+        jobs == 0 ? "; candidates compile in their own measurement" : ""));
+  return jobs;
 }
 
 // The kernel was chosen by its tunables (no --kernel) and another kernel of the module takes most of the

@@ -85,6 +85,11 @@ struct OptimizeOptions {
   int finalists = 3;
   int eta = 3;
   int compile_jobs = 2;  // --compile-jobs: parallel compile requests (0: none)
+  // Compile workers build the search's inputs on the GPU beside the measuring worker: only as many as the
+  // original's peak GPU memory (its timed run's, per process) fits in this share of the GPU's memory, with the
+  // measuring worker's own (ksoftmax_triton on an H200: 8 compile workers drawing its 32 GiB input sweep at once
+  // ran the GPU out of memory, and the original's next run with it). 0: no such limit.
+  double compile_memory_share = 0.85;
   int batch = 8;         // configs per strategy round handed out at once
   uint64_t seed = 1234;
   int search_trials = 1;
@@ -100,6 +105,10 @@ struct OptimizeOptions {
   // context_attn_nopad's took 34 s, chunk_retention's 58 s.
   double profile_share = 0.5;
   double profile_cap_floor_s = 30;
+  // The case profiled is the slowest one timed, unless its median is longer than this: then the slowest timed
+  // case up to it, else the fastest (ncu replays the kernel dozens of times, and a kernel of 89 ms ran a
+  // 30 s profile out of time before anything was searched: context_attn_nopad on an H200). 0: the slowest.
+  double profile_case_max_ms = 25;
   double long_cost_factor = 3.0;          // a long verification run (all cases, verify trials, interleaved with the
                                           // original) against one search measurement
   bool per_shape_fallback = true;         // --no-per-shape: no autotune of a split finalist and the original

@@ -92,6 +92,8 @@ class OptimizeRun {
   // then it is kept with the reason, else the error: the own check's verdict and message, then `failure`.
   Status CheckOriginalOnItsOwn(const std::string& failure);
   std::string OtherKernelNote(const std::map<std::string, double>& shares) const;
+  std::string ProfileCase(const exec::EvalResult& br, std::vector<std::string>* notes) const;
+  int CompileJobsByMemory(const exec::EvalResult& br, std::vector<std::string>* notes) const;
   // The original failed its timed run at `--cases @largest:K`: the K next largest sizes, then the K after
   // them (the worker's "@largest:K:skip:S"), while time is left. The first run it passes replaces the
   // failed one (said in `note`); nullopt when none passes or the cases are not such a selector.
@@ -178,6 +180,7 @@ class OptimizeRun {
   bool original_passed_ = false;  // the original passed its baseline: a later failure keeps it (exit 0)
   bool hard_end_hit_ = false;     // a request could not start before the hard end
   bool compiles_off_ = false;     // a compile worker failed in the task's code: candidates compile as they are measured
+  int compile_jobs_ = o_.compile_jobs;  // compile requests at once: fewer than asked where GPU memory says so
   double budget_start_ = 0;       // seconds since the start where the budget begins (--budget-scope)
   double t_search0_ = -1, t_verify0_ = -1;  // seconds since the start: the search's and verification's starts
   std::string finish_status_;  // its status ("kept", "dry-run", ...)
@@ -189,7 +192,7 @@ class OptimizeRun {
   std::vector<std::string> all_cases_;
   std::vector<std::string> run_cases_;     // --cases resolved to names by the baseline (empty: all)
   std::vector<std::string> search_cases_;  // the cases timed while searching
-  std::string profile_case_;               // the original's slowest case: the one profiled
+  std::string profile_case_;               // the case profiled: the original's slowest (ProfileCase)
   double profile_s_ = 0;                   // what one ncu profile costs here
   std::vector<std::string> moves_;         // from the diagnosis, highest priority first
 

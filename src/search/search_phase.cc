@@ -215,7 +215,7 @@ Status OptimizeRun::SearchRound(const std::vector<Config>& proposals, bool* stop
   std::vector<exec::EvalRequest> compiles;
   std::vector<Pending> pending = RenderRound(proposals, &compiles);
   std::unique_ptr<CompileBatch> batch;
-  if (!compiles.empty()) batch = d_.measurer->StartCompiles(std::move(compiles), o_.compile_jobs);
+  if (!compiles.empty()) batch = d_.measurer->StartCompiles(std::move(compiles), compile_jobs_);
   for (auto& p : pending) {
     KILN_RETURN_IF_ERROR(MeasurePending(&p, batch.get(), stopped));
     if (p.rec.verdict == "skipped") {
@@ -246,7 +246,7 @@ std::vector<OptimizeRun::Pending> OptimizeRun::RenderRound(const std::vector<Con
     } else {
       p.src = *src;
       p.rec.source_hash = HashHex(p.src);
-      if (o_.compile_jobs > 0 && !compiles_off_) {
+      if (compile_jobs_ > 0 && !compiles_off_) {
         p.compile_index = static_cast<int>(compiles->size());
         compiles->push_back(MakeRequest(p.src, exec::Mode::kCompile, 0, 1, {}, search_cases_));
         compiles->back().timeout_s = CandidateTimeout();  // (compiles do not pass Measure: the hard end here)

@@ -127,6 +127,10 @@ class FakeMeasurer : public Measurer {
   // The task's own code fails on the request (the worker's task error): its message, "" for none.
   std::function<std::string(const exec::EvalRequest&)> task_error;
   double spread = 0.01;  // half-width of a timed case's per-round speedup spread, relative
+  // Timed responses report this peak GPU memory per process and GPU size (raw "memory", "gpu_memory"), in GiB
+  // (0: not reported).
+  double peak_gib = 0, gpu_gib = 0;
+  std::vector<int> compile_jobs_asked;  // each StartCompiles's jobs
   std::atomic<int> concurrent{0}, max_concurrent{0};
 
   Result<exec::HelloInfo> Hello() override {
@@ -139,6 +143,14 @@ class FakeMeasurer : public Measurer {
     h.devices.push_back(d);
     h.versions = {{"triton", "3.6.0"}};
     return h;
+  }
+
+  std::unique_ptr<CompileBatch> StartCompiles(std::vector<exec::EvalRequest> requests, int jobs) override {
+    {
+      std::lock_guard<std::mutex> l(mu);
+      compile_jobs_asked.push_back(jobs);
+    }
+    return Measurer::StartCompiles(std::move(requests), jobs);
   }
 
   Result<exec::EvalResult> Evaluate(const exec::EvalRequest& r) override {
@@ -190,6 +202,12 @@ class FakeMeasurer : public Measurer {
       res.verdict = exec::Verdict::kMismatch;
       res.message = "fake mismatch";
     } else if (r.mode == exec::Mode::kTime) {
+      if (peak_gib > 0 && gpu_gib > 0) {
+        const double gib = 1024.0 * 1024 * 1024;
+        res.raw["memory"] = {{"peak_bytes", static_cast<int64_t>(peak_gib * gib * 0.8)},
+                             {"peak_reserved_bytes", static_cast<int64_t>(peak_gib * gib)}};
+        res.raw["gpu_memory"] = {{"total_bytes", static_cast<int64_t>(gpu_gib * gib)}};
+      }
       for (const auto& name : cases) {
         if (!r.cases.empty() && std::find(r.cases.begin(), r.cases.end(), name) == r.cases.end()) continue;
         exec::CaseResult cr;

@@ -774,6 +774,66 @@ TEST(Loop, ProfiledRunUsesMovesAndReportsRoofline) {
   EXPECT_NE(FormatReportText(*r).find("roofline"), std::string::npos);
 }
 
+// A long slowest case is not the one profiled (ncu replays the kernel dozens of times: an 89 ms case ran its
+// profile out of time): the slowest case up to profile_case_max_ms is, else the fastest, with a note; a
+// slowest case within the limit is profiled as before. The fake's "small" runs 1.1 ms, "large" 4.4 ms.
+TEST(Loop, ProfilesAShorterCaseWhenTheSlowestIsLong) {
+  struct Case {
+    double max_ms;
+    std::string profiled;
+    bool noted;
+  };
+  for (const Case& c :
+       {Case{2.0, "small", true}, Case{0.5, "small", true}, Case{10.0, "large", false}, Case{0.0, "large", false}}) {
+    Fixture f;
+    FakeProfiler prof;
+    f.o.profile_case_max_ms = c.max_ms;
+    auto r = Optimize(Input(), f.o, {&f.ev, &f.rr, &prof});
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    ASSERT_FALSE(prof.profiled_cases.empty());
+    for (const auto& p : prof.profiled_cases) EXPECT_EQ(p, c.profiled) << c.max_ms;
+    bool noted = false;
+    for (const auto& n : r->notes)
+      noted |= n.find("profiled case small (1.1 ms), not the slowest large (4.4 ms)") != std::string::npos;
+    EXPECT_EQ(noted, c.noted) << c.max_ms;
+  }
+}
+
+// Compile workers build the search's inputs on the GPU beside the measuring worker: no more of them than the
+// original's peak GPU memory fits (0.85 of the GPU, the measuring worker's share first), with a note; none at
+// all when only the measuring worker fits; as asked when the worker reports no memory.
+TEST(Loop, CompileWorkersAreAsManyAsTheGpuMemoryHolds) {
+  struct Case {
+    double peak_gib, gpu_gib;
+    int jobs;
+    std::string note;
+  };
+  for (const Case& c :
+       {Case{30, 141, 2,
+             "2 compile worker(s) of 4 (--compile-jobs): the original's run peaked at "
+             "30.0 GiB of GPU memory"},
+        Case{62.5, 80, 0, "candidates compile in their own measurement"}, Case{1, 141, 4, ""}, Case{0, 0, 4, ""}}) {
+    Fixture f;
+    f.o.compile_jobs = 4;
+    f.o.patience = 100;
+    f.ev.peak_gib = c.peak_gib;
+    f.ev.gpu_gib = c.gpu_gib;
+    auto r = f.Run(Input());
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    EXPECT_TRUE(r->improved) << c.peak_gib;
+    for (int j : f.ev.compile_jobs_asked) EXPECT_EQ(j, c.jobs) << c.peak_gib;
+    EXPECT_EQ(f.ev.Count(exec::Mode::kCompile) > 0, c.jobs > 0) << c.peak_gib;
+    bool noted = false;
+    for (const auto& n : r->notes) noted |= n.find("compile worker(s) of 4") != std::string::npos;
+    EXPECT_EQ(noted, !c.note.empty()) << c.peak_gib;
+    if (!c.note.empty()) {
+      bool found = false;
+      for (const auto& n : r->notes) found |= n.find(c.note) != std::string::npos;
+      EXPECT_TRUE(found) << c.peak_gib;
+    }
+  }
+}
+
 // The kernel chosen by its tunables ran, but another kernel of the module takes most of the profiled case's
 // GPU time: a note names it (one kernel is tuned per run); not when the user named the kernel, and not when
 // the tuned kernel takes the larger share.
