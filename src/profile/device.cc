@@ -72,6 +72,7 @@ json ToJson(const DevicePeaks& p) {
          {"matmul_flops_per_s", p.matmul_flops_per_s},
          {"sm_clock_mhz", p.sm_clock_mhz}};
   if (!p.measured_at.empty()) j["measured_at"] = p.measured_at;
+  if (!p.dtypes_asked.empty()) j["dtypes_asked"] = p.dtypes_asked;
   return j;
 }
 
@@ -118,6 +119,10 @@ Result<DevicePeaks> DevicePeaksFromJson(const json& j) {
     }
   }
   p.measured_at = JsonString(j, "measured_at");
+  if (auto it = j.find("dtypes_asked"); it != j.end() && it->is_array()) {
+    for (auto& v : *it)
+      if (v.is_string()) p.dtypes_asked.push_back(v.get<std::string>());
+  }
   if (p.dram_bytes_per_s <= 0) return ParseError("peaks have no positive \"dram_bytes_per_s\"");
   return p;
 }
@@ -191,7 +196,15 @@ Result<DeviceRecord> CharacterizeDevice(exec::Runner& runner, const Characterize
   rec.versions = hello->versions;
   if (!o.refresh) {
     auto stored = store.Load(rec.info.uuid);
-    if (stored.ok() && stored->has_value()) {
+    // A record measured before a dtype was asked for (int8, session 23) is measured again, once: a dtype the
+    // GPU cannot do stays asked, with no peak.
+    auto asked = [&](const DeviceRecord& r) {
+      const auto& a = r.peaks.dtypes_asked;
+      return std::all_of(o.dtypes.begin(), o.dtypes.end(), [&](const std::string& d) {
+        return std::find(a.begin(), a.end(), d) != a.end() || r.peaks.matmul_flops_per_s.count(d);
+      });
+    };
+    if (stored.ok() && stored->has_value() && asked(**stored)) {
       DeviceRecord r = std::move(**stored);
       r.info = rec.info;  // live properties (clocks may differ); peaks from the store
       r.source = "cache";
@@ -202,6 +215,7 @@ Result<DeviceRecord> CharacterizeDevice(exec::Runner& runner, const Characterize
   if (!peaks.ok()) return peaks.status();
   KILN_ASSIGN_OR_RETURN(rec.peaks, DevicePeaksFromJson(*peaks));
   if (rec.peaks.measured_at.empty()) rec.peaks.measured_at = NowIsoUtc();
+  rec.peaks.dtypes_asked = o.dtypes;
   rec.source = "measured";
   KILN_RETURN_IF_ERROR(store.Save(rec));
   return rec;
@@ -221,12 +235,13 @@ std::string FormatDevice(const DeviceRecord& r) {
   s += fmt::format("measured peaks ({}{}):\n", r.source, r.peaks.measured_at.empty() ? "" : ", " + r.peaks.measured_at);
   s += fmt::format("  DRAM bandwidth      {:.2f} TB/s (device-to-device copy, read + write)\n",
                    r.peaks.dram_bytes_per_s / 1e12);
-  for (const char* k : {"float32", "tf32", "bfloat16", "float16", "float8_e4m3fn"}) {
+  for (const char* k : {"float32", "tf32", "bfloat16", "float16", "float8_e4m3fn", "int8"}) {
     auto it = r.peaks.matmul_flops_per_s.find(k);
     if (it == r.peaks.matmul_flops_per_s.end()) {
       s += fmt::format("  matmul {:<13}not measured\n", k);
     } else {
-      s += fmt::format("  matmul {:<13}{:.1f} TFLOP/s\n", k, it->second / 1e12);
+      s += fmt::format("  matmul {:<13}{:.1f} {}\n", k, it->second / 1e12,
+                       std::string(k) == "int8" ? "TOP/s" : "TFLOP/s");
     }
   }
   return s;

@@ -3,8 +3,8 @@
 // DeviceInfo comes from the worker's `hello` (name, UUID, SM count, L2, shared memory per block
 // opt-in, registers per SM, clocks). DevicePeaks comes from the worker's `device_peaks` op: DRAM
 // bytes/s from a large device-to-device copy (read + write bytes) and dense matmul FLOP/s per
-// dtype (float32, tf32, bfloat16, float16, float8_e4m3fn). Both are measured once per GPU UUID
-// and kept in a DeviceStore; `refresh` re-measures.
+// dtype (float32, tf32, bfloat16, float16, float8_e4m3fn; int8 in integer operations/s). Both are measured once
+// per GPU UUID and kept in a DeviceStore; `refresh` re-measures, as does a record without a dtype asked for.
 //
 // Store: src/store (SQLite) is not available yet, so JsonDeviceStore keeps one JSON file per GPU
 // under $KILN_CACHE_DIR/devices/<uuid>.json (default ~/.cache/kiln/devices/). It sits behind the
@@ -48,6 +48,7 @@ struct DevicePeaks {
   std::map<std::string, double> matmul_flops_per_s;  // dtype -> FLOP/s
   std::vector<double> sm_clock_mhz;                  // SM clock seen before/after the measurement
   std::string measured_at;                           // ISO-8601 UTC
+  std::vector<std::string> dtypes_asked;             // the dtypes measured (a failed one has no peak)
   // Peak FLOP/s for a roofline dtype key; derived where not measured (float64 = float32 / 2,
   // float16 on CUDA cores = 2 x float32, as on Hopper); 0 when unknown.
   double FlopsFor(const std::string& dtype) const;
@@ -92,7 +93,7 @@ class JsonDeviceStore : public DeviceStore {
 struct CharacterizeOptions {
   int device_index = 0;
   bool refresh = false;  // re-measure even when stored
-  std::vector<std::string> dtypes = {"float32", "tf32", "bfloat16", "float16", "float8_e4m3fn"};
+  std::vector<std::string> dtypes = {"float32", "tf32", "bfloat16", "float16", "float8_e4m3fn", "int8"};
 };
 
 // hello -> DeviceInfo; then the stored record for that UUID unless `refresh`; else device_peaks

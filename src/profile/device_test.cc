@@ -73,6 +73,22 @@ TEST(Device, MeasuresOnceThenServesFromTheStore) {
   EXPECT_EQ(fresh->source, "measured");
   EXPECT_DOUBLE_EQ(fresh->peaks.dram_bytes_per_s, 1.0e12);
   EXPECT_NE(FormatDevice(*fresh).find("1.00 TB/s"), std::string::npos);
+  EXPECT_EQ(fresh->peaks.dtypes_asked, CharacterizeOptions().dtypes);  // int8 asked; its failure has no peak
+
+  // A record from before a dtype was asked for (no int8, no dtypes_asked: session 22's) is measured again, once.
+  DeviceRecord old = *fresh;
+  old.peaks.dtypes_asked.clear();
+  ASSERT_TRUE(store.Save(old).ok());
+  auto r4 = exec::ReplayRunner::FromText(Transcript(2.0e12), "t4");
+  auto remeasured = CharacterizeDevice(**r4, {}, store);
+  ASSERT_TRUE(remeasured.ok());
+  EXPECT_EQ(remeasured->source, "measured");
+  EXPECT_DOUBLE_EQ(remeasured->peaks.dram_bytes_per_s, 2.0e12);
+  auto r5 = exec::ReplayRunner::FromText(Transcript(1.0e12), "t5");
+  auto cached = CharacterizeDevice(**r5, {}, store);
+  ASSERT_TRUE(cached.ok());
+  EXPECT_EQ(cached->source, "cache");
+  EXPECT_DOUBLE_EQ(cached->peaks.dram_bytes_per_s, 2.0e12);
 }
 
 TEST(Device, RecordJsonRoundTripAndErrors) {

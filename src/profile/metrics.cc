@@ -43,11 +43,17 @@ const std::vector<FlopCounter>& FlopCounters() {
       {"sm__sass_thread_inst_executed_op_hmul_pred_on.sum", 2, "float16_cuda", false},
       {"sm__sass_thread_inst_executed_op_hfma_pred_on.sum", 4, "float16_cuda", false},
       {"sm__ops_path_tensor_src_bf16_dst_fp32.sum", 1, "bfloat16", true},
-      {"sm__ops_path_tensor_src_fp16_dst_fp16.sum", 1, "float16", true},
-      {"sm__ops_path_tensor_src_fp16_dst_fp32.sum", 1, "float16", true},
+      // On an H200 (ncu 2025.3, gh100) fp16 and fp8 tensor work is counted only without a destination type:
+      // TritonBench-G's fp16 GEMMs had no FLOPs and read as 26-30% of the memory roof while their tensor
+      // pipes were 83-91% busy. Names with a destination type are kept for chips whose ncu has them.
+      {"sm__ops_path_tensor_src_fp16.sum", 1, "float16", true},
+      {"sm__ops_path_tensor_src_fp16_dst_fp16.sum", 1, "float16", true, "sm__ops_path_tensor_src_fp16.sum"},
+      {"sm__ops_path_tensor_src_fp16_dst_fp32.sum", 1, "float16", true, "sm__ops_path_tensor_src_fp16.sum"},
       {"sm__ops_path_tensor_src_tf32_dst_fp32.sum", 1, "tf32", true},
-      {"sm__ops_path_tensor_src_fp8_dst_fp16.sum", 1, "float8_e4m3fn", true},
-      {"sm__ops_path_tensor_src_fp8_dst_fp32.sum", 1, "float8_e4m3fn", true},
+      {"sm__ops_path_tensor_src_fp8.sum", 1, "float8_e4m3fn", true},
+      {"sm__ops_path_tensor_src_fp8_dst_fp16.sum", 1, "float8_e4m3fn", true, "sm__ops_path_tensor_src_fp8.sum"},
+      {"sm__ops_path_tensor_src_fp8_dst_fp32.sum", 1, "float8_e4m3fn", true, "sm__ops_path_tensor_src_fp8.sum"},
+      {"sm__ops_path_tensor_src_int8.sum", 1, "int8", true},
   };
   return kCounters;
 }

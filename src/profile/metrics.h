@@ -75,12 +75,16 @@ std::string StallMetric(const std::string& reason);
 const std::vector<std::string>& StallReasons();
 
 // FLOP counters: metric name, FLOPs per counted unit, and the roofline dtype it belongs to
-// ("float32", "float64", "float16", "bfloat16", "tf32", "float8_e4m3fn": the peaks' keys).
+// ("float32", "float64", "float16", "bfloat16", "tf32", "float8_e4m3fn", "int8": the peaks' keys; int8
+// counts integer operations). `unless`: a counter of the same operations summed over more paths (Hopper's
+// ncu names fp16 tensor work only sm__ops_path_tensor_src_fp16, without a destination type); when the row has
+// it, this one is not added (nullptr: always added).
 struct FlopCounter {
   const char* metric;
   double flops_per_unit;
   const char* dtype;
   bool tensor;
+  const char* unless = nullptr;
 };
 const std::vector<FlopCounter>& FlopCounters();
 

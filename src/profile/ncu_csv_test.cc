@@ -279,6 +279,38 @@ TEST(Roofline, ComputeAndMemorySides) {
   EXPECT_NEAR(m.fraction_of_roof, m.memory_fraction, 1e-12);  // on the memory slope they agree
 }
 
+// fp16 and fp8 tensor work: the counter without a destination type (Hopper's ncu) wins over the split ones, which
+// count the same operations where a chip's ncu has both (never twice); the split ones alone still count. int8
+// tensor work counts as its own dtype.
+TEST(Roofline, TensorCountersWithoutDestinationTypeAreNotCountedTwice) {
+  auto p = Peaks();
+  p.matmul_flops_per_s["float16"] = 750e12;
+  auto both = ComputeRoofline(Row({{"gpu__time_duration.sum", 1e-3},
+                                   {"sm__ops_path_tensor_src_fp16.sum", 5e11},
+                                   {"sm__ops_path_tensor_src_fp16_dst_fp32.sum", 5e11}}),
+                              &p);
+  ASSERT_EQ(both.dtypes.size(), 1u);
+  EXPECT_EQ(both.main()->dtype, "float16");
+  EXPECT_NEAR(both.main()->flops, 5e11, 1);
+  EXPECT_NEAR(both.fraction_of_roof, 500.0 / 750.0, 1e-12);
+  auto split = ComputeRoofline(Row({{"gpu__time_duration.sum", 1e-3},
+                                    {"sm__ops_path_tensor_src_fp16_dst_fp16.sum", 1e11},
+                                    {"sm__ops_path_tensor_src_fp16_dst_fp32.sum", 4e11}}),
+                               &p);
+  ASSERT_EQ(split.dtypes.size(), 1u);
+  EXPECT_NEAR(split.main()->flops, 5e11, 1);
+  auto fp8 = ComputeRoofline(Row({{"gpu__time_duration.sum", 1e-3},
+                                  {"sm__ops_path_tensor_src_fp8.sum", 3e11},
+                                  {"sm__ops_path_tensor_src_fp8_dst_fp32.sum", 3e11},
+                                  {"sm__ops_path_tensor_src_int8.sum", 1e11}}),
+                             &p);
+  ASSERT_EQ(fp8.dtypes.size(), 2u);
+  EXPECT_EQ(fp8.main()->dtype, "float8_e4m3fn");
+  EXPECT_NEAR(fp8.main()->flops, 3e11, 1);
+  EXPECT_EQ(fp8.dtypes[1].dtype, "int8");
+  EXPECT_TRUE(fp8.dtypes[1].tensor);
+}
+
 TEST(Roofline, NoPeaksNoFractions) {
   auto r = ComputeRoofline(Row({{"gpu__time_duration.sum", 1e-3}, {"dram__bytes_read.sum", 1e9}}), nullptr);
   EXPECT_TRUE(r.valid);

@@ -46,6 +46,7 @@ Roofline ComputeRoofline(const NcuKernelRow& row, const DevicePeaks* peaks) {
   for (const auto& fc : metric::FlopCounters()) {
     auto v = row.Get(fc.metric);
     if (!v || *v <= 0) continue;
+    if (fc.unless && row.Get(fc.unless)) continue;  // counted by the wider counter
     auto& d = by[fc.dtype];
     d.dtype = fc.dtype;
     d.flops += *v * fc.flops_per_unit;

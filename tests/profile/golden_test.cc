@@ -171,6 +171,27 @@ std::vector<Case> AllCases() {
   return a;
 }
 
+// A cuBLAS fp16 GEMM recorded on an H200 (bench/gpu/gemm_roofline_check.sh: 4096^3 = 1.374e11 FLOP in 172.6 us,
+// ncu 2025.3 with every tensor counter it lists): Hopper's ncu counts fp16 tensor work as
+// sm__ops_path_tensor_src_fp16 only (the names with a destination type do not exist there), so the FLOPs come
+// from that counter, once; without it TritonBench-G's fp16 GEMMs read as 26-30% of the memory roof.
+TEST(Roofline, HopperFp16TensorFlopsFromTheRecordedCublasGemm) {
+  auto run = profile::ProfileFromCsv(kDir + "/data/cublas_fp16_h200.csv", {},
+                                     *profile::LoadDeviceRecordFile(kDir + "/data/device.json"));
+  ASSERT_TRUE(run.ok()) << run.status().message();
+  ASSERT_EQ(run->kernels.size(), 1u);
+  const auto& r = run->kernels[0].roofline;
+  ASSERT_NE(r.main(), nullptr);
+  EXPECT_EQ(r.main()->dtype, "float16");
+  EXPECT_TRUE(r.main()->tensor);
+  EXPECT_DOUBLE_EQ(r.main()->flops, 137438953472.0);  // 2 x 4096^3, counted once
+  EXPECT_EQ(r.dtypes.size(), 1u);
+  EXPECT_EQ(r.bound_by, "compute");
+  // 796 TFLOP/s against the measured cuBLAS fp16 roof of 747: above it, capped.
+  EXPECT_NEAR(r.fraction_of_roof_measured, 1.374e11 / 172.576e-6 / 746.97e12, 0.01);
+  EXPECT_DOUBLE_EQ(r.fraction_of_roof, 1.0);
+}
+
 INSTANTIATE_TEST_SUITE_P(Profile, Golden, ::testing::ValuesIn(AllCases()),
                          [](const ::testing::TestParamInfo<Case>& i) { return i.param.dir + "_" + i.param.name; });
 

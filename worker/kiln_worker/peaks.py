@@ -38,11 +38,15 @@ def measure(req):
     for name in dtypes:
         try:
             tf32 = name == "tf32"
-            dt = torch.float32 if tf32 else getattr(torch, name)
+            dt = torch.float32 if tf32 else getattr(torch, name)  # noqa: F841 - int8 draws its own
             old = torch.backends.cuda.matmul.allow_tf32
             torch.backends.cuda.matmul.allow_tf32 = tf32
             try:
-                if name.startswith("float8"):
+                if name == "int8":  # integer operations per second (cuBLASLt's int8 GEMM: int32 results)
+                    x = torch.randint(-64, 64, (size, size), device=dev, dtype=torch.int8)
+                    y = torch.randint(-64, 64, (size, size), device=dev, dtype=torch.int8).t()
+                    fn = lambda: torch._int_mm(x, y)
+                elif name.startswith("float8"):
                     x = torch.randn(size, size, device=dev).to(dt)
                     y = torch.randn(size, size, device=dev).to(dt).t()
                     one = torch.tensor(1.0, device=dev)
