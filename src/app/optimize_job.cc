@@ -10,15 +10,16 @@
 
 #include "app/candidate_runner.h"
 #include "app/llm_proposer.h"
-#include "app/rewrite_proposer.h"
 #include "app/ncu_profiler.h"
 #include "app/prepare_input.h"
 #include "app/progress.h"
+#include "app/rewrite_proposer.h"
 #include "app/rewrite_renderer.h"
 #include "app/store_recorder.h"
 #include "common/file.h"
 #include "common/json.h"
 #include "common/json_dump.h"
+#include "common/strings.h"
 #include "profile/device.h"
 #include "search/report.h"
 #include "store/store.h"
@@ -32,18 +33,6 @@ struct Exit {
   int code;
   std::string message;
 };
-
-// "a,b,,c" -> {a, b, c}
-std::vector<std::string> SplitComma(const std::string& s) {
-  std::vector<std::string> out;
-  for (size_t a = 0; a < s.size();) {
-    size_t b = s.find(',', a);
-    if (b == std::string::npos) b = s.size();
-    if (b > a) out.push_back(s.substr(a, b - a));
-    a = b + 1;
-  }
-  return out;
-}
 
 // The task, the kernel and its space (restricted to --grid).
 Result<search::OptimizeInput> LoadInput(const OptimizeJobOptions& o, std::optional<Exit>* exit) {

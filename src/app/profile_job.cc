@@ -7,6 +7,7 @@
 #include "common/file.h"
 #include "common/json.h"
 #include "common/source_text.h"
+#include "common/strings.h"
 #include "diagnose/report.h"
 #include "profile/device.h"
 #include "profile/metrics.h"
@@ -60,6 +61,16 @@ struct Profiled {
   std::string source;  // the profiled module's source file, for its static facts ("" when none)
 };
 
+// --metrics: every metric kiln reads (""), the roofline's ("roofline"), or the roofline's and a list.
+std::vector<std::string> MetricList(const ProfileJobOptions& o) {
+  if (o.metrics.empty()) return profile::DefaultMetrics();
+  std::vector<std::string> v = profile::RooflineMetrics();
+  if (o.metrics == "roofline") return v;
+  for (const auto& m : SplitComma(o.metrics))
+    if (std::find(v.begin(), v.end(), m) == v.end()) v.push_back(m);
+  return v;
+}
+
 // Runs ncu (or reads a recording) in the mode the options name.
 Result<Profiled> RunNcu(const ProfileJobOptions& o, const std::optional<profile::DeviceRecord>& device) {
   profile::ProfileOptions po;
@@ -68,6 +79,7 @@ Result<Profiled> RunNcu(const ProfileJobOptions& o, const std::optional<profile:
   po.ncu.launch_skip = o.launch_skip;
   po.ncu.launch_count = o.launch_count;
   po.ncu.timeout = std::chrono::seconds(o.timeout_s);
+  if (!o.metrics.empty()) po.ncu.metrics = MetricList(o);
   po.python = o.worker.python;
   po.case_name = o.case_name;
   po.use_nvtx = !o.no_nvtx;
@@ -103,7 +115,7 @@ Result<Profiled> RunNcu(const ProfileJobOptions& o, const std::optional<profile:
 
 int RunProfile(const ProfileJobOptions& o) {
   if (o.list_metrics) {
-    for (const auto& m : profile::DefaultMetrics()) std::printf("%s\n", m.c_str());
+    for (const auto& m : MetricList(o)) std::printf("%s\n", m.c_str());
     return 0;
   }
   if (!o.task.empty() + !o.script.empty() + !o.from_csv.empty() != 1) {

@@ -29,6 +29,10 @@ struct ProfileJobOptions {
   bool all_kernels = false;  // --task: every kernel of the call, not only the candidate's own Triton kernels
   int timeout_s = 600;
   bool list_metrics = false;
+  // --metrics: "" every metric kiln collects; "roofline" only what the roofline needs (the duration, DRAM bytes,
+  // FLOP counters, clock: one or two replay passes, so a long kernel profiles in seconds); else a comma-separated
+  // list of ncu metric names, collected beside the roofline's.
+  std::string metrics;
 };
 
 int RunProfile(const ProfileJobOptions& o);

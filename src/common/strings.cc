@@ -75,4 +75,15 @@ std::string NowIsoUtc() {
   return buf;
 }
 
+std::vector<std::string> SplitComma(const std::string& s) {
+  std::vector<std::string> out;
+  for (size_t a = 0; a < s.size();) {
+    size_t b = s.find(',', a);
+    if (b == std::string::npos) b = s.size();
+    if (b > a) out.push_back(s.substr(a, b - a));
+    a = b + 1;
+  }
+  return out;
+}
+
 }  // namespace kiln

@@ -25,6 +25,8 @@ std::optional<int64_t> ParseDecimal(std::string_view s);
 // The lines of `text` without their '\n' (line N is element N-1); a final '\n' ends the last line
 // rather than starting an empty one. A '\r' before the '\n' is kept.
 std::vector<std::string_view> SplitLines(std::string_view text);
+// "a,b,,c" -> {a, b, c}: the non-empty pieces between commas.
+std::vector<std::string> SplitComma(const std::string& s);
 // Whether `s` holds nothing but blanks, tabs and CRs.
 bool IsBlankLine(std::string_view s);
 

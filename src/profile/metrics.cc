@@ -115,4 +115,15 @@ const std::vector<std::string>& DefaultMetrics() {
   return kList;
 }
 
+const std::vector<std::string>& RooflineMetrics() {
+  static const std::vector<std::string> kList = [] {
+    namespace m = metric;
+    std::vector<std::string> v = {m::kDuration, m::kSmFrequency,      m::kDramBytesRead,     m::kDramBytesWrite,
+                                  m::kSmCount,  m::kTensorPipeActive, m::kTensorCyclesActive};
+    for (const auto& f : m::FlopCounters()) v.push_back(f.metric);
+    return v;
+  }();
+  return kList;
+}
+
 }  // namespace kiln::profile

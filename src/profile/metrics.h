@@ -94,5 +94,8 @@ namespace kiln::profile {
 
 // Every metric kiln asks ncu for, in a stable order.
 const std::vector<std::string>& DefaultMetrics();
+// The metrics ComputeRoofline reads (a subset of DefaultMetrics): duration, DRAM bytes, SM clock and count,
+// the FLOP counters, the tensor pipe's activity.
+const std::vector<std::string>& RooflineMetrics();
 
 }  // namespace kiln::profile

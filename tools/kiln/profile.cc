@@ -46,7 +46,10 @@ Command RegisterProfile(CLI::App& app) {
   sub->add_option("--html", o->html, "Write a self-contained HTML report");
   sub->add_option("--save-csv", o->save_csv, "Save the raw ncu CSV");
   AddNcuFlags(sub, o.get());
-  sub->add_flag("--list-metrics", o->list_metrics, "Print the metric list and exit");
+  sub->add_option("--metrics", o->metrics,
+                  "Metrics to collect: 'roofline' (the roofline's only: one or two replay passes, for long kernels), "
+                  "or a comma-separated list of ncu metrics beside the roofline's (default: every metric kiln reads)");
+  sub->add_flag("--list-metrics", o->list_metrics, "Print the metric list and exit (with --metrics, that list)");
   return {sub, [o]() { return app::RunProfile(*o); }};
 }
 
