@@ -12,7 +12,8 @@ limit=${1:-500}
 : > "$w/summary.txt"
 timeout 120 "$KILN_BIN" device --json --refresh > "$w/device.json" 2> "$w/device.err"
 echo "device rc=$? $(python3 -c "import json,sys; p=json.load(open(sys.argv[1]))['peaks']['matmul_flops_per_s']; print({k: round(v/1e12) for k, v in p.items() if v})" "$w/device.json" 2>&1)" | tee -a "$w/summary.txt"
-grep -v '^#' "$root/bench/gpu/reroof_list.txt" | while read -r part m c old; do
+# REROOF_PARTS: only these parts of the list (default: all), e.g. "held"
+grep -v '^#' "$root/bench/gpu/reroof_list.txt" | grep -E "^(${REROOF_PARTS:-dev|held}) " | while read -r part m c old; do
   if [ $((SECONDS - t0)) -ge "$limit" ]; then echo "$part $m: not run (wall limit)" >> "$w/summary.txt"; continue; fi
   s=$SECONDS
   timeout 90 "$KILN_BIN" profile --task "$G/$m.py" --case "$c" --metrics roofline --device-file "$w/device.json" \
