@@ -7,6 +7,8 @@ kernel slower, median wall time; where a winner's recorded times show the origin
 its finalist, the figure re-judged as kiln optimize judges since session 21 (rejudged()) is printed beside the
 plain one. A kernel measured at 60% or more whose verified speedup on the profiled
 case (the original's slowest) would put it above 100% after is counted in a second figure, named.
+`--roofline-from DIR` takes the roofline before from re-measurements (bench/gpu/reroof.sh, <category>.<module>.json)
+where there is one, and names the kernels it moves across 60%.
 Autotune: when run.sh's A/B step ran (autotune_<name>.ab.json, bench/optimize_suite/search_picks.py),
 each search's best fixed configuration by its own timings was timed against the other in one request
 (kiln eval --baseline, 4 rounds alternating which is the candidate): the gap is 1 / (median speedup of
@@ -23,7 +25,13 @@ import glob, json, math, os, statistics, sys
 
 TIE_BAND = 0.002  # kiln optimize's tie_band (src/search/loop.h): a consistent gap below it is a tie
 
-d = sys.argv[1] if len(sys.argv) > 1 else "."
+args = sys.argv[1:]
+reroof_dir = None
+if "--roofline-from" in args:  # re-measured rooflines (bench/gpu/reroof.sh): <category>.<module>.json
+    i = args.index("--roofline-from")
+    reroof_dir = args[i + 1]
+    del args[i:i + 2]
+d = args[0] if args else "."
 rows, at = [], {}
 for p in sorted(glob.glob(os.path.join(d, "*.json"))):
     try:
@@ -38,6 +46,24 @@ for p in sorted(glob.glob(os.path.join(d, "*.json"))):
         continue
     else:
         rows.append(j)
+
+def reroofed(j):
+    """The roofline before re-measured by `kiln profile --metrics roofline` (bench/gpu/reroof.sh; session 23: Hopper's
+    fp16/fp8/int8 tensor counters, which earlier profiles missed), for the tuned kernel (j["kernel"]) or else the
+    kernel with the largest share; None when there is no re-measurement."""
+    if not reroof_dir:
+        return None
+    name = j.get("task", "?").split("/")[-1]
+    p = os.path.join(reroof_dir, f"{j.get('category', '')}.{name}.json")
+    try:
+        ks = json.load(open(p)).get("kernels") or []
+    except (OSError, ValueError):
+        return None
+    k = next((k for k in ks if k.get("name") == j.get("kernel")), None) or \
+        (max(ks, key=lambda k: k.get("time_share") or 0) if ks else None)
+    r = (k or {}).get("roofline") or {}
+    return r.get("fraction_of_roof")
+
 
 def pct(x):
     return "-" if x is None else f"{100 * x:.0f}%"
@@ -104,6 +130,7 @@ if rows:
     # rejudged(): the rows as kiln judges since session 21
     low_rejudged, contradicted_rejudged, rejudged_names = [], [], []
     untimeable = []   # the original fails its own timed run (kiln eval --mode time fails on it against itself)
+    moved, n_reroofed = [], 0   # --roofline-from: kernels whose re-measured roofline crosses 60%
     for j in rows:
         name = j.get("task", "?").split("/")[-1]
         if "error" in j:
@@ -112,6 +139,10 @@ if rows:
         sp = j.get("geomean_speedup", 1.0) if j.get("improved") else 1.0
         verified = "yes" if (j.get("improved") or j.get("cases")) else "no"
         rb, ra = j.get("roofline_before"), j.get("roofline_after")
+        if (rr := reroofed(j)) is not None:
+            if (rb is None or rb < 0.6) != (rr < 0.6):
+                moved.append(f"{name} {pct(rb)} -> {pct(rr)}")
+            rb, n_reroofed = rr, n_reroofed + 1
         wall = j.get("suite_wall_s", j.get("wall_s", 0))
         walls.append(wall)
         if any(c.get("speedup", 1) < 1 for c in j.get("cases", [])) and j.get("improved"):
@@ -143,6 +174,9 @@ if rows:
             shown, estimated = None, False  # reports before fee0422 printed an impossible estimate
         note = "" if j.get("improved") else "kept: " + j.get("kept_reason", "")[:50]
         print(f"{name:<20} {j.get('category',''):<13} {sp:>7.3f}x {pct(rb):>11} {pct(shown) + ('~' if estimated else ''):>10} {verified:>8} {wall:>7.1f}  {note}")
+    if reroof_dir:
+        print(f"roofline before re-measured for {n_reroofed} kernels ({reroof_dir}); across 60%: "
+              f"{'; '.join(moved) if moved else 'none'}")
     g = f"{math.exp(sum(math.log(x) for x in low) / len(low)):.3f}x" if low else "- (none)"
     print(f"geomean speedup over {len(low)} kernels below 60% of roofline (or unprofiled): {g} (target >= 1.5x)")
     if rejudged_names:

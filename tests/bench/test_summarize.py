@@ -29,6 +29,21 @@ def main():
         # below 60% (or unprofiled): k1 4x, k2 1x, k4 2x -> (8)^(1/3) = 2
         assert "geomean speedup over 3 kernels below 60% of roofline (or unprofiled): 2.000x" in out, out
         assert "kernels ending slower than the original: 0" in out and "median optimize wall time: 45.0 s" in out, out
+        # --roofline-from: a re-measured roofline (the tuned kernel's, else the largest share) replaces the run's:
+        # k2 at 50% re-measured at 90% leaves the set (4x, 2x -> 2.828x over 2), named; k1's 20% stays below
+        with tempfile.TemporaryDirectory() as rr:
+            def roof(name, kernels):
+                json.dump({"kernels": [{"name": n, "time_share": sh, "roofline": {"fraction_of_roof": f}}
+                                       for n, sh, f in kernels]}, open(os.path.join(rr, f"x.{name}.json"), "w"))
+            roof("k2", [("other", 0.2, 0.1), ("main", 0.8, 0.9)])
+            roof("k1", [("kernel_k1", 0.3, 0.2), ("big", 0.7, 0.95)])
+            rows[0]["kernel"] = "kernel_k1"
+            json.dump(rows[0], open(os.path.join(d, "k1.json"), "w"))
+            out = subprocess.run([sys.executable, SUMMARIZE, d, "--roofline-from", rr], capture_output=True,
+                                 text=True, check=True).stdout
+            assert "geomean speedup over 2 kernels below 60% of roofline (or unprofiled): 2.828x" in out, out
+            assert "re-measured for 2 kernels" in out and "across 60%: k2 50% -> 90%" in out, out
+            assert "k1 10% -> 20%" not in out, out
         # a winner slower on one case: within the rounds' spread (0.995x, rounds 0.92-1.09), then in every round
         k5 = report("k5", 1.28, 0.09, 56, cases=[{"name": "p7", "speedup": 0.995, "spread": [0.918, 1.095]},
                                                  {"name": "p8", "speedup": 1.45, "spread": [1.44, 1.45]}])
