@@ -743,7 +743,11 @@ Status OptimizeRun::ChooseStrategy() {
   sctx.moves = moves_;
   sctx.seed = o_.seed;
   // The tiles tuned kernels use are measured first (the dry run checks a few candidates only).
-  if (!o_.dry_run && o_.tuned_seeds) sctx.seeds = TunedSeeds(in_.space, in_.baseline);
+  // Register pressure (the diagnosis's smaller_tiles: spills, occupancy held by registers) measures the seeds with
+  // smaller tiles first: on an H200 context_attn_nopad, spilling 336 registers at 128x128, spent its search on
+  // 128x128 and 128x256 seeds (89 ms each) before any smaller tile.
+  const bool smaller_first = std::find(moves_.begin(), moves_.end(), "smaller_tiles") != moves_.end();
+  if (!o_.dry_run && o_.tuned_seeds) sctx.seeds = TunedSeeds(in_.space, in_.baseline, smaller_first);
   if (SmallGrid()) {
     // The grid does not fill the GPU: seeds that grow a 1-D block (1024-4096) would leave more SMs idle.
     size_t before = sctx.seeds.size();

@@ -314,7 +314,7 @@ SpaceBuild SpaceFromTunables(const analysis::Tunables& t, const SpaceOptions& op
   return b;
 }
 
-std::vector<Config> TunedSeeds(const Space& s, const Config& base) {
+std::vector<Config> TunedSeeds(const Space& s, const Config& base, bool smaller_first) {
   auto role_param = [&](Role r) -> const Param* {
     for (const auto& p : s.params())
       if (p.role == r) return &p;
@@ -352,6 +352,14 @@ std::vector<Config> TunedSeeds(const Space& s, const Config& base) {
     for (const auto& [k, v] : base)  // keys outside the space stay as they are
       if (!s.Find(k)) c[k] = v;
     if (seen.insert(ConfigKey(c)).second) out.push_back(std::move(c));
+  }
+  if (smaller_first && bm && bn && start.count(bm->name) && start.count(bn->name)) {
+    const int64_t area0 = start.at(bm->name) * start.at(bn->name);
+    auto rank = [&](const Config& c) {
+      const int64_t a = c.at(bm->name) * c.at(bn->name);
+      return std::make_pair(a < area0 ? 0 : a == area0 ? 1 : 2, a < area0 ? -a : a);
+    };
+    std::stable_sort(out.begin(), out.end(), [&](const Config& x, const Config& y) { return rank(x) < rank(y); });
   }
   return out;
 }

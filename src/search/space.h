@@ -141,6 +141,9 @@ SpaceBuild SpaceFromTunables(const analysis::Tunables& t, const SpaceOptions& o)
 //   elements per thread and at least 64 KiB of fp32 loads in flight per SM at full occupancy (64 warps):
 //   1024/4, 2048/8, 4096/8, 4096/16 (block/warps).
 // Empty for other spaces.
-std::vector<Config> TunedSeeds(const Space& s, const Config& base);
+// smaller_first (the diagnosis asks for smaller tiles: spilled registers, occupancy held by registers): 2-D tiles
+// with a smaller area than the original's come first, the largest of them first, then equal areas, then larger
+// ones (an attention kernel spilling at 128x128: 128x64 and 64x128 before 128x256).
+std::vector<Config> TunedSeeds(const Space& s, const Config& base, bool smaller_first = false);
 
 }  // namespace kiln::search

@@ -731,6 +731,7 @@ TEST(Loop, CasesOptionLimitsEveryRequest) {
 class FakeProfiler : public Profiler {
  public:
   double fraction = 0.3;
+  std::vector<std::string> moves = {"bigger_tiles", "more_warps", "split_k"};  // the finding's
   int calls = 0;
   std::vector<std::string> profiled_cases;
   Status available = Status::Ok();
@@ -742,9 +743,8 @@ class FakeProfiler : public Profiler {
     ProfileSummary p;
     p.bound = "memory";
     Config c = testing::ParseConfig(src.value_or(""));
-    p.roofline_fraction = c.empty() ? fraction : fraction * Time(kBase) / Time(c);
-    p.findings.push_back(
-        {"memory_bound_headroom", "info", "memory-bound at 30%", {"bigger_tiles", "more_warps", "split_k"}});
+    p.roofline_fraction = c.empty() || !c.count("BLOCK_SIZE") ? fraction : fraction * Time(kBase) / Time(c);
+    p.findings.push_back({"memory_bound_headroom", "info", "memory-bound at 30%", moves});
     p.kernel_shares = shares;
     return p;
   }
@@ -1052,6 +1052,38 @@ TEST(Loop, GemmSearchMeasuresTheTunedTilesFirst) {
   EXPECT_EQ(ConfigKey(r->candidates[2].config), ConfigKey(opt));
   EXPECT_TRUE(r->improved);
   EXPECT_EQ(ConfigKey(r->best_config), ConfigKey(opt));
+}
+
+// The diagnosis asks for smaller tiles (registers spilled at 128x128): the tuned seeds with a smaller tile area are
+// timed first; without that move the first seed is 128x128 at 8 warps.
+TEST(Loop, RegisterPressureTimesTheSmallerTileSeedsFirst) {
+  for (bool smaller : {true, false}) {
+    Fixture f;
+    FakeProfiler prof;
+    if (smaller) prof.moves = {"smaller_tiles", "more_warps"};
+    OptimizeInput in;
+    in.task.name = "fake/attention";
+    in.kernel = "attn";
+    in.space = Space({{"BLOCK_M", Role::kBlockM, {32, 64, 128, 256}, false},
+                      {"BLOCK_N", Role::kBlockN, {32, 64, 128, 256}, false},
+                      {"num_warps", Role::kNumWarps, {2, 4, 8}, true},
+                      {"num_stages", Role::kNumStages, {1, 2, 3, 4}, true}});
+    in.baseline = {{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"num_warps", 4}, {"num_stages", 1}};
+    in.original_source = RenderConfig(in.baseline);
+    f.ev.time_ms = [](const Config& c, bool) {
+      return c.count("BLOCK_M") && c.at("BLOCK_M") * c.at("BLOCK_N") < 128 * 128 ? 1.0 : 2.0;
+    };
+    f.o.strategy = "coordinate";
+    f.o.max_evals = 4;
+    auto r = Optimize(in, f.o, {&f.ev, &f.rr, &prof});
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    ASSERT_GE(r->candidates.size(), 2u);
+    const Config& first = r->candidates[1].config;
+    if (smaller)
+      EXPECT_EQ(ConfigKey(first), "BLOCK_M=128 BLOCK_N=64 num_stages=4 num_warps=4");
+    else
+      EXPECT_EQ(ConfigKey(first), "BLOCK_M=128 BLOCK_N=128 num_stages=3 num_warps=8");
+  }
 }
 
 // Time relative to the original's, cubed: "large" runs 4 x this (kBest 10.6x faster than the original).
