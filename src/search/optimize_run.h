@@ -126,6 +126,7 @@ class OptimizeRun {
   void RecordTimings();
   int EvalsLeft() const { return o_.max_evals > 0 ? o_.max_evals - res_.measured : 1 << 30; }
   void UpdateReserve();
+  double LongRunsSeconds() const;  // what verification's three long runs are expected to take
 
   // The search on a winning proposal (proposal_search_phase.cc).
   double MeasurementCost() const;

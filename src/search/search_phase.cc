@@ -99,8 +99,10 @@ Status OptimizeRun::DryRun() {
 //
 // With --budget-scope search the budget is the search's alone: it ends BudgetEnd(), verification follows
 // outside it. Either way verification must still fit before the hard end.
+double OptimizeRun::LongRunsSeconds() const { return 3.0 * o_.long_cost_factor * std::max(0.1, t_measure_) + 1.0; }
+
 void OptimizeRun::UpdateReserve() {
-  const double long_runs = 3.0 * o_.long_cost_factor * std::max(0.1, t_measure_) + 1.0;
+  const double long_runs = LongRunsSeconds();
   res_.reserve_s = o_.dry_run || o_.budget_is_search ? 0.0 : std::max(o_.budget_seconds * o_.reserve_fraction, long_runs);
   search_end_ = std::max(BudgetEnd() - res_.reserve_s, search_floor_);
   search_ends_at_hard_end_ = false;

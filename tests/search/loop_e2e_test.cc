@@ -522,6 +522,33 @@ TEST(Loop, AutotunedOriginalOutOfTimeSaysHowToGiveItLonger) {
   }
 }
 
+// A run whose hard end comes before any candidate could be measured (a slow original: verification's expected
+// long runs leave the search no time) does not say "no candidate was faster": it says why nothing was measured
+// and what hard end leaves the search time; with a later hard end the search runs.
+TEST(Loop, HardEndBeforeAnyCandidateSaysWhatHardEndGivesTheSearchTime) {
+  for (double hard_end : {40.0, 200.0}) {
+    Fixture f;
+    f.ev.cost_s = 5.0;  // each timed request: the original's baseline takes 5 s, so verification about 46 s
+    f.o.hard_end_s = hard_end;
+    f.o.budget_seconds = 20;
+    f.o.budget_is_search = true;
+    auto r = f.Run(Input());
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    if (hard_end < 100) {
+      EXPECT_FALSE(r->improved);
+      EXPECT_EQ(r->stop_reason, "hard end");
+      EXPECT_EQ(r->kept_reason,
+                "the run reached its hard end before any candidate was measured: 5 s went before the search, and "
+                "verification needs about 46 s after it (its cases' timings); a --hard-end-seconds above 61 leaves "
+                "the search time")
+          << r->kept_reason;
+    } else {
+      EXPECT_EQ(r->kept_reason.find("before any candidate was measured"), std::string::npos) << r->kept_reason;
+      EXPECT_GT(r->measured, 1);
+    }
+  }
+}
+
 // An original whose timed run fails and whose own check fails too is an error (it fails kiln eval), and the
 // error states the own check's verdict and message, then the timed run's (chunk_gla_simple, session 17: the
 // error named the timed run's mismatch as the own check's).
