@@ -51,6 +51,15 @@ namespace {
 // A read that is another block-size constexpr argument of a target launch (one of `blocks`: `BLOCK_M=BLOCK,
 // BLOCK_N=BLOCK`, or `BLOCK_N = BLOCK_M` passed as BLOCK_N) is not an other reader: its name goes to
 // `siblings`. A flag derived from it (`EVEN_K = K % BLOCK_K == 0`) is one: the caller relies on the value.
+// Whether `id` is read by an assert statement (before the end of its statement).
+bool InsideAssert(const Node& id) {
+  for (Node n = id.parent(); !n.is_null(); n = n.parent()) {
+    if (n.type() == "assert_statement") return true;
+    if (n.type() == "function_definition" || n.type() == "module" || n.type() == "block") return false;
+  }
+  return false;
+}
+
 std::string OtherReader(const pyast::Tree& tree, const ModuleModel& model, const std::vector<int>& launches,
                         const std::string& name, const std::string& var, const Assignment& assign,
                         const std::set<std::string>& blocks, std::set<std::string>* siblings, int depth = 0) {
@@ -71,6 +80,10 @@ std::string OtherReader(const pyast::Tree& tree, const ModuleModel& model, const
     if (!p.is_null() &&
         (p.type() == "parameters" || p.type() == "global_statement" || p.type() == "nonlocal_statement"))
       continue;
+    // `assert BTL % BTS == 0`: a guard, not a use. A value it rejects makes the candidate raise, and a failing
+    // candidate is never accepted (parallel_attention's tile sizes, 2 of the 22 block sizes fixed on
+    // development modules by another reader, session 23).
+    if (InsideAssert(id)) continue;
     if (!p.is_null() && (p.type() == "default_parameter" || p.type() == "typed_default_parameter" ||
                          p.type() == "typed_parameter") &&
         p.named_child(0) == id)

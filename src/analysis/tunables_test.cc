@@ -217,5 +217,26 @@ TEST(Tunables, SharedVariableHasOneOwner) {
   EXPECT_NE(both->Find("BLOCK_M")->reason.find("both used with the program id"), std::string::npos);
 }
 
+// An assert that guards the tile sizes (`assert BLOCK_M % BLOCK_N == 0`) is not another reader: both stay
+// tunable at their tuple assignment; a condition that picks a code path (`if M < BLOCK_M`) is one.
+TEST(Tunables, AnAssertGuardIsNotAnotherReader) {
+  auto p = Parse("cases/assert_guarded_tiles.py");
+  auto t = ExtractTunables(*p.tree, p.model, Target{"rowsum_kernel", {}});
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  for (const char* n : {"BLOCK_M", "BLOCK_N"}) {
+    const Tunable* b = t->Find(n);
+    ASSERT_NE(b, nullptr) << n;
+    EXPECT_TRUE(b->editable) << n << ": " << b->reason;
+    EXPECT_EQ(b->site, TunableSite::kVariable) << n;
+  }
+  EXPECT_EQ(t->Find("BLOCK_M")->value, 16);
+  EXPECT_TRUE(t->Find("BLOCK_M")->grid_follows);
+  auto br = ExtractTunables(*p.tree, p.model, Target{"rowsum_branch_kernel", {}});
+  ASSERT_TRUE(br.ok());
+  EXPECT_FALSE(br->Find("BLOCK_M")->editable);
+  EXPECT_NE(br->Find("BLOCK_M")->reason.find("line 46: if M < BLOCK_M"), std::string::npos)
+      << br->Find("BLOCK_M")->reason;
+}
+
 }  // namespace
 }  // namespace kiln::analysis
