@@ -23,6 +23,9 @@ ProfileReport DiagnoseRun(profile::ProfileRun run, const Thresholds& t) {
 
 namespace {
 
+// int8 tensor work counts integer operations, not floating-point ones.
+const char* OpUnit(const std::string& dtype) { return dtype == "int8" ? "OP" : "FLOP"; }
+
 std::string Opt(const std::optional<double>& v, const char* fmtstr) {
   return v ? fmt::format(fmt::runtime(fmtstr), *v) : "n/a";
 }
@@ -94,7 +97,7 @@ std::string FormatText(const ProfileReport& r) {
     const auto& d = *run.device;
     s += fmt::format("device: {} ({} SMs); measured DRAM {:.2f} TB/s", d.info.name, d.info.sm_count,
                      d.peaks.dram_bytes_per_s / 1e12);
-    for (const auto& [k, v] : d.peaks.matmul_flops_per_s) s += fmt::format(", {} {:.0f} TFLOP/s", k, v / 1e12);
+    for (const auto& [k, v] : d.peaks.matmul_flops_per_s) s += fmt::format(", {} {:.0f} T{}/s", k, v / 1e12, OpUnit(k));
     s += "\n";
   } else {
     s += "device: unknown (no peaks; roofline fractions unavailable; run `kiln device` or pass --device-file)\n";
@@ -129,8 +132,9 @@ std::string FormatText(const ProfileReport& r) {
     if (rf.peak_dram_bytes_per_s > 0) s += fmt::format(" ({:.0f}% of measured peak)", rf.memory_fraction * 100);
     s += "\n";
     for (const auto& dt : rf.dtypes) {
-      s += fmt::format("  {} {}: {:.3g} FLOP at {:.2f} TFLOP/s, AI {:.3g} FLOP/B", dt.dtype,
-                       dt.tensor ? "tensor" : "cuda-core", dt.flops, dt.flops_per_s / 1e12, dt.ai);
+      s += fmt::format("  {} {}: {:.3g} {u} at {:.2f} T{u}/s, AI {:.3g} {u}/B", dt.dtype,
+                       dt.tensor ? "tensor" : "cuda-core", dt.flops, dt.flops_per_s / 1e12, dt.ai,
+                       fmt::arg("u", OpUnit(dt.dtype)));
       if (dt.peak_flops_per_s > 0) {
         s += fmt::format(", {:.0f}% of {}peak, {:.0f}% of attainable", dt.compute_fraction * 100,
                          dt.peak_source == "fp32_pipe" ? "FP32-pipe " : "", dt.fraction_of_roof * 100);
@@ -274,8 +278,8 @@ std::string RooflineSvg(const ProfileReport& r) {
           "<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"2\" points=\"{:.1f},{:.1f} {:.1f},{:.1f} "
           "{:.1f},{:.1f}\"/>\n",
           col, X(x0), Y(x0 * bw), X(x1), Y(std::min(pk, x1 * bw)), X(xmax), Y(pk));
-      s += fmt::format("<text x=\"{}\" y=\"{:.1f}\" fill=\"{}\">{} {:.0f} TFLOP/s</text>\n", L + pw + 8, ly, col, dt,
-                       pk / 1e12);
+      s += fmt::format("<text x=\"{}\" y=\"{:.1f}\" fill=\"{}\">{} {:.0f} T{}/s</text>\n", L + pw + 8, ly, col, dt,
+                       pk / 1e12, OpUnit(dt));
       ly += 16;
     }
   } else {

@@ -192,6 +192,27 @@ TEST(Roofline, HopperFp16TensorFlopsFromTheRecordedCublasGemm) {
   EXPECT_DOUBLE_EQ(r.fraction_of_roof, 1.0);
 }
 
+// int8 tensor work is integer operations: the report says OP and TOP/s for it (the H200's int8 peak, session 23).
+TEST(Roofline, Int8IsCountedInOperations) {
+  auto device = *profile::LoadDeviceRecordFile(kDir + "/data/device.json");
+  device.peaks.matmul_flops_per_s["int8"] = 930e12;
+  profile::NcuKernelRow row;
+  row.name = "int8_gemm";
+  for (auto [k, v] : std::map<std::string, double>{
+           {"gpu__time_duration.sum", 1e-3}, {"dram__bytes_read.sum", 1e8}, {"sm__ops_path_tensor_src_int8.sum", 4e11}})
+    row.metrics[k] = {std::to_string(v), "", "", v};
+  profile::NcuReport rep;
+  rep.kernels.push_back(row);
+  auto run = profile::BuildProfileRun(rep, {}, device);
+  ASSERT_EQ(run.kernels.size(), 1u);
+  EXPECT_EQ(run.kernels[0].roofline.main()->dtype, "int8");
+  EXPECT_NEAR(run.kernels[0].roofline.fraction_of_roof, 400.0 / 930.0, 1e-9);
+  const std::string text = diagnose::FormatText(diagnose::DiagnoseRun(run));
+  EXPECT_NE(text.find("int8 930 TOP/s"), std::string::npos) << text;
+  EXPECT_NE(text.find("int8 tensor: 4e+11 OP at 400.00 TOP/s"), std::string::npos) << text;
+  EXPECT_NE(text.find("bfloat16 776 TFLOP/s"), std::string::npos) << text;
+}
+
 INSTANTIATE_TEST_SUITE_P(Profile, Golden, ::testing::ValuesIn(AllCases()),
                          [](const ::testing::TestParamInfo<Case>& i) { return i.param.dir + "_" + i.param.name; });
 
