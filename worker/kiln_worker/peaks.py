@@ -38,7 +38,7 @@ def measure(req):
     for name in dtypes:
         try:
             tf32 = name == "tf32"
-            dt = torch.float32 if tf32 else getattr(torch, name)  # noqa: F841 - int8 draws its own
+            dt = torch.float32 if tf32 else getattr(torch, name)
             old = torch.backends.cuda.matmul.allow_tf32
             torch.backends.cuda.matmul.allow_tf32 = tf32
             try:
