@@ -44,14 +44,7 @@ std::vector<int> TargetLaunches(const ModuleModel& m, const Target& t) {
 
 namespace {
 
-// Where variable `var` (the one assignment `assign` binds it at the target launches) is read other than
-// as constexpr `name` of a target launch or in a target launch's grid, directly or through variables
-// computed from it (`num_blocks = cdiv(n, BLOCK)` read only by the grid is fine; `NT = cdiv(T, BT)`
-// sizing a buffer, or `BT` passed to another kernel, is not). Empty when nothing else reads it.
-// A read that is another block-size constexpr argument of a target launch (one of `blocks`: `BLOCK_M=BLOCK,
-// BLOCK_N=BLOCK`, or `BLOCK_N = BLOCK_M` passed as BLOCK_N) is not an other reader: its name goes to
-// `siblings`. A flag derived from it (`EVEN_K = K % BLOCK_K == 0`) is one: the caller relies on the value.
-// Whether `id` is read by an assert statement (before the end of its statement).
+// Whether `id` is read by an assert statement (`assert BTL % BTS == 0`)
 bool InsideAssert(const Node& id) {
   for (Node n = id.parent(); !n.is_null(); n = n.parent()) {
     if (n.type() == "assert_statement") return true;
@@ -60,6 +53,14 @@ bool InsideAssert(const Node& id) {
   return false;
 }
 
+// Where variable `var` (the one assignment `assign` binds it at the target launches) is read other than
+// as constexpr `name` of a target launch or in a target launch's grid, directly or through variables
+// computed from it (`num_blocks = cdiv(n, BLOCK)` read only by the grid is fine; `NT = cdiv(T, BT)`
+// sizing a buffer, or `BT` passed to another kernel, is not). Empty when nothing else reads it.
+// A read that is another block-size constexpr argument of a target launch (one of `blocks`: `BLOCK_M=BLOCK,
+// BLOCK_N=BLOCK`, or `BLOCK_N = BLOCK_M` passed as BLOCK_N) is not an other reader: its name goes to
+// `siblings`. A flag derived from it (`EVEN_K = K % BLOCK_K == 0`) is one: the caller relies on the value; an
+// assert that checks it is not.
 std::string OtherReader(const pyast::Tree& tree, const ModuleModel& model, const std::vector<int>& launches,
                         const std::string& name, const std::string& var, const Assignment& assign,
                         const std::set<std::string>& blocks, std::set<std::string>* siblings, int depth = 0) {
