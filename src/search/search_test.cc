@@ -444,15 +444,22 @@ TEST(Space, TunedSeedsAreTheTilesTunedKernelsUse) {
   EXPECT_EQ(ConfigKey(seeds[1]), "BLOCK_K=32 BLOCK_M=128 BLOCK_N=256 GROUP_M=8 OTHER=7 num_stages=3 num_warps=8");
   EXPECT_EQ(ConfigKey(seeds[2]), "BLOCK_K=32 BLOCK_M=64 BLOCK_N=256 GROUP_M=8 OTHER=7 num_stages=4 num_warps=4");
   // The diagnosis asks for smaller tiles (an original at 128x128 spilling): smaller areas first, the largest of them
-  // first (128x64 and 64x128, equal areas in their order), then 128x128's area, then larger.
+  // first, of equal areas those keeping BLOCK_N >= BLOCK_M first (64x128, then 128x64), then 128x128's area,
+  // then larger.
   const Config big{{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"BLOCK_K", 32},
                    {"GROUP_M", 1},   {"num_warps", 4}, {"num_stages", 2}};
   auto plain = TunedSeeds(g, big);
   auto small = TunedSeeds(g, big, true);
   ASSERT_EQ(small.size(), plain.size());
   EXPECT_EQ(ConfigKey(plain[1]), "BLOCK_K=32 BLOCK_M=128 BLOCK_N=256 GROUP_M=8 num_stages=3 num_warps=8");
-  EXPECT_EQ(ConfigKey(small[0]), "BLOCK_K=32 BLOCK_M=128 BLOCK_N=64 GROUP_M=8 num_stages=4 num_warps=4");
-  EXPECT_EQ(ConfigKey(small[1]), "BLOCK_K=32 BLOCK_M=64 BLOCK_N=128 GROUP_M=8 num_stages=4 num_warps=4");
+  EXPECT_EQ(ConfigKey(small[0]), "BLOCK_K=32 BLOCK_M=64 BLOCK_N=128 GROUP_M=8 num_stages=4 num_warps=4");
+  EXPECT_EQ(ConfigKey(small[1]), "BLOCK_K=32 BLOCK_M=128 BLOCK_N=64 GROUP_M=8 num_stages=4 num_warps=4");
+  // An original with BLOCK_N < BLOCK_M keeps that side first.
+  const Config tall{{"BLOCK_M", 256}, {"BLOCK_N", 64},  {"BLOCK_K", 32},
+                    {"GROUP_M", 1},   {"num_warps", 4}, {"num_stages", 2}};
+  auto wide_seeds = TunedSeeds(g, tall, true);
+  ASSERT_FALSE(wide_seeds.empty());
+  EXPECT_EQ(ConfigKey(wide_seeds[0]), "BLOCK_K=32 BLOCK_M=128 BLOCK_N=64 GROUP_M=8 num_stages=4 num_warps=4");
   EXPECT_EQ(ConfigKey(small.back()), "BLOCK_K=32 BLOCK_M=128 BLOCK_N=256 GROUP_M=8 num_stages=3 num_warps=8");
   for (size_t i = 2; i + 1 < small.size(); ++i) EXPECT_EQ(small[i].at("BLOCK_M") * small[i].at("BLOCK_N"), 128 * 128);
   // 1-D memory-bound: blocks and warps by bytes in flight; the baseline itself is not a seed.

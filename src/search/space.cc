@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cmath>
 #include <set>
+#include <tuple>
 
 #include "analysis/tunables.h"
 #include "common/strings.h"
@@ -355,9 +356,14 @@ std::vector<Config> TunedSeeds(const Space& s, const Config& base, bool smaller_
   }
   if (smaller_first && bm && bn && start.count(bm->name) && start.count(bn->name)) {
     const int64_t area0 = start.at(bm->name) * start.at(bn->name);
+    const bool n_ge_m = start.at(bn->name) >= start.at(bm->name);
     auto rank = [&](const Config& c) {
       const int64_t a = c.at(bm->name) * c.at(bn->name);
-      return std::make_pair(a < area0 ? 0 : a == area0 ? 1 : 2, a < area0 ? -a : a);
+      // Of equal areas, those keeping the original's BLOCK_N >= BLOCK_M (or <) first: a causal attention loop
+      // up to (start_m + 1) * BLOCK_M in steps of BLOCK_N leaves rows without a key (NaN) when BLOCK_N <
+      // BLOCK_M (context_attn_nopad's 128x64 on an H200, session 23).
+      const int keeps = (c.at(bn->name) >= c.at(bm->name)) == n_ge_m ? 0 : 1;
+      return std::make_tuple(a < area0 ? 0 : a == area0 ? 1 : 2, a < area0 ? -a : a, keeps);
     };
     std::stable_sort(out.begin(), out.end(), [&](const Config& x, const Config& y) { return rank(x) < rank(y); });
   }

@@ -143,7 +143,8 @@ SpaceBuild SpaceFromTunables(const analysis::Tunables& t, const SpaceOptions& o)
 // Empty for other spaces.
 // smaller_first (the diagnosis asks for smaller tiles: spilled registers, occupancy held by registers): 2-D tiles
 // with a smaller area than the original's come first, the largest of them first, then equal areas, then larger
-// ones (an attention kernel spilling at 128x128: 128x64 and 64x128 before 128x256).
+// ones, and of equal areas those that keep the original's BLOCK_N >= BLOCK_M (or <) first (an attention
+// kernel spilling at 128x128: 64x128, then 128x64, before 128x256).
 std::vector<Config> TunedSeeds(const Space& s, const Config& base, bool smaller_first = false);
 
 }  // namespace kiln::search

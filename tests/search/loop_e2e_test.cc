@@ -1107,7 +1107,7 @@ TEST(Loop, RegisterPressureTimesTheSmallerTileSeedsFirst) {
     ASSERT_GE(r->candidates.size(), 2u);
     const Config& first = r->candidates[1].config;
     if (smaller)
-      EXPECT_EQ(ConfigKey(first), "BLOCK_M=128 BLOCK_N=64 num_stages=4 num_warps=4");
+      EXPECT_EQ(ConfigKey(first), "BLOCK_M=64 BLOCK_N=128 num_stages=4 num_warps=4");
     else
       EXPECT_EQ(ConfigKey(first), "BLOCK_M=128 BLOCK_N=128 num_stages=3 num_warps=8");
   }
