@@ -14,6 +14,7 @@
 #include <fmt/ranges.h>
 
 #include "common/hash.h"
+#include "exec/admission.h"
 #include "search/optimize_run.h"
 
 namespace kiln::search {
@@ -532,7 +533,7 @@ Status OptimizeRun::MeasureOriginal() {
   const exec::CaseResult* slowest = nullptr;
   for (const auto& cs : br.cases)
     if (cs.candidate_ms && (!slowest || cs.candidate_ms->median > slowest->candidate_ms->median)) slowest = &cs;
-  profile_case_ = ProfileCase(br, &res_.notes);
+  profile_case_ = ProfileCase(br, slowest, &res_.notes);
   compile_jobs_ = CompileJobsByMemory(br, &res_.notes);
   if (!o_.search_cases.empty()) {
     search_cases_ = o_.search_cases;
@@ -551,14 +552,14 @@ Status OptimizeRun::MeasureOriginal() {
   return Status::Ok();
 }
 
-// The case profiled: the slowest timed case, unless its median passes profile_case_max_ms; then the slowest
-// case up to it, else the fastest, with a note. "" when nothing was timed.
-std::string OptimizeRun::ProfileCase(const exec::EvalResult& br, std::vector<std::string>* notes) const {
-  const exec::CaseResult *slowest = nullptr, *fastest = nullptr, *capped = nullptr;
+// The case profiled: the slowest timed case (`slowest`, of `br`), unless its median passes profile_case_max_ms; then
+// the slowest case up to it, else the fastest, with a note. "" when nothing was timed.
+std::string OptimizeRun::ProfileCase(const exec::EvalResult& br, const exec::CaseResult* slowest,
+                                     std::vector<std::string>* notes) const {
+  const exec::CaseResult *fastest = nullptr, *capped = nullptr;
   for (const auto& cs : br.cases) {
     if (!cs.candidate_ms) continue;
     const double ms = cs.candidate_ms->median;
-    if (!slowest || ms > slowest->candidate_ms->median) slowest = &cs;
     if (!fastest || ms < fastest->candidate_ms->median) fastest = &cs;
     if (ms <= o_.profile_case_max_ms && (!capped || ms > capped->candidate_ms->median)) capped = &cs;
   }
@@ -584,7 +585,10 @@ int OptimizeRun::CompileJobsByMemory(const exec::EvalResult& br, std::vector<std
     return v != o->end() && v->is_number() ? v->get<double>() : 0.0;
   };
   const double total = bytes("gpu_memory", "total_bytes");
-  const double peak = std::max(bytes("memory", "peak_bytes"), bytes("memory", "peak_reserved_bytes"));
+  // exec::ReportedPeakBytes reads the allocated peak, as the eval pool's admission does; the allocator's
+  // reserved peak (its cache) is held by the process too.
+  const double peak =
+      std::max(static_cast<double>(exec::ReportedPeakBytes(br)), bytes("memory", "peak_reserved_bytes"));
   if (total <= 0 || peak <= 0) return o_.compile_jobs;
   const int fit = static_cast<int>(std::floor(o_.compile_memory_share * total / peak)) - 1;
   const int jobs = std::clamp(fit, 0, o_.compile_jobs);

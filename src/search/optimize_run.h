@@ -92,7 +92,8 @@ class OptimizeRun {
   // then it is kept with the reason, else the error: the own check's verdict and message, then `failure`.
   Status CheckOriginalOnItsOwn(const std::string& failure);
   std::string OtherKernelNote(const std::map<std::string, double>& shares) const;
-  std::string ProfileCase(const exec::EvalResult& br, std::vector<std::string>* notes) const;
+  std::string ProfileCase(const exec::EvalResult& br, const exec::CaseResult* slowest,
+                          std::vector<std::string>* notes) const;
   int CompileJobsByMemory(const exec::EvalResult& br, std::vector<std::string>* notes) const;
   // The original failed its timed run at `--cases @largest:K`: the K next largest sizes, then the K after
   // them (the worker's "@largest:K:skip:S"), while time is left. The first run it passes replaces the

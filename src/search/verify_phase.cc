@@ -43,14 +43,16 @@ std::vector<size_t> OptimizeRun::PickFinalists() {
   }
   if (idx.empty()) {
     res_.kept_reason = "no candidate was faster than the original";
-    if (measured_search_ == 0 && res_.stop_reason == "hard end" && o_.hard_end_s > 0 && t_search0_ >= 0)
+    if (measured_search_ == 0 && res_.stop_reason == "hard end" && o_.hard_end_s > 0 && t_search0_ >= 0) {
       // Nothing was measured: "no candidate was faster" would mislead (attention_score on an H200: 36 s before
       // the search, 241 ms cases whose verification needs about 51 s, a 90 s hard end).
+      const double verify_s = LongRunsSeconds();
       res_.kept_reason = fmt::format(
           "the run reached its hard end before any candidate was measured: {:.0f} s went before the search, and "
           "verification needs about {:.0f} s after it (its cases' timings); a --hard-end-seconds above {:.0f} "
           "leaves the search time",
-          t_search0_, LongRunsSeconds(), std::ceil(t_search0_ + LongRunsSeconds() + o_.runner_grace_s));
+          t_search0_, verify_s, std::ceil(t_search0_ + verify_s + o_.runner_grace_s));
+    }
     finish_status_ = "kept";
     finished_ = true;
     return {};
