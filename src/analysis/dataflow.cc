@@ -189,6 +189,52 @@ std::set<std::string> PowerOfTwoConstexprs(const Tree& tree, const Kernel& k) {
   return out;
 }
 
+std::map<std::string, std::vector<TileShape>> TileShapes(const Tree& tree, const Kernel& k) {
+  std::set<std::string> cx;
+  for (const auto& p : k.params)
+    if (p.kind == analysis::ParamKind::kConstexpr) cx.insert(p.name);
+  std::map<std::string, std::vector<TileShape>> out;
+  auto add_shape = [&](const Node& shape) {
+    if (shape.type() != "tuple" && shape.type() != "list") return;
+    TileShape dims;
+    std::set<std::string> named;
+    for (const Node& d : shape.named_children()) {
+      if (d.type() == "integer") {
+        dims.emplace_back(d.text());
+      } else if (d.type() == "identifier" && cx.count(std::string(d.text()))) {
+        dims.emplace_back(d.text());
+        named.insert(std::string(d.text()));
+      } else {
+        return;  // a dimension kiln cannot evaluate (`BLOCK // 2`, a run-time value): no tile recorded
+      }
+    }
+    if (dims.size() < 2) return;
+    for (const auto& n : named) {
+      auto& v = out[n];
+      if (std::find(v.begin(), v.end(), dims) == v.end()) v.push_back(dims);
+    }
+  };
+  Node def = KernelDef(tree, k);
+  if (def.is_null()) return out;
+  def.field("body").Walk([&](const Node& n) {
+    if (n.type() != "call") return true;
+    std::string_view f = n.field("function").text();
+    auto ends = [&](std::string_view s) {
+      return f.size() >= s.size() && f.substr(f.size() - s.size()) == s &&
+             (f.size() == s.size() || f[f.size() - s.size() - 1] == '.');
+    };
+    Node args = n.field("arguments");
+    if ((ends("zeros") || ends("full")) && args.named_child_count() >= 1) {
+      add_shape(args.named_child(0));
+    } else if (ends("make_block_ptr")) {
+      for (const Node& a : args.named_children())
+        if (a.type() == "keyword_argument" && a.field("name").text() == "block_shape") add_shape(a.field("value"));
+    }
+    return true;
+  });
+  return out;
+}
+
 std::string PointerBase(const Tree& tree, const Kernel& k, const Span& pointer) {
   if (pointer.size() == 0) return "";
   Node def = KernelDef(tree, k);

@@ -13,6 +13,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "analysis/model.h"
 #include "pyast/pyast.h"
@@ -40,6 +41,12 @@ std::set<std::string> TileConstexprs(const pyast::Tree& tree, const Kernel& k);
 std::set<std::string> SteppingConstexprs(const pyast::Tree& tree, const Kernel& k);
 // Constexprs that must be powers of two (tl.arange bounds, tl.zeros/full shapes, block_shape).
 std::set<std::string> PowerOfTwoConstexprs(const pyast::Tree& tree, const Kernel& k);
+// The tiles of two or more dimensions a constexpr is a side of: the shapes of `tl.zeros` / `tl.full` and the
+// block_shape of `tl.make_block_ptr` whose dimensions are all constexpr names or integer literals
+// (fused_recurrent_rwkv6's state `tl.zeros([BV, BK])`). Each dimension as written ("BV", "32"). A block that is one
+// side of such a tile holds the product of its sides in elements, not its own value (search::TileElements).
+using TileShape = std::vector<std::string>;
+std::map<std::string, std::vector<TileShape>> TileShapes(const pyast::Tree& tree, const Kernel& k);
 // The one pointer parameter an address expression derives from ("" when none or several).
 std::string PointerBase(const pyast::Tree& tree, const Kernel& k, const pyast::Span& pointer);
 // Constexprs whose value enters the computed data (not only shapes, offsets, masks and loop bounds):

@@ -158,6 +158,7 @@ struct KernelFacts {
   std::set<std::string> blocks;  // block sizes: pow2, not flags
   std::map<std::string, std::string> values, block_index;
   std::map<std::string, DivisorUse> divisors;
+  std::map<std::string, std::vector<TileShape>> tile_shapes;
 };
 
 // Where one launch sets `name`, and why that cannot be edited (empty when it can).
@@ -488,6 +489,7 @@ Tunable MakeTunable(const Tree& tree, const ModuleModel& model, const Kernel& k,
            : f.pow2.count(name)  ? TunableRole::kBlock
            : f.flags.count(name) ? TunableRole::kFlag
                                  : TunableRole::kOther;
+  if (auto it = f.tile_shapes.find(name); it != f.tile_shapes.end()) u.tiles = it->second;
   if (name == "num_stages") u.min_value = 1;
   if (name == "num_warps") u.max_value = 32;
   if (name == "maxnreg") {
@@ -564,6 +566,7 @@ Result<Tunables> ExtractTunables(const pyast::Tree& tree, const ModuleModel& mod
   f.block_index = BlockIndexConstexprs(tree, model, *k);
   f.flags = FlagNames(tree, *k);
   f.stepping = SteppingConstexprs(tree, *k);
+  f.tile_shapes = TileShapes(tree, *k);
   for (const auto& n : f.pow2)
     if (!f.flags.count(n)) f.blocks.insert(n);
   for (const auto& p : k->params)

@@ -93,6 +93,8 @@ struct Tunable {
   // `shares_owner` and is set at the launch (site kLaunchOverride).
   std::vector<std::string> pinned_siblings;
   std::string shares_owner;
+  // The tiles of two or more dimensions it is a side of (dataflow.h TileShapes), each dimension as written.
+  std::vector<std::vector<std::string>> tiles;
 };
 
 struct Tunables {

@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "common/file.h"
 #include "pyast/pyast.h"
@@ -47,6 +48,39 @@ TEST(Tunables, VectorAddVariableAndGrid) {
   ASSERT_NE(s, nullptr);
   EXPECT_EQ(s->site, TunableSite::kOptionDefault);
   EXPECT_EQ(s->value, 3);
+}
+
+// The tiles a block is a side of (TileShapes): tl.zeros / tl.full shapes and block_shape, whose sides are constexprs
+// or integer literals; a side kiln cannot evaluate records no tile.
+TEST(Tunables, TheTilesABlockIsASideOf) {
+  const char* src = R"(import torch
+import triton
+import triton.language as tl
+
+@triton.jit
+def rec(q, o, T, K: tl.constexpr, BK: tl.constexpr, BV: tl.constexpr, BT: tl.constexpr, BH: tl.constexpr):
+    b_h = tl.zeros([BV, BK], dtype=tl.float32)
+    b_s = tl.full((BT, 16), 0.0, tl.float32)
+    b_c = tl.zeros([BH, BH // 2], dtype=tl.float32)
+    b_r = tl.zeros([BH], dtype=tl.float32)
+    p = tl.make_block_ptr(q, (T, K), (K, 1), (0, 0), block_shape=(BT, BK), order=(1, 0))
+    tl.store(o + tl.arange(0, BV), tl.sum(b_h, axis=1))
+
+def run(q, o):
+    rec[(1,)](q, o, 8, K=64, BK=32, BV=32, BT=16, BH=16)
+)";
+  auto tree = pyast::Tree::Parse(src, "t.py");
+  ASSERT_TRUE(tree.ok()) << tree.status().message();
+  auto model = AnalyzeModule(**tree);
+  ASSERT_TRUE(model.ok()) << model.status().message();
+  auto t = ExtractTunables(**tree, *model, Target{"rec", {}});
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  using Tiles = std::vector<std::vector<std::string>>;
+  EXPECT_EQ(t->Find("BV")->tiles, (Tiles{{"BV", "BK"}}));
+  EXPECT_EQ(t->Find("BK")->tiles, (Tiles{{"BV", "BK"}, {"BT", "BK"}}));
+  EXPECT_EQ(t->Find("BT")->tiles, (Tiles{{"BT", "16"}, {"BT", "BK"}}));
+  EXPECT_TRUE(t->Find("BH")->tiles.empty());  // `BH // 2` is not evaluated; a 1-D shape is not a tile
+  EXPECT_TRUE(t->Find("num_warps")->tiles.empty());
 }
 
 TEST(Tunables, ComputedIsNotEditable) {

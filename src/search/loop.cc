@@ -520,6 +520,11 @@ Status OptimizeRun::MeasureOriginal() {
   for (const auto& n :
        AdoptRecordedValues(in_.runtime_valued, in_.kernel, br.kernels, &in_.space, &in_.baseline, around))
     res_.notes.push_back(n);
+  for (const auto& k : br.kernels)
+    if (k.name == in_.kernel && k.constexprs.is_object())
+      for (const auto& [name, v] : k.constexprs.items())
+        if (v.is_number_integer()) ran_with_[name] = v.get<int64_t>();
+  CapTiledBlocks();
   if (std::string n = EventTimingNote(br); !n.empty()) res_.notes.push_back(n);
   if (std::string n = SkippedCasesNote(br); !n.empty()) res_.notes.push_back(n);
   if (!in_.runtime_valued.empty()) {
@@ -682,7 +687,15 @@ void OptimizeRun::AddBlockSizeMoves() {
   for (const auto& p : in_.space.params()) {
     if (p.role != Role::kBlock) continue;
     auto it = in_.baseline.find(p.name);
-    if (it == in_.baseline.end() || it->second >= o_.small_block) continue;
+    if (it == in_.baseline.end()) continue;
+    if (const int64_t held = TileElements(p, it->second, in_.baseline, ran_with_); held >= o_.small_block) {
+      if (it->second < o_.small_block)
+        res_.notes.push_back(
+            fmt::format("{}={} is one side of a tile of {} elements ({}): not grown first as a small "
+                        "1-D block would be",
+                        p.name, it->second, held, TileText(p, in_.baseline)));
+      continue;
+    }
     if (small_grid) {
       res_.notes.push_back(fmt::format("{}={} is below the block sizes 1-D kernels are tuned at, but the diagnosis "
                                        "asks for smaller tiles (the grid does not fill the GPU): it is not grown first",
@@ -709,6 +722,57 @@ void OptimizeRun::AddBlockSizeMoves() {
         std::find(proposed.begin(), proposed.end(), m) == proposed.end())
       res_.notes.push_back("move '" + m +
                            "' suggested by the diagnosis needs a source rewrite the search does not compose yet");
+}
+
+// "[BV=32, BK=32]": the largest known tile block `p` is a side of, with the values of `c` and the original's.
+std::string OptimizeRun::TileText(const Param& p, const Config& c) const {
+  std::string best;
+  int64_t most = 0;
+  for (const auto& tile : p.tiles) {
+    Param one = p;
+    one.tiles = {tile};
+    const int64_t n = TileElements(one, c.count(p.name) ? c.at(p.name) : 0, c, ran_with_);
+    if (n <= most) continue;
+    most = n;
+    std::vector<std::string> sides;
+    for (const auto& d : tile) {
+      if (auto v = c.find(d); v != c.end())
+        sides.push_back(fmt::format("{}={}", d, v->second));
+      else if (auto f = ran_with_.find(d); f != ran_with_.end())
+        sides.push_back(fmt::format("{}={}", d, f->second));
+      else
+        sides.push_back(d);
+    }
+    best = "[" + fmt::format("{}", fmt::join(sides, ", ")) + "]";
+  }
+  return best;
+}
+
+// A block that is one side of a tile (fused_recurrent_rwkv6's BV in `tl.zeros([BV, BK])` beside BK=32) keeps the
+// values whose tile holds at most SpaceOptions::block_max_1d elements, as a 1-D block does: BV=8192 there is a
+// quarter of a million registers' worth of state per program.
+void OptimizeRun::CapTiledBlocks() {
+  if (in_.space_given) return;  // the user's grid is searched as given
+  const int64_t cap = SpaceOptions{}.block_max_1d;
+  std::vector<Param> ps = in_.space.params();
+  bool capped = false;
+  for (auto& p : ps) {
+    auto it = in_.baseline.find(p.name);
+    if (p.role != Role::kBlock || p.tiles.empty() || it == in_.baseline.end()) continue;
+    std::vector<int64_t> kept;
+    for (int64_t v : p.values)
+      if (v == it->second || TileElements(p, v, in_.baseline, ran_with_) <= cap) kept.push_back(v);
+    if (kept.size() == p.values.size()) continue;
+    res_.notes.push_back(
+        fmt::format("{}: values above {} left out: one side of the tile {}, which would hold more than "
+                    "{} elements",
+                    p.name, kept.back(), TileText(p, in_.baseline), cap));
+    p.values = std::move(kept);
+    capped = true;
+  }
+  if (!capped) return;
+  in_.space = Space(std::move(ps));
+  res_.space = in_.space;
 }
 
 // The diagnosis asks for smaller tiles (the grid does not fill the GPU): a block's values go down to
@@ -751,7 +815,7 @@ Status OptimizeRun::ChooseStrategy() {
   // smaller tiles first: on an H200 context_attn_nopad, spilling 336 registers at 128x128, spent its search on
   // 128x128 and 128x256 seeds (89 ms each) before any smaller tile.
   const bool smaller_first = std::find(moves_.begin(), moves_.end(), "smaller_tiles") != moves_.end();
-  if (!o_.dry_run && o_.tuned_seeds) sctx.seeds = TunedSeeds(in_.space, in_.baseline, smaller_first);
+  if (!o_.dry_run && o_.tuned_seeds) sctx.seeds = TunedSeeds(in_.space, in_.baseline, smaller_first, ran_with_);
   if (SmallGrid()) {
     // The grid does not fill the GPU: seeds that grow a 1-D block (1024-4096) would leave more SMs idle.
     size_t before = sctx.seeds.size();

@@ -57,6 +57,8 @@ class OptimizeRun {
   void ProfileOriginal();
   void AddBlockSizeMoves();
   void ReachSmallerBlocks();
+  void CapTiledBlocks();
+  std::string TileText(const Param& p, const Config& c) const;
   // The diagnosis asks for smaller tiles (small_grid: the grid does not fill the GPU), from its moves.
   bool SmallGrid() const;
   Status ChooseStrategy();
@@ -195,6 +197,7 @@ class OptimizeRun {
   std::vector<std::string> run_cases_;     // --cases resolved to names by the baseline (empty: all)
   std::vector<std::string> search_cases_;  // the cases timed while searching
   std::string profile_case_;               // the case profiled: the original's slowest (ProfileCase)
+  Config ran_with_;  // the integer constexprs the tuned kernel ran with in the original's run (TileElements)
   double profile_s_ = 0;                   // what one ncu profile costs here
   std::vector<std::string> moves_;         // from the diagnosis, highest priority first
 

@@ -302,6 +302,7 @@ SpaceBuild SpaceFromTunables(const analysis::Tunables& t, const SpaceOptions& op
     p.name = tu.name;
     p.role = role;
     p.launch_option = tu.launch_option;
+    p.tiles = tu.tiles;
     p.values = CandidateValues(role, cur, tu.autotune_values, tu.min_value, tu.max_value, o);
     if (p.values.empty()) continue;
     if (cur)
@@ -315,7 +316,35 @@ SpaceBuild SpaceFromTunables(const analysis::Tunables& t, const SpaceOptions& op
   return b;
 }
 
-std::vector<Config> TunedSeeds(const Space& s, const Config& base, bool smaller_first) {
+int64_t TileElements(const Param& p, int64_t v, const Config& c, const Config& fixed) {
+  int64_t best = 0;
+  for (const auto& tile : p.tiles) {
+    int64_t n = 1;
+    bool known = true;
+    for (const auto& d : tile) {
+      int64_t x = 0;
+      if (d == p.name) {
+        x = v;
+      } else if (auto it = c.find(d); it != c.end()) {
+        x = it->second;
+      } else if (auto f = fixed.find(d); f != fixed.end()) {
+        x = f->second;
+      } else if (!d.empty() && std::all_of(d.begin(), d.end(), [](char ch) { return ch >= '0' && ch <= '9'; }) &&
+                 d.size() < 10) {
+        x = std::stoll(d);
+      }
+      if (x <= 0 || n > (int64_t{1} << 40) / x) {
+        known = false;
+        break;
+      }
+      n *= x;
+    }
+    if (known) best = std::max(best, n);
+  }
+  return best > 0 ? best : v;
+}
+
+std::vector<Config> TunedSeeds(const Space& s, const Config& base, bool smaller_first, const Config& fixed) {
   auto role_param = [&](Role r) -> const Param* {
     for (const auto& p : s.params())
       if (p.role == r) return &p;
@@ -345,8 +374,18 @@ std::vector<Config> TunedSeeds(const Space& s, const Config& base, bool smaller_
     if (bm && bn) {
       set(bm, sd.m), set(bn, sd.n), set(bk, sd.k), set(gm, 8);
     } else {
-      for (const auto& p : s.params())
-        if (p.role == Role::kBlock) set(&p, sd.m);
+      for (const auto& p : s.params()) {
+        if (p.role != Role::kBlock) continue;
+        if (p.tiles.empty() || p.values.empty()) {
+          set(&p, sd.m);
+          continue;
+        }
+        // One side of a tile: the largest value whose tile holds at most the seed's elements.
+        int64_t v = p.values.front();
+        for (int64_t q : p.values)
+          if (TileElements(p, q, c, fixed) <= sd.m) v = q;
+        set(&p, v);
+      }
     }
     set(w, sd.warps), set(st, sd.stages);
     c = s.At(s.Indices(c));  // snapped to allowed values

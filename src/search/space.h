@@ -41,6 +41,9 @@ struct Param {
   Role role = Role::kOther;
   std::vector<int64_t> values;  // ascending, distinct
   bool launch_option = false;   // num_warps, num_stages, ...
+  // The tiles of two or more dimensions this block is a side of (analysis::TileShapes), each dimension as written:
+  // a parameter's name, another constexpr's, or an integer literal (TileElements).
+  std::vector<std::vector<std::string>> tiles;
 };
 
 using Config = std::map<std::string, int64_t>;
@@ -145,6 +148,14 @@ SpaceBuild SpaceFromTunables(const analysis::Tunables& t, const SpaceOptions& o)
 // with a smaller area than the original's come first, the largest of them first, then equal areas, then larger
 // ones, and of equal areas those that keep the original's BLOCK_N >= BLOCK_M (or <) first (an attention
 // kernel spilling at 128x128: 64x128, then 128x64, before 128x256).
-std::vector<Config> TunedSeeds(const Space& s, const Config& base, bool smaller_first = false);
+// The elements block `p` holds at value `v`: the product of the sides of the largest tile it is a side of (the
+// other sides from `c`, else `fixed`, the values the original ran with, else an integer literal), or `v` when it is
+// a side of no tile whose sides are all known. fused_recurrent_rwkv6's BV=32 beside BK=32 in `tl.zeros([BV, BK])`
+// holds 1024 elements, not 32.
+int64_t TileElements(const Param& p, int64_t v, const Config& c, const Config& fixed);
+// `fixed`: values the original ran with outside the space (TileElements): the 1-D seeds (1024-4096 elements) of a
+// block that is one side of a tile set it so that its tile holds them.
+std::vector<Config> TunedSeeds(const Space& s, const Config& base, bool smaller_first = false,
+                               const Config& fixed = {});
 
 }  // namespace kiln::search

@@ -130,6 +130,7 @@ class FakeMeasurer : public Measurer {
   // Timed responses report this peak GPU memory per process and GPU size (raw "memory", "gpu_memory"), in GiB
   // (0: not reported).
   double peak_gib = 0, gpu_gib = 0;
+  nlohmann::json constexprs = nlohmann::json::object();  // kernel "kernel"'s constexprs, as a worker reports them
   std::vector<int> compile_jobs_asked;  // each StartCompiles's jobs
   std::atomic<int> concurrent{0}, max_concurrent{0};
 
@@ -185,6 +186,8 @@ class FakeMeasurer : public Measurer {
     k.name = "kernel";
     k.n_spills = spills(cfg);
     k.shared_bytes = 0;
+    k.constexprs = constexprs;
+    if (k.constexprs.is_object() && cfg.count("BV")) k.constexprs["BV"] = cfg.at("BV");
     res.kernels.push_back(k);
     if (std::isnan(t)) {
       res.verdict = exec::Verdict::kCompileError;

@@ -1113,6 +1113,51 @@ TEST(Loop, RegisterPressureTimesTheSmallerTileSeedsFirst) {
   }
 }
 
+// A block that is one side of a 2-D tile (fused_recurrent_rwkv6: `b_h = tl.zeros([BV, BK])`, BV=32 beside BK=32 set by
+// its wrapper) is not a small 1-D block: not grown first, its 1-D seeds hold 1024-4096 elements in the tile (on an
+// H200 the seed BV=1024 ran 25x slower than the original and the search's 20 s went on it and BV=2048), and values
+// whose tile passes 16384 elements leave the space.
+TEST(Loop, ABlockThatIsOneSideOfATileIsSeededByTheTilesElements) {
+  for (bool tiled : {true, false}) {
+    Fixture f;
+    FakeProfiler prof;
+    OptimizeInput in;
+    in.task.name = "fake/recurrent";
+    in.kernel = "kernel";
+    Param bv{"BV", Role::kBlock, {16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192}, false};
+    if (tiled) bv.tiles = {{"BV", "BK"}};
+    in.space = Space({bv,
+                      {"num_warps", Role::kNumWarps, {1, 2, 4, 8, 16}, true},
+                      {"num_stages", Role::kNumStages, {1, 2, 3, 4}, true}});
+    in.baseline = {{"BV", 32}, {"num_warps", 1}, {"num_stages", 1}};
+    in.original_source = RenderConfig(in.baseline);
+    f.ev.constexprs = {{"BK", 32}, {"BV", 32}, {"USE_INITIAL_STATE", false}};
+    f.ev.time_ms = [](const Config& c, bool) { return c.count("BV") ? 1.0 + c.at("BV") / 64.0 : 2.0; };
+    f.o.strategy = "coordinate";
+    f.o.max_evals = 5;
+    auto r = Optimize(in, f.o, {&f.ev, &f.rr, &prof});
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    ASSERT_GE(r->candidates.size(), 3u);
+    auto has_note = [&](const std::string& s) {
+      return std::any_of(r->notes.begin(), r->notes.end(),
+                         [&](const std::string& n) { return n.find(s) != std::string::npos; });
+    };
+    if (tiled) {
+      EXPECT_EQ(ConfigKey(r->candidates[1].config), "BV=32 num_stages=1 num_warps=4");
+      EXPECT_EQ(ConfigKey(r->candidates[2].config), "BV=64 num_stages=1 num_warps=8");
+      EXPECT_TRUE(has_note("BV=32 is one side of a tile of 1024 elements ([BV=32, BK=32])"));
+      EXPECT_TRUE(has_note("BV: values above 512 left out: one side of the tile [BV=32, BK=32]"));
+      EXPECT_FALSE(has_note("far below"));
+      EXPECT_EQ(r->space.Find("BV")->values.back(), 512);
+      for (const auto& c : r->candidates) EXPECT_LE(c.config.at("BV"), 512) << ConfigKey(c.config);
+    } else {
+      EXPECT_EQ(ConfigKey(r->candidates[1].config), "BV=1024 num_stages=1 num_warps=4");
+      EXPECT_TRUE(has_note("BV=32 is far below"));
+      EXPECT_EQ(r->space.Find("BV")->values.back(), 8192);
+    }
+  }
+}
+
 // Time relative to the original's, cubed: "large" runs 4 x this (kBest 10.6x faster than the original).
 double Rel(const Config& c) { return std::pow(Time(c) / Time(kBase), 3.0); }
 
