@@ -616,6 +616,29 @@ def run(x, n):
   EXPECT_EQ(B(l, "D").origin.value, "16");
 }
 
+// A grid written as bare indices (`k[4, n]`): each index is a dimension (tree-sitter's field names read the second as
+// the `,` between them).
+TEST(Analyze, GridOfBareIndices) {
+  ModuleModel m = Analyze(R"(
+import triton
+import triton.language as tl
+@triton.jit
+def k(X, N, BLOCK: tl.constexpr):
+    tl.store(X, N)
+def run(x, n):
+    k[4, triton.cdiv(n, 128)](x, n, BLOCK=128)
+    k[n,](x, n, BLOCK=128)
+)");
+  ASSERT_EQ(m.launches.size(), 2u);
+  EXPECT_EQ(m.launches[0].grid.kind, GridKind::kTuple);
+  ASSERT_EQ(m.launches[0].grid.dims.size(), 2u);
+  EXPECT_EQ(m.launches[0].grid.dims[0].text, "4");
+  EXPECT_EQ(m.launches[0].grid.dims[1].text, "triton.cdiv(n, 128)");
+  EXPECT_EQ(m.launches[1].grid.kind, GridKind::kTuple);
+  ASSERT_EQ(m.launches[1].grid.dims.size(), 1u);
+  EXPECT_EQ(m.launches[1].grid.dims[0].text, "n");
+}
+
 TEST(Analyze, GridFunctionAndCall) {
   ModuleModel m = Analyze(R"(
 import triton

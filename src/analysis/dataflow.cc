@@ -216,6 +216,71 @@ std::map<std::string, std::vector<TileShape>> TileShapes(const Tree& tree, const
   };
   Node def = KernelDef(tree, k);
   if (def.is_null()) return out;
+  auto is_arange = [](const Node& n) {
+    std::string_view f = n.field("function").text();
+    return n.type() == "call" && (f == "arange" || (f.size() > 7 && f.substr(f.size() - 7) == ".arange"));
+  };
+  // Variables that hold one tl.arange over a constexpr (`cols = pid1 * B + tl.arange(0, B)`, `mask = cols < n`),
+  // assigned once: name -> the constexpr.
+  std::map<std::string, std::string> arange_of;
+  auto bound_of = [&](const Node& e) {  // the one constexpr the tl.arange calls in `e` run to ("" if none or several)
+    std::set<std::string> found;
+    e.Walk([&](const Node& n) {
+      if (is_arange(n)) {
+        Node args = n.field("arguments");
+        Node end = args.named_child_count() >= 2 ? args.named_child(1) : args.named_child(0);
+        if (!end.is_null() && end.type() == "identifier" && cx.count(std::string(end.text())))
+          found.insert(std::string(end.text()));
+        else
+          found.insert("");  // an arange kiln cannot evaluate
+        return false;
+      }
+      if (n.type() == "identifier")
+        if (auto it = arange_of.find(std::string(n.text())); it != arange_of.end()) found.insert(it->second);
+      return true;
+    });
+    return found.size() == 1 ? *found.begin() : std::string();
+  };
+  {
+    auto as = AssignmentsIn(def.field("body"));
+    std::map<std::string, int> count;
+    for (const auto& a : as) ++count[a.name];
+    for (int pass = 0; pass < 2; ++pass)  // one level of variables built on others
+      for (const auto& a : as)
+        if (count[a.name] == 1 && !a.augmented)
+          if (std::string b = bound_of(a.value); !b.empty()) arange_of[a.name] = b;
+  }
+  // Broadcasts of two such ranges in one statement (`rows[:, None] * stride + cols[None, :]`): the tile
+  // [rows' constexpr, cols' constexpr].
+  std::map<uint32_t, std::pair<std::set<std::string>, std::set<std::string>>> by_statement;
+  def.field("body").Walk([&](const Node& n) {
+    if (n.type() != "subscript") return true;
+    // The indices: the named children after the value (tree-sitter's field name of a child is unreliable past
+    // anonymous `,` nodes).
+    std::vector<Node> subs = n.named_children();
+    if (subs.size() != 3) return true;
+    subs.erase(subs.begin());
+    int axis = -1;
+    if (subs[0].type() == "slice" && subs[1].type() == "none") axis = 0;
+    if (subs[0].type() == "none" && subs[1].type() == "slice") axis = 1;
+    if (axis < 0) return true;
+    std::string b = bound_of(n.field("value"));
+    if (b.empty()) return true;
+    Node st = n;
+    while (!st.parent().is_null() && st.parent().type() != "block" && st.parent().type() != "module") st = st.parent();
+    auto& sides = by_statement[st.span().begin.byte];
+    (axis == 0 ? sides.first : sides.second).insert(b);
+    return true;
+  });
+  for (const auto& [at, sides] : by_statement)
+    for (const auto& r : sides.first)
+      for (const auto& c : sides.second) {
+        TileShape dims = {r, c};
+        for (const auto& n : std::set<std::string>{r, c}) {
+          auto& v = out[n];
+          if (std::find(v.begin(), v.end(), dims) == v.end()) v.push_back(dims);
+        }
+      }
   def.field("body").Walk([&](const Node& n) {
     if (n.type() != "call") return true;
     std::string_view f = n.field("function").text();

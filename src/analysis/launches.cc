@@ -318,12 +318,14 @@ void Analyzer::Bind(const Kernel& k, Launch& l, const Enclosing& enc, uint32_t p
 }
 
 void Analyzer::ReadGrid(const Node& sub, const Enclosing& enc, uint32_t pos, const Kernel& k, Launch& l) {
-  std::vector<Node> subs;
+  // The indices are the named children after the value: tree-sitter's field name of a child is off past an
+  // anonymous `,` (`k[4, 8]` read as the dims "4" and ",").
+  std::vector<Node> subs = sub.named_children();
+  if (!subs.empty()) subs.erase(subs.begin());
+  std::erase_if(subs, [](const Node& n) { return n.type() == "comment"; });
   bool trailing_comma = false;
-  for (uint32_t i = 0; i < sub.child_count(); ++i) {
-    if (sub.field_name_of_child(i) == "subscript") subs.push_back(sub.child(i));
+  for (uint32_t i = 0; i < sub.child_count(); ++i)
     if (sub.child(i).type() == "," && i + 2 == sub.child_count()) trailing_comma = true;
-  }
   if (subs.empty()) return;
   Grid& g = l.grid;
   Span whole{subs.front().span().begin, subs.back().span().end};

@@ -83,6 +83,39 @@ def run(q, o):
   EXPECT_TRUE(t->Find("num_warps")->tiles.empty());
 }
 
+// Two ranges broadcast against each other in one statement make a tile (index_select_bwd: `rows[:, None] * stride0
+// + cols[None, :]`), through variables assigned once; ranges over one constexpr each.
+TEST(Tunables, BroadcastRangesMakeATile) {
+  const char* src = R"(import triton
+import triton.language as tl
+
+@triton.jit
+def scatter(src, idx, out, n, m, s0, BLOCK_I: tl.constexpr, BLOCK_C: tl.constexpr, BLOCK_X: tl.constexpr):
+    pid0 = tl.program_id(0)
+    rows = pid0 * BLOCK_I + tl.arange(0, BLOCK_I)
+    cols = tl.program_id(1) * BLOCK_C + tl.arange(0, BLOCK_C)
+    mask = (rows[:, None] < n) & (cols[None, :] < m)
+    g = tl.load(src + rows[:, None] * s0 + cols[None, :], mask=mask)
+    xs = tl.arange(0, BLOCK_X)
+    xs = xs + 1
+    tl.store(out + xs[:, None] + cols[None, :], g)
+    tl.store(out + tl.arange(0, BLOCK_C)[None, :], tl.sum(g, axis=0))
+
+def run(src, idx, out):
+    scatter[(4, 4)](src, idx, out, 8, 8, 8, BLOCK_I=16, BLOCK_C=64, BLOCK_X=16)
+)";
+  auto tree = pyast::Tree::Parse(src, "t.py");
+  ASSERT_TRUE(tree.ok()) << tree.status().message();
+  auto model = AnalyzeModule(**tree);
+  ASSERT_TRUE(model.ok()) << model.status().message();
+  auto t = ExtractTunables(**tree, *model, Target{"scatter", {}});
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  using Tiles = std::vector<std::vector<std::string>>;
+  EXPECT_EQ(t->Find("BLOCK_I")->tiles, (Tiles{{"BLOCK_I", "BLOCK_C"}}));
+  EXPECT_EQ(t->Find("BLOCK_C")->tiles, (Tiles{{"BLOCK_I", "BLOCK_C"}}));
+  EXPECT_TRUE(t->Find("BLOCK_X")->tiles.empty());  // `xs` is assigned twice: not followed
+}
+
 TEST(Tunables, ComputedIsNotEditable) {
   auto p = Parse("cases/softmax.py");
   auto t = ExtractTunables(*p.tree, p.model, Target{"softmax_kernel", {}});

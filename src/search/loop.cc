@@ -524,6 +524,7 @@ Status OptimizeRun::MeasureOriginal() {
     if (k.name == in_.kernel && k.constexprs.is_object())
       for (const auto& [name, v] : k.constexprs.items())
         if (v.is_number_integer()) ran_with_[name] = v.get<int64_t>();
+  prune_.ran_with = ran_with_;
   CapTiledBlocks();
   if (std::string n = EventTimingNote(br); !n.empty()) res_.notes.push_back(n);
   if (std::string n = SkippedCasesNote(br); !n.empty()) res_.notes.push_back(n);

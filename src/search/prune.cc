@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace kiln::search {
 
@@ -47,6 +48,23 @@ std::optional<std::string> PruneBeforeCompile(const Space& s, const Config& c, c
                        p.dtype_bytes, p.smem_limit);
   if (int64_t regs = AccumulatorRegs(s, c); regs > p.max_acc_regs)
     return fmt::format("accumulator needs {} registers per thread (BM*BN/(32*warps)) > {}", regs, p.max_acc_regs);
+  for (const auto& prm : s.params()) {
+    auto v = c.find(prm.name);
+    if (prm.role != Role::kBlock || prm.tiles.empty() || v == c.end()) continue;
+    const int64_t n = TileElements(prm, v->second, c, p.ran_with);
+    if (n <= p.max_tile_elems) continue;
+    Config orig = c;
+    for (const auto& [k, x] : p.ran_with) orig[k] = x;
+    if (auto o = orig.find(prm.name); o != orig.end() && n <= TileElements(prm, o->second, orig, p.ran_with)) continue;
+    const std::vector<std::string>* largest = &prm.tiles.front();
+    for (const auto& t : prm.tiles) {
+      Param one = prm;
+      one.tiles = {t};
+      if (TileElements(one, v->second, c, p.ran_with) == n) largest = &t;
+    }
+    return fmt::format("{}={} makes a tile of {} elements (> {}): {}", prm.name, v->second, n, p.max_tile_elems,
+                       fmt::join(*largest, " x "));
+  }
   for (const auto& f : p.out_of_resources) {
     bool superset = true;
     for (const auto& prm : s.params()) {

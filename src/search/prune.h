@@ -30,6 +30,11 @@ struct PruneContext {
   // that needs at least as much of everything (every block size and the stages >= one of them, the warps
   // and other values equal) is pruned without compiling.
   std::vector<Config> out_of_resources;
+  // The constexprs the original ran with (TileElements' other sides), and the elements a tile of 1-D blocks may
+  // hold (more where the original's own tile does): index_select_bwd's [BLOCK_SIZE_INDEX, BLOCK_SIZE_COL] at
+  // 2048 x 1024 is two million elements per program.
+  Config ran_with;
+  int64_t max_tile_elems = 16384;
 };
 
 // Whether a compile error says the config ran out of a hardware resource (Triton's OutOfResources).

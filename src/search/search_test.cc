@@ -176,6 +176,34 @@ TEST(Prune, AccumulatorRegisters) {
   EXPECT_FALSE(PruneBeforeCompile(s, c, p).has_value());
 }
 
+// Two 1-D blocks that are the sides of one tile (index_select_bwd's [BLOCK_SIZE_INDEX, BLOCK_SIZE_COL], searched at
+// 2048 x 1024 on an H200: a compile error) hold their product: past 16384 elements the config is pruned, unless the
+// original's own tile is as large; a side outside the config comes from the values the original ran with.
+TEST(Prune, TilesOfOneDimensionalBlocks) {
+  Param bi{"BLOCK_I", Role::kBlock, {1, 16, 64, 512, 2048}, false, {{"BLOCK_I", "BLOCK_C"}}};
+  Param bc{"BLOCK_C", Role::kBlock, {256, 512, 1024, 4096}, false, {{"BLOCK_I", "BLOCK_C"}}};
+  Param bv{"BV", Role::kBlock, {32, 512, 1024}, false, {{"BV", "BK"}, {"BV", "2"}}};
+  Space s({bi, bc, bv, {"num_warps", Role::kNumWarps, {1, 4, 8}, true}});
+  PruneContext p;
+  p.ran_with = {{"BK", 32}, {"BLOCK_I", 1}, {"BLOCK_C", 512}, {"BV", 32}};
+  Config c{{"BLOCK_I", 16}, {"BLOCK_C", 1024}, {"BV", 32}, {"num_warps", 4}};
+  EXPECT_FALSE(PruneBeforeCompile(s, c, p).has_value());  // 16384 elements
+  c["BLOCK_I"] = 2048;
+  auto why = PruneBeforeCompile(s, c, p);
+  ASSERT_TRUE(why.has_value());
+  EXPECT_EQ(*why, "BLOCK_I=2048 makes a tile of 2097152 elements (> 16384): BLOCK_I x BLOCK_C");
+  c["BLOCK_I"] = 1;
+  c["BV"] = 1024;  // [BV, BK] = 32768 elements
+  why = PruneBeforeCompile(s, c, p);
+  ASSERT_TRUE(why.has_value());
+  EXPECT_EQ(*why, "BV=1024 makes a tile of 32768 elements (> 16384): BV x BK");
+  c["BV"] = 512;
+  EXPECT_FALSE(PruneBeforeCompile(s, c, p).has_value());
+  p.ran_with["BV"] = 1024;  // the original's own tile is that large: not pruned below it
+  c["BV"] = 1024;
+  EXPECT_FALSE(PruneBeforeCompile(s, c, p).has_value());
+}
+
 TEST(Prune, AfterCompileSpills) {
   PruneContext p;
   exec::KernelFacts k;
