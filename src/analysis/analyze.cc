@@ -110,9 +110,15 @@ void Analyzer::ReadImports() {
     }
     if (t == "import_from_statement") {
       std::string mod(n.field("module_name").text());
-      for (uint32_t i = 0; i < n.child_count(); ++i) {
-        if (n.field_name_of_child(i) != "name") continue;
-        Node c = n.child(i);
+      // The imported names: the named children after the module name (tree-sitter's field name of a child is off
+      // past an anonymous `,`: `from triton import cdiv, jit` lost `jit`).
+      std::vector<Node> names = n.named_children();
+      bool past_module = false;
+      for (const Node& c : names) {
+        if (!past_module) {
+          past_module = c == n.field("module_name");
+          continue;
+        }
         if (c.type() == "dotted_name") {
           std::string name(c.text());
           alias_[name] = mod + "." + name;

@@ -616,6 +616,24 @@ def run(x, n):
   EXPECT_EQ(B(l, "D").origin.value, "16");
 }
 
+// Every name of a `from ... import a, b` (tree-sitter's field names lost those after the first comma): `jit` imported
+// second still marks a kernel, `(cdiv,\n jit)` in parentheses too.
+TEST(Analyze, EveryNameOfAFromImport) {
+  for (const char* imp : {"from triton import cdiv, jit", "from triton import (cdiv,\n    jit)"}) {
+    ModuleModel m = Analyze(std::string(imp) + R"(
+import triton.language as tl
+@jit
+def k(X, BLOCK: tl.constexpr):
+    tl.store(X + tl.arange(0, BLOCK), 1.0)
+def run(x):
+    k[(cdiv(8, 4),)](x, BLOCK=128)
+)");
+    ASSERT_EQ(m.kernels.size(), 1u) << imp;
+    EXPECT_EQ(m.kernels[0].name, "k");
+    EXPECT_EQ(m.launches.size(), 1u) << imp;
+  }
+}
+
 // A grid written as bare indices (`k[4, n]`): each index is a dimension (tree-sitter's field names read the second as
 // the `,` between them).
 TEST(Analyze, GridOfBareIndices) {

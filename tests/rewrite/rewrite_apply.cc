@@ -115,6 +115,11 @@ int main(int argc, char** argv) {
                   analysis::TunableSiteName(u.site), u.value ? std::to_string(*u.value).c_str() : "?", u.editable, u.power_of_two,
                   u.in_grid, u.grid_follows, u.reason.c_str());
       if (u.divides_max) std::printf("%-14s   %s\n", "", u.bound.c_str());
+      for (const auto& tile : u.tiles) {
+        std::string t;
+        for (const auto& d : tile) t += (t.empty() ? "" : ", ") + d;
+        std::printf("%-14s   tile [%s]\n", "", t.c_str());
+      }
     }
     for (const auto& n : t->notes) std::printf("note: %s\n", n.c_str());
     return 0;
