@@ -6,7 +6,7 @@
 #
 #   bash ROOT/bench/gpu/opt3_parallel.sh "dev:0:4" "held:0:4"      one quoted slice list per GPU
 # Env: as opt3_generalization.sh (BUDGET, HARD_END, WALL_LIMIT, OPTIMIZE_FLAGS), KILN_SUITE_DIR (default
-#      /tmp/opt3_par), OUT.
+#      /tmp/opt3_par), OUT, OPT3_SCRIPT (the per-GPU suite, default opt3_generalization.sh beside this one).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 usage() { echo "usage: opt3_parallel.sh \"PART:FROM:COUNT ...\" [\"...\" ...]   (one slice list per GPU)" >&2; exit 2; }
@@ -23,7 +23,7 @@ i=0
 for slices in "$@"; do
   [ -n "${slices// /}" ] || usage
   CUDA_VISIBLE_DEVICES=$i KILN_SUITE_DIR=${base}_g$i KILN_DB=${base}_g$i.db \
-    bash "$here/opt3_generalization.sh" "$slices" > "${base}_g$i.txt" 2>&1 &
+    bash "${OPT3_SCRIPT:-$here/opt3_generalization.sh}" "$slices" > "${base}_g$i.txt" 2>&1 &
   pids+=($!)
   i=$((i + 1))
 done
