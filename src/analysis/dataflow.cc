@@ -165,10 +165,7 @@ std::set<std::string> PowerOfTwoConstexprs(const Tree& tree, const Kernel& k) {
     if (n.type() != "call") return true;
     Node fn = n.field("function");
     std::string_view f = fn.text();
-    auto ends = [&](std::string_view s) {
-      return f.size() >= s.size() && f.substr(f.size() - s.size()) == s &&
-             (f.size() == s.size() || f[f.size() - s.size() - 1] == '.');
-    };
+    auto ends = [&](std::string_view name) { return CalleeIs(f, name); };
     Node args = n.field("arguments");
     if (ends("arange")) {
       if (args.named_child_count() >= 2)
@@ -216,10 +213,7 @@ std::map<std::string, std::vector<TileShape>> TileShapes(const Tree& tree, const
   };
   Node def = KernelDef(tree, k);
   if (def.is_null()) return out;
-  auto is_arange = [](const Node& n) {
-    std::string_view f = n.field("function").text();
-    return n.type() == "call" && (f == "arange" || (f.size() > 7 && f.substr(f.size() - 7) == ".arange"));
-  };
+  auto is_arange = [](const Node& n) { return n.type() == "call" && CalleeIs(n.field("function").text(), "arange"); };
   // Variables that hold one tl.arange over a constexpr (`cols = pid1 * B + tl.arange(0, B)`, `mask = cols < n`),
   // assigned once: name -> the constexpr.
   std::map<std::string, std::string> arange_of;
@@ -284,10 +278,7 @@ std::map<std::string, std::vector<TileShape>> TileShapes(const Tree& tree, const
   def.field("body").Walk([&](const Node& n) {
     if (n.type() != "call") return true;
     std::string_view f = n.field("function").text();
-    auto ends = [&](std::string_view s) {
-      return f.size() >= s.size() && f.substr(f.size() - s.size()) == s &&
-             (f.size() == s.size() || f[f.size() - s.size() - 1] == '.');
-    };
+    auto ends = [&](std::string_view name) { return CalleeIs(f, name); };
     Node args = n.field("arguments");
     if ((ends("zeros") || ends("full")) && args.named_child_count() >= 1) {
       add_shape(args.named_child(0));

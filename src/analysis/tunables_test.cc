@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/file.h"
+#include "common/status.h"
 #include "pyast/pyast.h"
 
 namespace kiln::analysis {
@@ -25,6 +26,13 @@ Parsed Parse(const std::string& file) {
   auto m = AnalyzeModule(**t);
   EXPECT_TRUE(m.ok()) << m.status().message();
   return {std::move(*t), std::move(*m)};
+}
+
+// The tunables of `kernel` in the module source `src`.
+Result<Tunables> TunablesOf(const std::string& src, const std::string& kernel) {
+  KILN_ASSIGN_OR_RETURN(auto tree, pyast::Tree::Parse(src, "t.py"));
+  KILN_ASSIGN_OR_RETURN(ModuleModel model, AnalyzeModule(*tree));
+  return ExtractTunables(*tree, model, Target{kernel, {}});
 }
 
 TEST(Tunables, VectorAddVariableAndGrid) {
@@ -69,11 +77,7 @@ def rec(q, o, T, K: tl.constexpr, BK: tl.constexpr, BV: tl.constexpr, BT: tl.con
 def run(q, o):
     rec[(1,)](q, o, 8, K=64, BK=32, BV=32, BT=16, BH=16)
 )";
-  auto tree = pyast::Tree::Parse(src, "t.py");
-  ASSERT_TRUE(tree.ok()) << tree.status().message();
-  auto model = AnalyzeModule(**tree);
-  ASSERT_TRUE(model.ok()) << model.status().message();
-  auto t = ExtractTunables(**tree, *model, Target{"rec", {}});
+  auto t = TunablesOf(src, "rec");
   ASSERT_TRUE(t.ok()) << t.status().message();
   using Tiles = std::vector<std::vector<std::string>>;
   EXPECT_EQ(t->Find("BV")->tiles, (Tiles{{"BV", "BK"}}));
@@ -104,11 +108,7 @@ def scatter(src, idx, out, n, m, s0, BLOCK_I: tl.constexpr, BLOCK_C: tl.constexp
 def run(src, idx, out):
     scatter[(4, 4)](src, idx, out, 8, 8, 8, BLOCK_I=16, BLOCK_C=64, BLOCK_X=16)
 )";
-  auto tree = pyast::Tree::Parse(src, "t.py");
-  ASSERT_TRUE(tree.ok()) << tree.status().message();
-  auto model = AnalyzeModule(**tree);
-  ASSERT_TRUE(model.ok()) << model.status().message();
-  auto t = ExtractTunables(**tree, *model, Target{"scatter", {}});
+  auto t = TunablesOf(src, "scatter");
   ASSERT_TRUE(t.ok()) << t.status().message();
   using Tiles = std::vector<std::vector<std::string>>;
   EXPECT_EQ(t->Find("BLOCK_I")->tiles, (Tiles{{"BLOCK_I", "BLOCK_C"}}));

@@ -727,26 +727,19 @@ void OptimizeRun::AddBlockSizeMoves() {
 
 // "[BV=32, BK=32]": the largest known tile block `p` is a side of, with the values of `c` and the original's.
 std::string OptimizeRun::TileText(const Param& p, const Config& c) const {
-  std::string best;
-  int64_t most = 0;
-  for (const auto& tile : p.tiles) {
-    Param one = p;
-    one.tiles = {tile};
-    const int64_t n = TileElements(one, c.count(p.name) ? c.at(p.name) : 0, c, ran_with_);
-    if (n <= most) continue;
-    most = n;
-    std::vector<std::string> sides;
-    for (const auto& d : tile) {
-      if (auto v = c.find(d); v != c.end())
-        sides.push_back(fmt::format("{}={}", d, v->second));
-      else if (auto f = ran_with_.find(d); f != ran_with_.end())
-        sides.push_back(fmt::format("{}={}", d, f->second));
-      else
-        sides.push_back(d);
-    }
-    best = "[" + fmt::format("{}", fmt::join(sides, ", ")) + "]";
+  auto v = c.find(p.name);
+  const auto* tile = v == c.end() ? nullptr : LargestTile(p, v->second, c, ran_with_);
+  if (!tile) return "";
+  std::vector<std::string> sides;
+  for (const auto& d : *tile) {
+    if (auto x = c.find(d); x != c.end())
+      sides.push_back(fmt::format("{}={}", d, x->second));
+    else if (auto f = ran_with_.find(d); f != ran_with_.end())
+      sides.push_back(fmt::format("{}={}", d, f->second));
+    else
+      sides.push_back(d);
   }
-  return best;
+  return fmt::format("[{}]", fmt::join(sides, ", "));
 }
 
 // A block that is one side of a tile (fused_recurrent_rwkv6's BV in `tl.zeros([BV, BK])` beside BK=32) keeps the

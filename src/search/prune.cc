@@ -56,14 +56,10 @@ std::optional<std::string> PruneBeforeCompile(const Space& s, const Config& c, c
     Config orig = c;
     for (const auto& [k, x] : p.ran_with) orig[k] = x;
     if (auto o = orig.find(prm.name); o != orig.end() && n <= TileElements(prm, o->second, orig, p.ran_with)) continue;
-    const std::vector<std::string>* largest = &prm.tiles.front();
-    for (const auto& t : prm.tiles) {
-      Param one = prm;
-      one.tiles = {t};
-      if (TileElements(one, v->second, c, p.ran_with) == n) largest = &t;
-    }
+    const auto* tile = LargestTile(prm, v->second, c, p.ran_with);
+    if (!tile) tile = &prm.tiles.front();
     return fmt::format("{}={} makes a tile of {} elements (> {}): {}", prm.name, v->second, n, p.max_tile_elems,
-                       fmt::join(*largest, " x "));
+                       fmt::join(*tile, " x "));
   }
   for (const auto& f : p.out_of_resources) {
     bool superset = true;

@@ -316,32 +316,43 @@ SpaceBuild SpaceFromTunables(const analysis::Tunables& t, const SpaceOptions& op
   return b;
 }
 
-int64_t TileElements(const Param& p, int64_t v, const Config& c, const Config& fixed) {
-  int64_t best = 0;
-  for (const auto& tile : p.tiles) {
-    int64_t n = 1;
-    bool known = true;
-    for (const auto& d : tile) {
-      int64_t x = 0;
-      if (d == p.name) {
-        x = v;
-      } else if (auto it = c.find(d); it != c.end()) {
-        x = it->second;
-      } else if (auto f = fixed.find(d); f != fixed.end()) {
-        x = f->second;
-      } else if (!d.empty() && std::all_of(d.begin(), d.end(), [](char ch) { return ch >= '0' && ch <= '9'; }) &&
-                 d.size() < 10) {
-        x = std::stoll(d);
-      }
-      if (x <= 0 || n > (int64_t{1} << 40) / x) {
-        known = false;
-        break;
-      }
-      n *= x;
+namespace {
+
+// The elements of one tile, 0 when one of its sides is unknown.
+int64_t OneTileElements(const std::vector<std::string>& tile, const std::string& name, int64_t v, const Config& c,
+                        const Config& fixed) {
+  int64_t n = 1;
+  for (const auto& d : tile) {
+    int64_t x = 0;
+    if (d == name) {
+      x = v;
+    } else if (auto it = c.find(d); it != c.end()) {
+      x = it->second;
+    } else if (auto f = fixed.find(d); f != fixed.end()) {
+      x = f->second;
+    } else if (!d.empty() && std::all_of(d.begin(), d.end(), [](char ch) { return ch >= '0' && ch <= '9'; }) &&
+               d.size() < 10) {
+      x = std::stoll(d);
     }
-    if (known) best = std::max(best, n);
+    if (x <= 0 || n > (int64_t{1} << 40) / x) return 0;
+    n *= x;
   }
-  return best > 0 ? best : v;
+  return n;
+}
+
+}  // namespace
+
+const std::vector<std::string>* LargestTile(const Param& p, int64_t v, const Config& c, const Config& fixed) {
+  const std::vector<std::string>* best = nullptr;
+  int64_t most = 0;
+  for (const auto& tile : p.tiles)
+    if (int64_t n = OneTileElements(tile, p.name, v, c, fixed); n > most) most = n, best = &tile;
+  return best;
+}
+
+int64_t TileElements(const Param& p, int64_t v, const Config& c, const Config& fixed) {
+  const auto* tile = LargestTile(p, v, c, fixed);
+  return tile ? OneTileElements(*tile, p.name, v, c, fixed) : v;
 }
 
 std::vector<Config> TunedSeeds(const Space& s, const Config& base, bool smaller_first, const Config& fixed) {

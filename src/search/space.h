@@ -153,6 +153,8 @@ SpaceBuild SpaceFromTunables(const analysis::Tunables& t, const SpaceOptions& o)
 // a side of no tile whose sides are all known. fused_recurrent_rwkv6's BV=32 beside BK=32 in `tl.zeros([BV, BK])`
 // holds 1024 elements, not 32.
 int64_t TileElements(const Param& p, int64_t v, const Config& c, const Config& fixed);
+// The tile whose elements TileElements counts (the largest one whose sides are all known), or nullptr.
+const std::vector<std::string>* LargestTile(const Param& p, int64_t v, const Config& c, const Config& fixed);
 // `fixed`: values the original ran with outside the space (TileElements): the 1-D seeds (1024-4096 elements) of a
 // block that is one side of a tile set it so that its tile holds them.
 std::vector<Config> TunedSeeds(const Space& s, const Config& base, bool smaller_first = false,
