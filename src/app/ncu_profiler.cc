@@ -24,7 +24,12 @@ search::FindingView ToFindingView(const diagnose::Finding& f) {
   x.rule = f.rule;
   x.severity = diagnose::SeverityName(f.severity);
   x.message = f.message;
-  for (auto m : f.moves) x.moves.push_back(SearchMoveName(diagnose::MoveName(m)));
+  for (auto m : f.moves) {
+    x.moves.push_back(SearchMoveName(diagnose::MoveName(m)));
+    // Several rows per program: a bigger block where the search has one, and the rewrite that loops over
+    // rows (the rewrite proposer's) where it has none.
+    if (m == diagnose::Move::kMultipleRowsPerProgram) x.moves.push_back("rows_per_program");
+  }
   x.evidence = diagnose::ToJson(f)["evidence"];
   return x;
 }

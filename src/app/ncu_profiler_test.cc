@@ -96,7 +96,7 @@ TEST(FindingView, ConvertsDiagnoseFindings) {
   auto v = ToFindingView(f);
   EXPECT_EQ(v.rule, "memory_bound_headroom");
   EXPECT_EQ(v.severity, "major");
-  EXPECT_EQ(v.moves, (std::vector<std::string>{"group_m", "bigger_block", "more_warps"}));
+  EXPECT_EQ(v.moves, (std::vector<std::string>{"group_m", "bigger_block", "rows_per_program", "more_warps"}));
   ASSERT_TRUE(v.evidence.is_array());
   EXPECT_EQ(v.evidence[0]["metric"], "sm__throughput");
 }

@@ -72,8 +72,41 @@ TEST(RewriteProposer, SplitKAndNothingThatDoesNotApply) {
   auto auto_tuned = p.Propose(Ctx("tests/rewrite/cases/matmul_autotuned.py", "matmul_kernel", {"split_k"}));
   ASSERT_TRUE(auto_tuned.ok());
   EXPECT_TRUE(auto_tuned->empty());  // split-K refuses an autotuned kernel
-  EXPECT_EQ(p.moves(), (std::vector<std::string>{"persistent_grid", "split_k"}));
+  EXPECT_EQ(p.moves(), (std::vector<std::string>{"persistent_grid", "split_k", "rows_per_program"}));
   for (const auto& m : p.moves()) EXPECT_FALSE(RewritesForMove(m).empty()) << m;
+}
+
+// dequantize_rowwise and logsumexp_fwd (development modules, H200 session 25): 2^19-2^21 programs of a
+// few hundred bytes; the diagnosis's many_small_programs asks for rows per program, which applies to an
+// elementwise kernel on a lambda grid and to an autotuned kernel on a 2-D grid.
+TEST(RewriteProposer, RowsPerProgramForManySmallPrograms) {
+  task::TaskSpec task;
+  {
+    const std::string rel = "tests/rewrite/cases/dequant_lambda_grid.py";
+    RewriteProposer p(task, "dequant_kernel");
+    auto props = p.Propose(Ctx(rel, "dequant_kernel", {"bigger_block", "rows_per_program", "fewer_warps"}));
+    ASSERT_TRUE(props.ok()) << props.status().message();
+    ASSERT_EQ(props->size(), 2u);
+    EXPECT_EQ((*props)[0].source, Expected(rel, "dequant_kernel", "rows_per_program rows=8"));
+    EXPECT_NE((*props)[0].source.find("ROWS_PER_PROGRAM=8"), std::string::npos);
+    // and with one warp, for a small row (a sequence of two rewrites)
+    const std::string one_warp = (*props)[1].source;
+    EXPECT_NE(one_warp.find("ROWS_PER_PROGRAM=8"), std::string::npos);
+    EXPECT_NE(one_warp.find("num_warps=1"), std::string::npos) << one_warp;
+    EXPECT_EQ((*props)[1].note, "rows_per_program rows=8 ;; set_params num_warps=1 (diagnosis: low_occupancy_waves)");
+  }
+  {
+    // Autotuned over num_warps on a 2-D grid: the rows rewrite applies; the warps stay the autotuner's.
+    const std::string rel = "tests/rewrite/cases/row_lse_2d.py";
+    RewriteProposer p(task, "lse_kernel");
+    auto props = p.Propose(Ctx(rel, "lse_kernel", {"rows_per_program"}));
+    ASSERT_TRUE(props.ok()) << props.status().message();
+    ASSERT_EQ(props->size(), 1u);
+    EXPECT_EQ((*props)[0].source, Expected(rel, "lse_kernel", "rows_per_program rows=8"));
+  }
+  // Not where programs wait on one another.
+  RewriteProposer p(task, "chained_sum_kernel");
+  EXPECT_TRUE(p.Propose(Ctx("tests/rewrite/cases/spin_flag.py", "chained_sum_kernel", {"rows_per_program"}))->empty());
 }
 
 }  // namespace

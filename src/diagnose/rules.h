@@ -63,6 +63,8 @@ struct Thresholds {
   double store_share = 0.05;          // stores below this share of the traffic are not judged
   double tensor_idle_pct = 5;         // tensor pipe below this counts as unused
   double tiny_kernel_s = 5e-6;        // launch overhead from Python is ~4-5 us
+  double many_waves = 8;              // many_small_programs: at least this many waves of programs
+  double small_program_bytes = 4096;  // ... each moving at most this many global bytes
 };
 
 struct Diagnosis {

@@ -331,6 +331,36 @@ TEST(Coalescing, NegligibleStoresAreNotJudged) {
 }
 
 // tiny: 4 programs, 2.3 us. Splitting the work further cannot beat the launch; the class says fuse.
+// dequantize_rowwise on an H200: 2^19 programs (248 waves), each loading 128 bytes and storing 256.
+TEST(SmallPrograms, ManyWavesOfAFewHundredBytesAskForRowsPerProgram) {
+  auto tiny_rows = [] {
+    return Base()
+        .Set(m::kWaves, 248)
+        .Set(m::kGridSize, 524288)
+        .Set(m::kGlobalLdSectors, 524288.0 * 4)
+        .Set(m::kGlobalStSectors, 524288.0 * 8);
+  };
+  auto d = tiny_rows().Run();
+  ASSERT_TRUE(Fires(d, "many_small_programs"));
+  for (const auto& f : d.findings) {
+    if (f.rule == "many_small_programs") {
+      EXPECT_EQ(f.moves, (std::vector<Move>{Move::kMultipleRowsPerProgram, Move::kFewerWarps}));
+      EXPECT_NE(f.message.find("each move only 384 bytes (global sectors)"), std::string::npos) << f.message;
+    }
+    // More warps add nothing in flight for such rows: the class finding no longer asks for them.
+    if (f.is_class) EXPECT_EQ(std::count(f.moves.begin(), f.moves.end(), Move::kMoreWarps), 0);
+  }
+  // Above 4096 bytes a program, or below 8 waves: quiet.
+  EXPECT_FALSE(Fires(tiny_rows().Set(m::kGlobalLdSectors, 524288.0 * 125).Run(), "many_small_programs"));
+  EXPECT_FALSE(Fires(tiny_rows().Set(m::kWaves, 7.9).Run(), "many_small_programs"));
+  // Without sector counts, DRAM bytes stand in.
+  K k = tiny_rows();
+  k.v.erase(m::kGlobalLdSectors);
+  k.v.erase(m::kGlobalStSectors);
+  k.Set(m::kDramBytesRead, 524288.0 * 128).Set(m::kDramBytesWrite, 524288.0 * 256);
+  EXPECT_TRUE(Fires(k.Run(), "many_small_programs"));
+}
+
 TEST(SmallGrid, TinyKernelIsToldToFuseNotToSplit) {
   K k = Base().Set(m::kWaves, 0.004).Set(m::kGridSize, 4).Set(m::kDramBytesRead, 36096);
   auto big = k.Set(m::kDuration, 5e-6).Run();

@@ -372,19 +372,59 @@ Result<std::pair<uint32_t, std::string>> BeforeLaunch(const Ctx& c, const Launch
   return std::pair{LineStart(c.text(), b), IndentOf(c.text(), b)};
 }
 
+// Whether `text` names the identifier `name` (not as part of a longer identifier or an attribute).
+bool NamesIdentifier(std::string_view text, std::string_view name) {
+  auto ident = [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_'; };
+  for (size_t at = text.find(name); at != std::string_view::npos; at = text.find(name, at + 1)) {
+    const bool starts = at == 0 || (!ident(text[at - 1]) && text[at - 1] != '.');
+    const bool ends = at + name.size() >= text.size() || !ident(text[at + name.size()]);
+    if (starts && ends) return true;
+  }
+  return false;
+}
+
+// The grid's dimensions as host text evaluated at the launch: a tuple (written there or held by a
+// variable), or a lambda whose dimensions do not read META (`lambda meta: (x.shape[0],)`, written at the
+// launch or assigned in the launching function).
+Result<std::vector<std::string>> GridDimsAtLaunch(const Ctx& c, const Launch& l) {
+  const analysis::Grid& g = l.grid;
+  const bool variable = g.kind == GridKind::kVariable;
+  const GridKind gk = variable ? g.resolved_kind : g.kind;
+  if (!g.meta_keys.empty()) return Refuse("grid reads META");
+  if (g.dims.empty()) return Refuse("grid (" + g.expr.text + ") has no dimensions kiln can read");
+  std::vector<std::string> dims;
+  if (gk == GridKind::kTuple) {
+    for (size_t i = 0; i < g.dims.size(); ++i)
+      dims.push_back(variable ? fmt::format("{}[{}]", g.expr.text, i) : g.dims[i].text);
+    return dims;
+  }
+  if (gk != GridKind::kLambda)
+    return Refuse("grid (" + g.expr.text + ") is not a tuple or a lambda (it cannot be computed at the launch)");
+  for (const auto& d : g.dims) {
+    if (!g.meta_param.empty() && NamesIdentifier(d.text, g.meta_param))
+      return Refuse("grid reads " + g.meta_param + " (a lambda over META cannot be precomputed)");
+    dims.push_back(d.text);
+  }
+  if (variable && (!g.assignment || g.assignment->span.begin.byte < l.enclosing_span.begin.byte ||
+                   g.assignment->span.end.byte > l.span.begin.byte))
+    return Refuse("grid lambda '" + g.expr.text + "' is not assigned in the launching function before the launch");
+  (void)c;
+  return dims;
+}
+
 // A 1-D grid's size as host text ("" + reason when not a plain tuple).
 Result<std::string> GridSize1D(const Ctx& c, const Launch& l) {
   GridKind gk = l.grid.kind == GridKind::kVariable ? l.grid.resolved_kind : l.grid.kind;
   if (gk != GridKind::kTuple)
     return Refuse("grid (" + l.grid.expr.text + ") is not a tuple (a lambda over META cannot be precomputed)");
   if (l.grid.dims.size() != 1) return Refuse(fmt::format("grid has {} dimensions, needs 1", l.grid.dims.size()));
-  if (!l.grid.meta_keys.empty()) return Refuse("grid reads META");
-  if (l.grid.kind == GridKind::kVariable) return l.grid.expr.text + "[0]";
-  return l.grid.dims[0].text;
+  KILN_ASSIGN_OR_RETURN(auto dims, GridDimsAtLaunch(c, l));
+  return dims[0];
 }
 
-// Kernel body wrapped in a loop over tiles replacing tl.program_id(0).
-Status WrapBodyInTileLoop(const Ctx& c, Plan& plan, const std::string& header) {
+// Kernel body wrapped in a loop over tiles replacing tl.program_id(0). Program ids of other axes are refused,
+// or stay as they are with `other_axes_stay` (the grid keeps those dimensions).
+Status WrapBodyInTileLoop(const Ctx& c, Plan& plan, const std::string& header, bool other_axes_stay = false) {
   const Kernel& k = c.kernel;
   Node def = KernelDef(c.tree, k);
   Node body = def.field("body");
@@ -410,17 +450,19 @@ Status WrapBodyInTileLoop(const Ctx& c, Plan& plan, const std::string& header) {
   });
   if (bad) return Refuse(why);
   if (std::string(body.text()).find("num_programs") != std::string::npos) return Refuse("kernel reads tl.num_programs");
-  for (const auto& p : k.program_ids)
-    if (p.axis != 0) return Refuse("kernel reads a program id other than axis 0 (2-D grid)");
-  if (k.program_ids.empty()) return Refuse("kernel reads no program id");
+  std::vector<const analysis::ProgramId*> ps;
+  for (const auto& p : k.program_ids) {
+    if (p.axis < 0) return Refuse("kernel reads a program id whose axis is not a literal");
+    if (p.axis != 0 && !other_axes_stay) return Refuse("kernel reads a program id other than axis 0 (2-D grid)");
+    if (p.axis == 0) ps.push_back(&p);
+  }
+  if (ps.empty()) return Refuse("kernel reads no program id of axis 0");
   for (const auto& call : k.calls) {
     const Kernel* h = c.model.FindKernel(call.callee);
     if (h && !h->program_ids.empty()) return Refuse("a called jit function reads the program id");
   }
   uint32_t b = LineStart(c.text(), body.span().begin.byte), e = body.span().end.byte;
   std::string text(c.text().substr(b, e - b));
-  std::vector<const analysis::ProgramId*> ps;
-  for (const auto& p : k.program_ids) ps.push_back(&p);
   std::sort(ps.begin(), ps.end(), [](auto* x, auto* y) { return x->span.begin.byte > y->span.begin.byte; });
   // `tl.program_id(0).to(tl.int64)` (Liger's kernels): the loop variable is a tensor when compiled but a
   // Python int under Triton's interpreter, which has no `.to`; a cast makes it a tensor on both paths.
@@ -483,30 +525,38 @@ Result<Plan> PlanPersistentGrid(const Ctx& c, const PersistentGrid& r) {
 
 // RowsPerProgram ------------------------------------------------------------------------------------------
 
+// Any kernel whose programs are independent: consecutive programs of axis 0 run one after another in one
+// program (other axes stay). Programs that wait on one another (a lock or flag through atomic_cas/xchg)
+// could deadlock once serialised, and tiles of tl.dot are the tile rewrites' business: both refused.
 Result<Plan> PlanRowsPerProgram(const Ctx& c, const RowsPerProgram& r) {
   const Kernel& k = c.kernel;
   if (r.rows < 1) return Refuse("rows must be at least 1");
   if (k.FindParam("_kiln_num_tiles")) return Refuse("kernel is already persistent or rows-per-program");
-  if (k.reductions.empty() && k.cls != analysis::KernelClass::kReduction && k.cls != analysis::KernelClass::kSoftmax)
-    return Refuse("not a row reduction (no tl.sum/max/... in the kernel)");
+  if (k.FindParam("ROWS_PER_PROGRAM")) return Refuse("kernel already has ROWS_PER_PROGRAM");
   if (!k.dots.empty()) return Refuse("kernel has tl.dot: tiles, not rows");
-  if (k.autotune) return Refuse("kernel is autotuned: the grid would depend on META");
+  for (const auto& a : k.atomics)
+    if (a.op == "cas" || a.op == "xchg")
+      return Refuse(fmt::format("atomic_{} at line {}: programs may wait on one another, and would run in turn", a.op,
+                                a.span.begin.line));
   std::string tl = TlAlias(c.model), triton = TritonAlias(c.model);
   Plan plan;
   for (int li : c.launches) {
     const Launch& l = c.model.launches[li];
-    KILN_ASSIGN_OR_RETURN(std::string size, GridSize1D(c, l));
-    KILN_RETURN_IF_ERROR(plan.edits.Replace(
-        GridEditSpan(c.text(), l), fmt::format("lambda META: ({}.cdiv({}, META['ROWS_PER_PROGRAM']),)", triton, size)));
+    KILN_ASSIGN_OR_RETURN(std::vector<std::string> dims, GridDimsAtLaunch(c, l));
+    std::string grid = fmt::format("lambda META: ({}.cdiv({}, META['ROWS_PER_PROGRAM'])", triton, dims[0]);
+    for (size_t i = 1; i < dims.size(); ++i) grid += ", " + dims[i];
+    grid += dims.size() == 1 ? ",)" : ")";
+    KILN_RETURN_IF_ERROR(plan.edits.Replace(GridEditSpan(c.text(), l), grid));
     KILN_RETURN_IF_ERROR(AppendArg(plan.edits, c.text(), l.args_span,
-                                   fmt::format("_kiln_num_tiles={}, ROWS_PER_PROGRAM={}", size, r.rows)));
+                                   fmt::format("_kiln_num_tiles={}, ROWS_PER_PROGRAM={}", dims[0], r.rows)));
     plan.notes.push_back(fmt::format("launch at line {}: {} rows per program", l.span.begin.line, r.rows));
   }
   KILN_RETURN_IF_ERROR(WrapBodyInTileLoop(
       c, plan,
       fmt::format("for _kiln_tile in range({tl}.program_id(0) * ROWS_PER_PROGRAM, "
                   "{tl}.minimum({tl}.program_id(0) * ROWS_PER_PROGRAM + ROWS_PER_PROGRAM, _kiln_num_tiles)):",
-                  fmt::arg("tl", tl))));
+                  fmt::arg("tl", tl)),
+      /*other_axes_stay=*/true));
   KILN_RETURN_IF_ERROR(
       AppendKernelParam(c, plan.edits, fmt::format("_kiln_num_tiles=1, ROWS_PER_PROGRAM: {}.constexpr = 1", tl)));
   return plan;

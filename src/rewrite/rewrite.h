@@ -22,7 +22,7 @@
 //   PipelineLoop    for k in range(...) -> tl.range(..., num_stages=S) for loops with dots/loads
 //   SplitK          SPLIT_K constexpr, a third grid axis, atomic accumulation of partial products
 //   PersistentGrid  one program per SM looping over tiles with a stride of the number of programs
-//   RowsPerProgram  several rows per program for row-wise reductions
+//   RowsPerProgram  several consecutive programs of axis 0 run in turn in one program (independent programs)
 //   RemoveMasks     drop load/store masks under a divisibility guarantee (with a guard)
 //   LiftLiterals    literal tile sizes in a kernel body (`tl.arange(0, 128)`) become constexpr
 //                   parameters with the literal as default (tunable by SetParams afterwards)
