@@ -165,6 +165,35 @@ def test_profiler_attribution_counts_own_launches_and_names_foreign_kernels():
     assert at.judge_profile(ev)["foreign_ms"] == 0 and not ev.reasons.items
 
 
+def test_an_autotuners_timing_runs_of_the_candidates_kernel_are_its_own():
+    """A candidate autotuned at a new key tunes inside its first call: the profiler sees every timing run of
+    its kernel, the worker records only the launch that returns (session 25: logsumexp_fwd's rows-per-program
+    rewrite, still @triton.autotune, was rejected as 76% foreign work). Timing runs of candidate kernels count
+    as own; another module's kernel timed by an autotuner does not."""
+    from collections import Counter
+    from kiln_worker import attribution as at
+    from kiln_worker.platform import LaunchLog
+    log = LaunchLog()
+    log.append({"name": "lse_kernel", "own": True})
+    before = len(log.launches)
+    log.bench_launches["lse_kernel"] += 3          # an earlier call's tuning: not this call's
+    bench_before = Counter(log.bench_launches)
+    log.append({"name": "lse_kernel", "own": True})
+    log.append({"name": "helper_from_torch", "own": False})
+    log.bench_launches["lse_kernel"] += 40
+    names = log.own_names_since(before, bench_before)
+    assert names == Counter({"lse_kernel": 41})
+    fill = "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<int>>(int)"
+    kernels = [("lse_kernel", 2.0)] * 40 + [(fill, 30.0)] * 20 + [("lse_kernel", 2.0)]
+    ev = _Ev([("c", _trace(kernels), names)], [None])
+    rec = at.judge_profile(ev)
+    assert rec["foreign_ms"] == 0 and not ev.reasons.items
+    # counted as before (recorded launches only), the timing runs are foreign and the candidate rejected
+    ev = _Ev([("c", _trace(kernels), Counter({"lse_kernel": 1}))], [None])
+    at.judge_profile(ev)
+    assert [r["code"] for r in ev.reasons.items] == ["foreign_kernel"]
+
+
 def test_chunked_comparison_equals_the_whole():
     import torch
     from kiln_worker import compare, guards

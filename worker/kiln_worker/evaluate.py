@@ -562,6 +562,7 @@ class Evaluator:
     def _call_candidate(self, fn, args, kwargs, seed, poison):
         rec = guards.OpRecorder(poison=poison)
         before = len(plat.LAUNCHES.launches)
+        bench_before = collections.Counter(plat.LAUNCHES.bench_launches)
         err_before = len(plat.LAUNCHES.errors)
         threads_before = set(threading.enumerate())
         guards.FLAGS.host_elements = 0
@@ -587,7 +588,7 @@ class Evaluator:
                                                   f"returned ({left[0].name!r})")
         launches = plat.LAUNCHES.launches[before:]
         own = sum(1 for l in launches if l["own"])
-        self._own_names = collections.Counter(l["name"] for l in launches if l["own"])
+        self._own_names = plat.LAUNCHES.own_names_since(before, bench_before)
         self._own_keys.update((l["module"], l["name"]) for l in launches if l["own"])
         errors = plat.LAUNCHES.errors[err_before:]
         return out, rec, own, errors

@@ -73,6 +73,10 @@ class LaunchLog:
         # with them. Other kernels (a config's pre_hook) are recorded as always.
         self.bench_fn = None
         self.quiet = 0
+        # Launches of candidate kernels an autotuner made while timing their configs, by kernel name: they
+        # are the candidate's own work (compiled from its source) though not recorded, and the profiler sees
+        # them (attribution.judge_profile): a candidate's first call at a new key tunes inside that call.
+        self.bench_launches = collections.Counter()
         self._pending = threading.local()
 
     def append(self, rec):
@@ -88,6 +92,13 @@ class LaunchLog:
 
     def own_count(self):
         return sum(1 for l in self.launches if l["own"])
+
+    def own_names_since(self, launches_before, bench_before):
+        """Kernel name -> launches of candidate code since a call began: the recorded ones after index
+        `launches_before` and the autotuner's timing runs since the copy `bench_before` of bench_launches."""
+        names = collections.Counter(l["name"] for l in self.launches[launches_before:] if l["own"])
+        names.update(self.bench_launches - bench_before)
+        return names
 
 
 LAUNCHES = LaunchLog()
@@ -321,6 +332,8 @@ def _install_compiled():
         if not log.active:
             return orig_run(self, *args, grid=grid, warmup=warmup, **kwargs)
         if self is log.bench_fn:   # an autotuner timing this kernel's configs: nothing recorded, no hook work
+            if log.active and (getattr(self, "module", None) or getattr(self.fn, "__module__", "")) in log.own_modules:
+                log.bench_launches[self.fn.__name__] += 1
             log.quiet += 1
             log.in_launch += 1     # torch ops inside Triton's launch (an allocator's scratch) are not the code's
             try:
