@@ -178,6 +178,9 @@ class Proposer {
   virtual ~Proposer() = default;
   virtual std::string name() const = 0;  // the origin of its candidates ("llm")
   virtual int rounds() const = 0;        // how many times to ask
+  // Whether its modules are kiln's own rewrites of the user's kernel, measured under the run's policy like the
+  // search's configs; otherwise (a model's code) under policy strict.
+  virtual bool trusted() const { return false; }
   // The diagnosis moves (search vocabulary) its proposals address: not noted as moves nothing composes.
   virtual std::vector<std::string> moves() const { return {}; }
   // The round's proposals. An error (the model cannot be reached) ends the proposals, not the run.

@@ -217,7 +217,8 @@ class OptimizeRun {
   // Verification state.
   Status halving_error_;                   // a machinery failure while re-timing for the halving
   std::map<size_t, std::string> sources_;  // candidate index -> rendered source ("" when it failed)
-  std::set<std::string> strict_sources_;   // hashes of a proposer's modules: evaluated under policy strict
+  std::set<std::string> proposal_sources_;  // hashes of a proposer's modules (and of their tuned forms)
+  std::set<std::string> strict_sources_;    // those of an untrusted proposer: evaluated under policy strict
   std::optional<bool> original_own_ok_;
   // Finalists that won some cases and lost others: the candidate's index and its first long run, per case.
   std::vector<std::pair<size_t, std::vector<CaseComparison>>> lost_some_;

@@ -98,7 +98,8 @@ Status OptimizeRun::SearchProposal(const CandidateRecord& prop, const std::strin
   o.budget_is_search = false;  // `left` counts from the nested run's start
   o.hard_end_s = o_.hard_end_s > 0 ? std::max(1.0, o_.hard_end_s - Elapsed()) : 0.0;
   o.started_at = Now();
-  o.policy = exec::Policy::kStrict;  // the proposal's code is not the user's
+  // A model's code is not the user's; kiln's own rewrites of the user's kernel keep the run's policy.
+  o.policy = d_.proposer->trusted() ? o_.policy : exec::Policy::kStrict;
   o.emit_autotune = false;
   o.per_shape_fallback = false;
   o.profile_winner_always = false;
@@ -127,7 +128,8 @@ Status OptimizeRun::SearchProposal(const CandidateRecord& prop, const std::strin
     return Status::Ok();
   }
   // The tuned module beat the proposal (verified, confirmed); now against the original, interleaved.
-  strict_sources_.insert(HashHex(sub->best_source));  // the model's code: policy strict here too
+  proposal_sources_.insert(HashHex(sub->best_source));
+  if (!d_.proposer->trusted()) strict_sources_.insert(HashHex(sub->best_source));  // a model's code: strict here too
   std::vector<CaseComparison> c1, c2;
   const std::vector<CaseTiming> solo = res_.candidates[winner].cases;  // its own (search) timings
   KILN_ASSIGN_OR_RETURN(std::string why, JudgeLongRun(sub->best_source, &solo, &c1));

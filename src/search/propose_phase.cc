@@ -1,7 +1,8 @@
 // kiln/search: the proposer's phase (kiln optimize --llm): whole rewritten modules from outside the
 // parametric space, after the original's profile and before the search. Each proposal is measured like a
 // search candidate (a short timing with its one-trial check; under --dry-run a correctness check alone),
-// under policy strict (the code is not the user's), and recorded with the proposer's name as its origin;
+// under policy strict when the code is not the user's (a model's; kiln's own rewrites of the user's kernel
+// run under the run's policy, as the search's configs do), and recorded with the proposer's name as its origin;
 // a proposal faster than the original joins the finalists and is verified like any other. See
 // optimize_run.h.
 #include <cmath>
@@ -55,7 +56,8 @@ Status OptimizeRun::ProposeRewrites() {
         rec.message = p.note.empty() ? "the answer had no code" : p.note;
       } else {
         rec.source_hash = HashHex(p.source);
-        strict_sources_.insert(rec.source_hash);
+        proposal_sources_.insert(rec.source_hash);
+        if (!d_.proposer->trusted()) strict_sources_.insert(rec.source_hash);
         if (o_.dry_run) {
           KILN_ASSIGN_OR_RETURN(out.result, Measure(MakeRequest(p.source, exec::Mode::kCheck, NextSeed(),
                                                                 o_.verify_trials, {}, run_cases_)));

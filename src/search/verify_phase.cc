@@ -296,7 +296,7 @@ Status OptimizeRun::VerifyFinalists(const std::vector<size_t>& order) {
         lost |= x.speedup < 1.0 - o_.case_slack || SlowerInEveryRound(x);
       }
       // (a proposer's module has no config of its own to combine with the original's)
-      if (won && lost && !strict_sources_.count(HashHex(src))) lost_some_.emplace_back(ci, cmp1);
+      if (won && lost && !proposal_sources_.count(HashHex(src))) lost_some_.emplace_back(ci, cmp1);
     }
     if (!why1.empty()) {
       if (!blocks.empty() && why1.rfind("fails the task's own check", 0) == 0) wrong_blocks_.emplace(blocks, cr.id);
@@ -315,7 +315,7 @@ Status OptimizeRun::VerifyFinalists(const std::vector<size_t>& order) {
     cr.final_outcome = "won";
     DeclareWinner(cr.config, src, cmp1, cmp2);
     res_.best_origin = cr.origin;
-    res_.best_is_proposal = strict_sources_.count(HashHex(src)) > 0;
+    res_.best_is_proposal = proposal_sources_.count(HashHex(src)) > 0;
     Step("verify", {{"id", cr.id}, {"outcome", "won"}, {"geomean_speedup", res_.geomean_speedup}});
     break;
   }

@@ -53,6 +53,8 @@ class ScriptedProposer : public Proposer {
   std::vector<std::string> analysed;
   std::vector<std::string> moves_;  // the diagnosis moves its proposals address
   std::vector<std::string> moves() const override { return moves_; }
+  bool trusted_ = false;  // kiln's own rewrites (app::RewriteProposer) rather than a model's code
+  bool trusted() const override { return trusted_; }
   Result<ProposalSpace> Analyze(const std::string& source) override {
     analysed.push_back(source);
     if (!rewrite_space) return Proposer::Analyze(source);
@@ -123,6 +125,23 @@ struct Fixture {
     return Optimize(in, o, d);
   }
 };
+
+// kiln's own rewrites of the user's kernel (the diagnosis's proposer) run under the run's policy, as the
+// search's configs do; the winner is still reported as a proposal.
+TEST(Propose, KilnsOwnRewritesRunUnderTheRunsPolicy) {
+  for (auto policy : {exec::Policy::kTrusted, exec::Policy::kStrict}) {
+    Fixture f;
+    f.o.policy = policy;
+    f.pr.trusted_ = true;
+    f.pr.rounds_ = {{{Rewrite(kLlm), "rows_per_program rows=8 (diagnosis: many_small_programs)"}}};
+    auto r = f.Run();
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    ASSERT_TRUE(r->improved) << r->kept_reason;
+    EXPECT_TRUE(r->best_is_proposal);
+    ASSERT_GE(f.ev.proposal_policies.size(), 3u);
+    for (auto p : f.ev.proposal_policies) EXPECT_EQ(p, policy);
+  }
+}
 
 TEST(Propose, AFasterRewriteWinsAfterVerificationAndIsReportedAsTheModels) {
   Fixture f;
