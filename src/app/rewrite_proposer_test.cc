@@ -93,7 +93,9 @@ TEST(RewriteProposer, RowsPerProgramForManySmallPrograms) {
     const std::string one_warp = (*props)[1].source;
     EXPECT_NE(one_warp.find("ROWS_PER_PROGRAM=8"), std::string::npos);
     EXPECT_NE(one_warp.find("num_warps=1"), std::string::npos) << one_warp;
-    EXPECT_EQ((*props)[1].note, "rows_per_program rows=8 ;; set_params num_warps=1 (diagnosis: low_occupancy_waves)");
+    EXPECT_NE(one_warp.find("tl.range("), std::string::npos);
+    EXPECT_EQ((*props)[1].note,
+              "rows_per_program rows=8 stages=3 ;; set_params num_warps=1 (diagnosis: low_occupancy_waves)");
   }
   {
     // Autotuned over num_warps on a 2-D grid: the rows rewrite applies; the warps stay the autotuner's.
@@ -101,8 +103,10 @@ TEST(RewriteProposer, RowsPerProgramForManySmallPrograms) {
     RewriteProposer p(task, "lse_kernel");
     auto props = p.Propose(Ctx(rel, "lse_kernel", {"rows_per_program"}));
     ASSERT_TRUE(props.ok()) << props.status().message();
-    ASSERT_EQ(props->size(), 1u);
+    ASSERT_EQ(props->size(), 2u);
     EXPECT_EQ((*props)[0].source, Expected(rel, "lse_kernel", "rows_per_program rows=8"));
+    EXPECT_EQ((*props)[1].source, Expected(rel, "lse_kernel", "rows_per_program rows=8 stages=3"));
+    EXPECT_EQ((*props)[1].note, "rows_per_program rows=8 stages=3 (diagnosis: low_occupancy_waves)");
   }
   // Not where programs wait on one another.
   RewriteProposer p(task, "chained_sum_kernel");

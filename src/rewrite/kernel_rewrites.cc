@@ -531,6 +531,7 @@ Result<Plan> PlanPersistentGrid(const Ctx& c, const PersistentGrid& r) {
 Result<Plan> PlanRowsPerProgram(const Ctx& c, const RowsPerProgram& r) {
   const Kernel& k = c.kernel;
   if (r.rows < 1) return Refuse("rows must be at least 1");
+  if (r.stages < 0 || r.stages > 8) return Refuse("stages must be 0 (a plain range) to 8");
   if (k.FindParam("_kiln_num_tiles")) return Refuse("kernel is already persistent or rows-per-program");
   if (k.FindParam("ROWS_PER_PROGRAM")) return Refuse("kernel already has ROWS_PER_PROGRAM");
   if (!k.dots.empty()) return Refuse("kernel has tl.dot: tiles, not rows");
@@ -553,9 +554,10 @@ Result<Plan> PlanRowsPerProgram(const Ctx& c, const RowsPerProgram& r) {
   }
   KILN_RETURN_IF_ERROR(WrapBodyInTileLoop(
       c, plan,
-      fmt::format("for _kiln_tile in range({tl}.program_id(0) * ROWS_PER_PROGRAM, "
-                  "{tl}.minimum({tl}.program_id(0) * ROWS_PER_PROGRAM + ROWS_PER_PROGRAM, _kiln_num_tiles)):",
-                  fmt::arg("tl", tl)),
+      fmt::format("for _kiln_tile in {range}({tl}.program_id(0) * ROWS_PER_PROGRAM, "
+                  "{tl}.minimum({tl}.program_id(0) * ROWS_PER_PROGRAM + ROWS_PER_PROGRAM, _kiln_num_tiles){stages}):",
+                  fmt::arg("tl", tl), fmt::arg("range", r.stages > 0 ? tl + ".range" : std::string("range")),
+                  fmt::arg("stages", r.stages > 0 ? fmt::format(", num_stages={}", r.stages) : "")),
       /*other_axes_stay=*/true));
   KILN_RETURN_IF_ERROR(
       AppendKernelParam(c, plan.edits, fmt::format("_kiln_num_tiles=1, ROWS_PER_PROGRAM: {}.constexpr = 1", tl)));

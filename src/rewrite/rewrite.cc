@@ -92,7 +92,10 @@ std::string Describe(const Request& r) {
                                [](const PersistentGrid& x) {
                                  return x.num_programs ? fmt::format(" programs={}", x.num_programs) : std::string();
                                },
-                               [](const RowsPerProgram& x) { return fmt::format(" rows={}", x.rows); },
+                               [](const RowsPerProgram& x) {
+                                 return fmt::format(" rows={}{}", x.rows,
+                                                    x.stages > 0 ? fmt::format(" stages={}", x.stages) : "");
+                               },
                                [](const RemoveMasks& x) {
                                  std::string s;
                                  for (const auto& g : x.guarantees) s += " " + g.expr + "%" + g.multiple;
@@ -237,8 +240,17 @@ Result<Request> ParseRequest(std::string_view text) {
     return Request{r};
   }
   if (kind == "rows_per_program") {
+    KILN_RETURN_IF_ERROR(no_bare());
     RowsPerProgram r;
-    KILN_RETURN_IF_ERROR(single_int("rows", r.rows));
+    for (auto& [k, v] : kv) {
+      KILN_ASSIGN_OR_RETURN(int64_t x, IntOf(k, v));
+      if (k == "rows")
+        r.rows = static_cast<int>(x);
+      else if (k == "stages")
+        r.stages = static_cast<int>(x);
+      else
+        return InvalidArgument("unknown rows_per_program option '" + k + "'");
+    }
     return Request{r};
   }
   if (kind == "pipeline_loop") {

@@ -122,6 +122,10 @@ struct PersistentGrid {
 
 struct RowsPerProgram {
   int rows = 4;
+  // > 0: the loop over rows is `tl.range(..., num_stages=stages)`, so the compiler prefetches the next rows'
+  // loads while one row computes (the programs are independent, so no row reads what another writes). On an
+  // H200, 8 rows of dequantize_rowwise at one warp ran 78 us plain and 63 us with stages=3.
+  int stages = 0;
 };
 
 // A guarantee `expr % multiple == 0` supplied by the user or by tl.multiple_of hints, e.g.
