@@ -45,7 +45,7 @@ void AddEvictionKnob(const pyast::Tree& tree, const analysis::ModuleModel& model
   h.eviction_policy = "evict_first";
   if (!rewrite::Check(tree, model, {n, {}}, rewrite::Request(h))) return;
   std::vector<search::Param> params = r->build.space.params();
-  params.push_back({search::kEvictFirstParam, search::Role::kOther, {0, 1}, false});
+  params.push_back({search::kEvictFirstParam, search::Role::kOther, {0, 1}, false, {}});
   r->build.space = search::Space(std::move(params));
   r->build.baseline[search::kEvictFirstParam] = 0;
   r->lift_notes.push_back(std::string("searched: ") + search::kEvictFirstParam +

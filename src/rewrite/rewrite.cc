@@ -1191,7 +1191,9 @@ Applicability Check(const pyast::Tree& tree, const analysis::ModuleModel& model,
       }
     }
     if (cfg.params.empty()) return {false, "no constexpr with a known value to tune"};
-    return Check(tree, model, target, Request{InsertAutotune{{cfg}, {}}});
+    InsertAutotune ins;
+    ins.configs = {cfg};
+    return Check(tree, model, target, Request{ins});
   }
   if (kind == RewriteKind::kRemoveMasks) {
     return {false, "needs a divisibility guarantee (RemoveMasks.guarantees)"};

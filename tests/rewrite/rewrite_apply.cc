@@ -78,7 +78,9 @@ int main(int argc, char** argv) {
             if (!u.launch_option && (u.value || !u.autotune_values.empty()))
               if (u.site != analysis::TunableSite::kNotEditable && u.site != analysis::TunableSite::kOptionDefault)
                 cfg.params[u.name] = u.value ? *u.value : u.autotune_values[0];
-          req = rewrite::InsertAutotune{{cfg}, {}};
+          rewrite::InsertAutotune ins;
+          ins.configs = {cfg};
+          req = ins;
         } else {
           auto r = rewrite::ParseRequest(rewrite::RewriteKindName(kind));
           req = *r;
