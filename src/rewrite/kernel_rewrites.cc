@@ -422,16 +422,52 @@ Result<std::string> GridSize1D(const Ctx& c, const Launch& l) {
   return dims[0];
 }
 
+// A bare `return` (no value).
+bool IsBareReturn(const Node& n) { return n.type() == "return_statement" && n.named_child_count() == 0; }
+
+// The statements of a block, comments left out.
+std::vector<Node> Statements(const Node& block) {
+  std::vector<Node> out;
+  for (const Node& n : block.named_children())
+    if (n.type() != "comment") out.push_back(n);
+  return out;
+}
+
+// A top-level early exit `if C: return` (no elif or else, nothing else in the branch).
+bool IsExitGuard(const Node& n) {
+  if (n.type() != "if_statement") return false;
+  for (const Node& ch : n.named_children())
+    if (ch.type() == "elif_clause" || ch.type() == "else_clause") return false;
+  auto inner = Statements(n.field("consequence"));
+  return inner.size() == 1 && IsBareReturn(inner[0]);
+}
+
 // Kernel body wrapped in a loop over tiles replacing tl.program_id(0). Program ids of other axes are refused,
-// or stay as they are with `other_axes_stay` (the grid keeps those dimensions).
+// or stay as they are with `other_axes_stay` (the grid keeps those dimensions). Early exits a loop iteration
+// can keep: a bare `return` as the body's last statement becomes `pass`, and each top-level guard
+// `if C: return` becomes `if C: pass` with the statements after it moved into its `else:` (so a tile that exits
+// skips only its own iteration); any other `return` is refused (Triton has no `continue`).
 Status WrapBodyInTileLoop(const Ctx& c, Plan& plan, const std::string& header, bool other_axes_stay = false) {
   const Kernel& k = c.kernel;
   Node def = KernelDef(c.tree, k);
   Node body = def.field("body");
+  const std::vector<Node> stmts = Statements(body);
+  std::vector<Node> guards;
+  Node trailing;
+  std::set<uint32_t> kept_returns;  // start bytes of the returns handled above
+  for (size_t i = 0; i < stmts.size(); ++i) {
+    if (i + 1 == stmts.size() && IsBareReturn(stmts[i])) {
+      trailing = stmts[i];
+      kept_returns.insert(stmts[i].span().begin.byte);
+    } else if (IsExitGuard(stmts[i])) {
+      guards.push_back(stmts[i]);
+      kept_returns.insert(Statements(stmts[i].field("consequence"))[0].span().begin.byte);
+    }
+  }
   bool bad = false;
   std::string why;
   body.Walk([&](const Node& n) {
-    if (n.type() == "return_statement") {
+    if (n.type() == "return_statement" && !kept_returns.count(n.span().begin.byte)) {
       bad = true;
       why = "kernel body returns early";
     }
@@ -463,17 +499,37 @@ Status WrapBodyInTileLoop(const Ctx& c, Plan& plan, const std::string& header, b
   }
   uint32_t b = LineStart(c.text(), body.span().begin.byte), e = body.span().end.byte;
   std::string text(c.text().substr(b, e - b));
-  std::sort(ps.begin(), ps.end(), [](auto* x, auto* y) { return x->span.begin.byte > y->span.begin.byte; });
+  const std::string unit = "    ";
+  // Edits of the body's text in its own coordinates (offset from b), applied from the end.
+  struct Edit {
+    size_t at, len;
+    std::string with;
+  };
+  std::vector<Edit> edits;
   // `tl.program_id(0).to(tl.int64)` (Liger's kernels): the loop variable is a tensor when compiled but a
   // Python int under Triton's interpreter, which has no `.to`; a cast makes it a tensor on both paths.
   const std::string tile_tensor = fmt::format("{}.cast(_kiln_tile, {}.int32)", TlAlias(c.model), TlAlias(c.model));
   for (auto* p : ps) {
     const size_t at = p->span.begin.byte - b;
     const bool method = at + p->span.size() < text.size() && text[at + p->span.size()] == '.';
-    text.replace(at, p->span.size(), method ? tile_tensor : "_kiln_tile");
+    edits.push_back({at, p->span.size(), method ? tile_tensor : "_kiln_tile"});
   }
+  if (!trailing.is_null()) edits.push_back({trailing.span().begin.byte - b, trailing.span().size(), "pass"});
+  for (size_t gi = 0; gi < guards.size(); ++gi) {
+    const Node& g = guards[gi];
+    const Node ret = Statements(g.field("consequence"))[0];
+    edits.push_back({ret.span().begin.byte - b, ret.span().size(), "pass"});
+    std::string indent = IndentOf(c.text(), g.span().begin.byte);
+    for (size_t j = 0; j < gi; ++j) indent += unit;  // inside the else of each guard before it
+    const bool last = stmts.back() == g;             // nothing after it: the else needs a statement
+    edits.push_back({g.span().end.byte - b, 0, "\n" + indent + "else:" + (last ? "\n" + indent + unit + "pass" : "")});
+    for (size_t at = text.find('\n', g.span().end.byte - b); at != std::string::npos && at + 1 < text.size();
+         at = text.find('\n', at + 1))
+      edits.push_back({at + 1, 0, unit});
+  }
+  std::stable_sort(edits.begin(), edits.end(), [](const Edit& x, const Edit& y) { return x.at > y.at; });
+  for (const auto& ed : edits) text.replace(ed.at, ed.len, ed.with);
   std::string ind = IndentOf(c.text(), body.span().begin.byte);
-  std::string unit = "    ";
   // Parameters the body reassigns (X += row * stride) restart from their value at entry in every
   // iteration.
   std::string save, restore;
