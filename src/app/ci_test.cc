@@ -99,7 +99,9 @@ TEST(Ci, NoiseNotConfirmedOnReMeasurement) {
   EXPECT_EQ(r->exit_code, 0);
   EXPECT_EQ(ev.seen["a"], 2);
   for (auto& row : r->rows)
-    if (row.task == "a") EXPECT_NE(row.message.find("not confirmed"), std::string::npos);
+    if (row.task == "a") {
+      EXPECT_NE(row.message.find("not confirmed"), std::string::npos);
+    }
   // Without re-measurement the same noise fails the gate.
   CiEvaluator ev2;
   ev2.ms = ev.ms;

@@ -47,8 +47,9 @@ TEST(NcuProfiler, JoinsTheStaticFactsOfTheProfiledSource) {
   EXPECT_EQ(p->kernel, "gemm_fp32_ieee_kernel");
   EXPECT_TRUE(HasRule(p->findings, "fp32_dot_without_tensor_cores")) << p->raw.dump(2);
   for (const auto& f : p->findings)
-    if (f.rule == "fp32_dot_without_tensor_cores")
+    if (f.rule == "fp32_dot_without_tensor_cores") {
       EXPECT_NE(std::find(f.moves.begin(), f.moves.end(), "precision"), f.moves.end());
+    }
   // The same recording without the source's facts: the rule cannot fire (the counters alone do not
   // say the dot asked for ieee precision).
   auto run = profile::ProfileFromCsv(kSrc + "/tests/profile/synthetic/gemm_fp32_ieee.csv", {}, *device);

@@ -43,7 +43,7 @@ struct Param {
   bool launch_option = false;   // num_warps, num_stages, ...
   // The tiles of two or more dimensions this block is a side of (analysis::TileShapes), each dimension as written:
   // a parameter's name, another constexpr's, or an integer literal (TileElements).
-  std::vector<std::vector<std::string>> tiles;
+  std::vector<std::vector<std::string>> tiles = {};
 };
 
 using Config = std::map<std::string, int64_t>;

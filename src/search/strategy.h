@@ -35,15 +35,15 @@ inline constexpr double kFailed = std::numeric_limits<double>::infinity();
 
 struct StrategyContext {
   Space space;
-  std::function<bool(const Config&)> feasible;  // null: everything is feasible
-  std::vector<std::string> moves;               // from the findings, highest priority first
+  std::function<bool(const Config&)> feasible = {};  // null: everything is feasible
+  std::vector<std::string> moves = {};               // from the findings, highest priority first
   uint64_t seed = 1;
   double accept_gain = 0.001;  // coordinate/rules: relative gain to move
   int bayes_init = 5;          // random configs before the GP takes over
   size_t bayes_pool = 4096;    // enumerate the space when at most this large
   // Measured first, before the strategy's own proposals (TunedSeeds: the tiles tuned kernels use); the
   // strategy then starts from the best of them and the baseline, knowing every score. Not for exhaustive.
-  std::vector<Config> seeds;
+  std::vector<Config> seeds = {};
 };
 
 class Strategy {

@@ -119,7 +119,9 @@ TEST(Loop, VerifiesAgainstTheOriginalTimedInTheSameRequest) {
   EXPECT_GE(long_runs, 2);
   // Only the verification runs carry the baseline: the search's short timings do not.
   for (auto& c : f.ev.calls)
-    if (c.mode == exec::Mode::kTime && c.trials < 3) EXPECT_FALSE(c.baseline);
+    if (c.mode == exec::Mode::kTime && c.trials < 3) {
+      EXPECT_FALSE(c.baseline);
+    }
 }
 
 // An autotuned original runs the fastest of its configs (here 256/4/3, 0.6 ms) and its first config is
@@ -659,8 +661,9 @@ TEST(Loop, OriginalFailingAtItsLargestSizesIsTunedAtTheNextOnes) {
                      n.find("illegal memory access") != std::string::npos && n.find("perf_3, perf_4, perf_5") != std::string::npos);
   EXPECT_TRUE(said);
   for (const auto& c : ev.calls)
-    if (c.mode == exec::Mode::kTime && c.cases.size() == 3 && c.cases[0] != "perf_6")
+    if (c.mode == exec::Mode::kTime && c.cases.size() == 3 && c.cases[0] != "perf_6") {
       EXPECT_EQ(c.cases, (std::vector<std::string>{"perf_3", "perf_4", "perf_5"}));
+    }
 }
 
 // Failing at every size: two smaller selections are tried, then the original's own check decides (kept).
@@ -750,7 +753,9 @@ TEST(Loop, CasesOptionLimitsEveryRequest) {
       ++own_checks;
       continue;
     }
-    if (c.mode != exec::Mode::kCompile) EXPECT_EQ(c.cases, (std::vector<std::string>{"large"}));
+    if (c.mode != exec::Mode::kCompile) {
+      EXPECT_EQ(c.cases, (std::vector<std::string>{"large"}));
+    }
   }
   EXPECT_GE(own_checks, 1);
 }
@@ -989,7 +994,9 @@ TEST(Loop, SearchLeavesRoomForVerification) {
   ASSERT_TRUE(r.ok());
   EXPECT_NEAR(r->reserve_s, 19.0, 1e-9);
   for (const auto& c : r->candidates)
-    if (!c.finalist && c.id > 0 && c.verdict == "ok") EXPECT_LE(c.at_s, 41.0);
+    if (!c.finalist && c.id > 0 && c.verdict == "ok") {
+      EXPECT_LE(c.at_s, 41.0);
+    }
   EXPECT_LE(r->wall_s, 60.0 + 2.0);
 }
 
@@ -1590,7 +1597,9 @@ TEST(Loop, SlowCompileIsCutAndNamesItsLimit) {
       const bool by_hard_end = sent < 2.0 * factor - 1e-9;
       EXPECT_EQ(c.message.find("the run's hard end") != std::string::npos, by_hard_end) << c.message;
       EXPECT_EQ(c.message.find("--slow-factor") != std::string::npos, !by_hard_end) << c.message;
-      if (hard_end > 0) EXPECT_TRUE(by_hard_end) << c.message;
+      if (hard_end > 0) {
+        EXPECT_TRUE(by_hard_end) << c.message;
+      }
     }
     EXPECT_GE(cut, 1) << "hard end " << hard_end;
     EXPECT_EQ(r->cut_slow, cut);
@@ -1691,7 +1700,9 @@ TEST(Loop, BudgetScopeSearchCountsFixedCostsApart) {
     if (search_scope) {
       EXPECT_GE(t["search"].get<double>(), 18.0);  // its 20 s, less the last measurement's 2 s
       for (const auto& c : r->candidates)  // none started after the budget's end (halving re-times follow)
-        if (c.id > 0 && !c.finalist) EXPECT_LE(c.at_s, t["before_search"].get<double>() + 20.0 + 1e-9);
+        if (c.id > 0 && !c.finalist) {
+          EXPECT_LE(c.at_s, t["before_search"].get<double>() + 20.0 + 1e-9);
+        }
       EXPECT_GE(measured, 8);
       EXPECT_NEAR(r->reserve_s, 0.0, 1e-9);
     } else {
