@@ -9,13 +9,12 @@
 
 #include "analysis/model.h"
 #include "app/llm_proposer.h"
-#include "common/strings.h"
 #include "pyast/pyast.h"
 #include "rewrite/rewrite.h"
 
 namespace kiln::app {
 
-std::vector<std::string> RewritesForMove(const std::string& move) {
+std::vector<std::string> RewritesForMove(const std::string& move, bool autotuned) {
   // One program per SM looping over the tiles (the SM count read at run time).
   if (move == "persistent_grid") return {"persistent_grid"};
   // Few programs over a long K loop (matmul_triton1: one program for 132 SMs): 4 and 16 partial products.
@@ -23,7 +22,8 @@ std::vector<std::string> RewritesForMove(const std::string& move) {
   // Many programs of a few hundred bytes (dequantize_rowwise, logsumexp_fwd: 2^19-2^21 rows of 128
   // elements): 8 rows in turn per program ran 2.4x faster on an H200 at 4 warps, 4x at one warp and 5x at one
   // warp with the loop pipelined over 3 stages (16 rows no faster); the search then tunes ROWS_PER_PROGRAM and
-  // the warps. An autotuned kernel picks its own warps (the proposer drops the set_params there).
+  // the warps. An autotuned kernel picks its own warps.
+  if (move == "rows_per_program" && autotuned) return {"rows_per_program rows=8", "rows_per_program rows=8 stages=3"};
   if (move == "rows_per_program")
     return {"rows_per_program rows=8", "rows_per_program rows=8 stages=3 ;; set_params num_warps=1"};
   return {};
@@ -37,34 +37,22 @@ std::vector<std::string> RewriteProposer::moves() const { return {"persistent_gr
 Result<std::vector<search::Proposal>> RewriteProposer::Propose(const search::ProposalContext& ctx) {
   std::vector<search::Proposal> out;
   if (ctx.round > 0 || !ctx.profile) return out;
-  std::vector<std::pair<std::string, std::string>> asked;  // (request, the finding that asked for it)
-  std::set<std::string> seen;
-  for (const auto& f : ctx.profile->findings)
-    for (const auto& m : f.moves)
-      for (const auto& rq : RewritesForMove(m))
-        if (seen.insert(rq).second) asked.push_back({rq, f.rule});
   const std::string path = task_.path.empty() ? "module.py" : task_.path;
   // An autotuned kernel picks its own warps: its proposals do not set them.
   bool autotuned = false;
   if (auto tree = pyast::Tree::Parse(ctx.source, path); tree.ok())
     if (auto model = analysis::AnalyzeModule(**tree); model.ok())
       if (const auto* k = model->FindKernel(ctx.kernel)) autotuned = k->autotune.has_value();
-  std::set<std::string> tried;
-  for (auto [text, rule] : asked) {
-    if (autotuned) {
-      const size_t at = text.find(" ;; set_params num_warps=");
-      if (at != std::string::npos && text.find(";;", at + 4) == std::string::npos) text.resize(at);
-    }
-    if (!tried.insert(text).second) continue;
-    std::vector<rewrite::Request> seq;  // "a ;; b": one rewrite after another
-    for (size_t at = 0; at <= text.size();) {
-      size_t end = std::min(text.find(";;", at), text.size());
-      auto rq = rewrite::ParseRequest(std::string(Trim(std::string_view(text).substr(at, end - at))));
-      at = end + 2;
-      if (!rq.ok()) return Internal("rewrite request '" + text + "': " + rq.status().message());
-      seq.push_back(*rq);
-    }
-    auto done = rewrite::ApplySequence(ctx.source, path, rewrite::Target{ctx.kernel, {}}, seq);
+  std::vector<std::pair<std::string, std::string>> asked;  // (request, the finding that asked for it)
+  std::set<std::string> seen;
+  for (const auto& f : ctx.profile->findings)
+    for (const auto& m : f.moves)
+      for (const auto& rq : RewritesForMove(m, autotuned))
+        if (seen.insert(rq).second) asked.push_back({rq, f.rule});
+  for (const auto& [text, rule] : asked) {
+    auto seq = rewrite::ParseRequests(text);  // "a ;; b": one rewrite after another
+    if (!seq.ok()) return Internal("rewrite request '" + text + "': " + seq.status().message());
+    auto done = rewrite::ApplySequence(ctx.source, path, rewrite::Target{ctx.kernel, {}}, *seq);
     if (!done.ok()) continue;  // it does not apply to this kernel (the reason is the rewrite's)
     out.push_back({done->source, fmt::format("{} (diagnosis: {})", text, rule)});
   }

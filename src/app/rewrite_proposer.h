@@ -32,7 +32,8 @@ class RewriteProposer : public search::Proposer {
 };
 
 // The rewrite requests (rewrite::Describe's text) a diagnosis move stands for, in the order they are
-// proposed; none for a move the search composes itself (block sizes, warps, stages, ...).
-std::vector<std::string> RewritesForMove(const std::string& move);
+// proposed; none for a move the search composes itself (block sizes, warps, stages, ...). `autotuned`: the
+// kernel's autotuner picks its warps, so no request sets them.
+std::vector<std::string> RewritesForMove(const std::string& move, bool autotuned = false);
 
 }  // namespace kiln::app

@@ -386,7 +386,7 @@ bool NamesIdentifier(std::string_view text, std::string_view name) {
 // The grid's dimensions as host text evaluated at the launch: a tuple (written there or held by a
 // variable), or a lambda whose dimensions do not read META (`lambda meta: (x.shape[0],)`, written at the
 // launch or assigned in the launching function).
-Result<std::vector<std::string>> GridDimsAtLaunch(const Ctx& c, const Launch& l) {
+Result<std::vector<std::string>> GridDimsAtLaunch(const Launch& l) {
   const analysis::Grid& g = l.grid;
   const bool variable = g.kind == GridKind::kVariable;
   const GridKind gk = variable ? g.resolved_kind : g.kind;
@@ -408,17 +408,16 @@ Result<std::vector<std::string>> GridDimsAtLaunch(const Ctx& c, const Launch& l)
   if (variable && (!g.assignment || g.assignment->span.begin.byte < l.enclosing_span.begin.byte ||
                    g.assignment->span.end.byte > l.span.begin.byte))
     return Refuse("grid lambda '" + g.expr.text + "' is not assigned in the launching function before the launch");
-  (void)c;
   return dims;
 }
 
 // A 1-D grid's size as host text ("" + reason when not a plain tuple).
-Result<std::string> GridSize1D(const Ctx& c, const Launch& l) {
+Result<std::string> GridSize1D(const Launch& l) {
   GridKind gk = l.grid.kind == GridKind::kVariable ? l.grid.resolved_kind : l.grid.kind;
   if (gk != GridKind::kTuple)
     return Refuse("grid (" + l.grid.expr.text + ") is not a tuple (a lambda over META cannot be precomputed)");
   if (l.grid.dims.size() != 1) return Refuse(fmt::format("grid has {} dimensions, needs 1", l.grid.dims.size()));
-  KILN_ASSIGN_OR_RETURN(auto dims, GridDimsAtLaunch(c, l));
+  KILN_ASSIGN_OR_RETURN(auto dims, GridDimsAtLaunch(l));
   return dims[0];
 }
 
@@ -565,7 +564,7 @@ Result<Plan> PlanPersistentGrid(const Ctx& c, const PersistentGrid& r) {
   }
   for (int li : c.launches) {
     const Launch& l = c.model.launches[li];
-    KILN_ASSIGN_OR_RETURN(std::string size, GridSize1D(c, l));
+    KILN_ASSIGN_OR_RETURN(std::string size, GridSize1D(l));
     KILN_RETURN_IF_ERROR(plan.edits.Replace(GridEditSpan(c.text(), l), fmt::format("(min({}, {}),)", nsms, size)));
     KILN_RETURN_IF_ERROR(AppendArg(plan.edits, c.text(), l.args_span, "_kiln_num_tiles=" + size));
     plan.notes.push_back(fmt::format("launch at line {}: grid = min(SMs, {})", l.span.begin.line, size));
@@ -599,7 +598,7 @@ Result<Plan> PlanRowsPerProgram(const Ctx& c, const RowsPerProgram& r) {
   Plan plan;
   for (int li : c.launches) {
     const Launch& l = c.model.launches[li];
-    KILN_ASSIGN_OR_RETURN(std::vector<std::string> dims, GridDimsAtLaunch(c, l));
+    KILN_ASSIGN_OR_RETURN(std::vector<std::string> dims, GridDimsAtLaunch(l));
     std::string grid = fmt::format("lambda META: ({}.cdiv({}, META['ROWS_PER_PROGRAM'])", triton, dims[0]);
     for (size_t i = 1; i < dims.size(); ++i) grid += ", " + dims[i];
     grid += dims.size() == 1 ? ",)" : ")";

@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 #include <algorithm>
+#include <initializer_list>
+#include <utility>
 
 #include "rewrite/plan.h"
 
@@ -137,6 +139,17 @@ Result<int64_t> IntOf(const std::string& k, const std::string& v) {
 
 }  // namespace
 
+Result<std::vector<Request>> ParseRequests(std::string_view text) {
+  std::vector<Request> out;
+  for (size_t at = 0; at <= text.size();) {
+    const size_t end = std::min(text.find(";;", at), text.size());
+    KILN_ASSIGN_OR_RETURN(Request r, ParseRequest(text.substr(at, end - at)));
+    out.push_back(std::move(r));
+    at = end + 2;
+  }
+  return out;
+}
+
 Result<Request> ParseRequest(std::string_view text) {
   std::string t = Trim(text);
   for (char& c : t)
@@ -215,56 +228,42 @@ Result<Request> ParseRequest(std::string_view text) {
     }
     return Request{r};
   }
-  auto single_int = [&](const std::string& name, int& out) -> Status {
+  // Integer options by name (`rows=8 stages=3`); any other name is an error.
+  auto int_options = [&](std::initializer_list<std::pair<const char*, int*>> known) -> Status {
     KILN_RETURN_IF_ERROR(no_bare());
     for (auto& [k, v] : kv) {
-      if (k != name) return InvalidArgument("unknown " + kind + " option '" + k + "'");
+      int* out = nullptr;
+      for (const auto& [name, dst] : known)
+        if (k == name) out = dst;
+      if (!out) return InvalidArgument("unknown " + kind + " option '" + k + "'");
       KILN_ASSIGN_OR_RETURN(int64_t x, IntOf(k, v));
-      out = static_cast<int>(x);
+      *out = static_cast<int>(x);
     }
     return Status::Ok();
   };
   if (kind == "group_m_swizzle") {
     GroupMSwizzle r;
-    KILN_RETURN_IF_ERROR(single_int("GROUP_M", r.group_m));
+    KILN_RETURN_IF_ERROR(int_options({{"GROUP_M", &r.group_m}}));
     return Request{r};
   }
   if (kind == "split_k") {
     SplitK r;
-    KILN_RETURN_IF_ERROR(single_int("SPLIT_K", r.split_k));
+    KILN_RETURN_IF_ERROR(int_options({{"SPLIT_K", &r.split_k}}));
     return Request{r};
   }
   if (kind == "persistent_grid") {
     PersistentGrid r;
-    KILN_RETURN_IF_ERROR(single_int("programs", r.num_programs));
+    KILN_RETURN_IF_ERROR(int_options({{"programs", &r.num_programs}}));
     return Request{r};
   }
   if (kind == "rows_per_program") {
-    KILN_RETURN_IF_ERROR(no_bare());
     RowsPerProgram r;
-    for (auto& [k, v] : kv) {
-      KILN_ASSIGN_OR_RETURN(int64_t x, IntOf(k, v));
-      if (k == "rows")
-        r.rows = static_cast<int>(x);
-      else if (k == "stages")
-        r.stages = static_cast<int>(x);
-      else
-        return InvalidArgument("unknown rows_per_program option '" + k + "'");
-    }
+    KILN_RETURN_IF_ERROR(int_options({{"rows", &r.rows}, {"stages", &r.stages}}));
     return Request{r};
   }
   if (kind == "pipeline_loop") {
-    KILN_RETURN_IF_ERROR(no_bare());
     PipelineLoop r;
-    for (auto& [k, v] : kv) {
-      KILN_ASSIGN_OR_RETURN(int64_t x, IntOf(k, v));
-      if (k == "num_stages")
-        r.num_stages = static_cast<int>(x);
-      else if (k == "loop")
-        r.loop = static_cast<int>(x);
-      else
-        return InvalidArgument("unknown pipeline_loop option '" + k + "'");
-    }
+    KILN_RETURN_IF_ERROR(int_options({{"num_stages", &r.num_stages}, {"loop", &r.loop}}));
     return Request{r};
   }
   if (kind == "eviction_hints") {

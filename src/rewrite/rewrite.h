@@ -180,10 +180,12 @@ const char* RewriteKindName(RewriteKind k);  // "set_params", "insert_autotune",
 //   group_m_swizzle GROUP_M=8          eviction_hints eviction_policy=evict_first cache_modifier=.cg
 //   dot_precision input_precision=ieee pipeline_loop num_stages=3 [loop=0]
 //   split_k SPLIT_K=4                  persistent_grid [programs=132]
-//   rows_per_program rows=4            remove_masks n_elements%BLOCK_SIZE [guard=0]
+//   rows_per_program rows=4 [stages=3] remove_masks n_elements%BLOCK_SIZE [guard=0]
 //   lift_literals [values=128,64]
 std::string Describe(const Request& r);
 Result<Request> ParseRequest(std::string_view text);
+// Several requests applied in turn, separated by ";;": "rows_per_program rows=8 ;; set_params num_warps=1".
+Result<std::vector<Request>> ParseRequests(std::string_view text);
 
 // A unified diff (3 lines of context) from `before` to `after` ("" when equal).
 std::string UnifiedDiff(std::string_view before, std::string_view after, const std::string& label_a,

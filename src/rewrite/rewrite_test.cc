@@ -57,19 +57,6 @@ std::string PathOf(const std::string& file) {
   return kRoot + "/" + file;
 }
 
-Result<std::vector<Request>> Requests(const std::string& text) {
-  std::vector<Request> out;
-  size_t at = 0;
-  while (at <= text.size()) {
-    size_t e = text.find(";;", at);
-    if (e == std::string::npos) e = text.size();
-    KILN_ASSIGN_OR_RETURN(Request r, ParseRequest(text.substr(at, e - at)));
-    out.push_back(r);
-    at = e + 2;
-  }
-  return out;
-}
-
 TEST(RewriteGolden, Manifest) {
   auto cases = LoadManifest();
   ASSERT_GT(cases.size(), 20u);
@@ -84,7 +71,7 @@ TEST(RewriteGolden, Manifest) {
     }
     auto src = ReadFile(path);
     ASSERT_TRUE(src.ok()) << src.status().message();
-    auto reqs = Requests(c.request);
+    auto reqs = ParseRequests(c.request);
     ASSERT_TRUE(reqs.ok()) << reqs.status().message();
     auto out = ApplySequence(*src, path, Target{c.kernel, {}}, *reqs);
     if (c.kind == "refuse") {
