@@ -159,6 +159,36 @@ def _leftovers(threads_before, children_before) -> str:
     return " and ".join(what)
 
 
+def _profiler():
+    """A cProfile.Profile when KILN_WORKER_PROFILE names a folder (a developer's view of where an evaluation's
+    time goes: docs/eval.md), else None."""
+    if not os.environ.get("KILN_WORKER_PROFILE"):
+        return None
+    import cProfile
+    return cProfile.Profile()
+
+
+def _dump_profile(prof, req):
+    """Writes the request's profile into $KILN_WORKER_PROFILE: <id>.pstats and <id>.txt (the 40 functions of most
+    cumulative time, then the 25 of most own time). A failure to write is logged, never raised."""
+    import io
+    import pstats
+    d = os.environ["KILN_WORKER_PROFILE"]
+    name = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in str(req.get("id") or "request"))[:80]
+    name = f"{name}.{os.getpid()}.{int(time.time() * 1000) % 100000000}"
+    try:
+        os.makedirs(d, exist_ok=True)
+        prof.dump_stats(os.path.join(d, name + ".pstats"))
+        buf = io.StringIO()
+        st = pstats.Stats(prof, stream=buf)
+        st.sort_stats("cumulative").print_stats(40)
+        st.sort_stats("tottime").print_stats(25)
+        with open(os.path.join(d, name + ".txt"), "w") as f:
+            f.write(buf.getvalue())
+    except Exception as e:  # noqa: BLE001 - a developer's aid: the evaluation's result stands
+        log(f"KILN_WORKER_PROFILE: could not write the profile into {d}: {e}")
+
+
 def eval_in_process(req, worker) -> dict:
     import threading
     from . import guards
@@ -171,9 +201,15 @@ def eval_in_process(req, worker) -> dict:
         threads_before = {t.ident for t in threading.enumerate()}
         children_before = _child_pids()
     ev = Evaluator(req)
+    prof = _profiler()
     try:
+        if prof is not None:
+            prof.enable()
         resp = ev.run()
     finally:
+        if prof is not None:
+            prof.disable()
+            _dump_profile(prof, req)
         ev.release()
         if shared:
             n = guards.restore_pristine()
