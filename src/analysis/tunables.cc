@@ -105,6 +105,10 @@ std::string OtherReader(const pyast::Tree& tree, const ModuleModel& model, const
         }
       }
       if (l.grid.expr.present() && inside(id, l.grid.expr.span)) ok = true;
+      // kiln's own arguments of a rewrite (`_kiln_num_tiles=triton.cdiv(n, _kiln_meta_BLOCK)` of rows per
+      // program): written to follow the value, as the grid does
+      for (const auto& a : l.args)
+        if (!a.splat && a.keyword.rfind("_kiln_", 0) == 0 && inside(id, a.value.span)) ok = true;
     }
     if (ok) continue;
     for (const auto& l : model.launches)

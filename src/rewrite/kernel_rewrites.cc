@@ -411,6 +411,101 @@ Result<std::vector<std::string>> GridDimsAtLaunch(const Launch& l) {
   return dims;
 }
 
+// `<meta>['K']` / `<meta>["K"]` (any spaces inside the brackets) replaced by `value` in `text`.
+std::string ReplaceMetaKey(std::string text, const std::string& meta, const std::string& key,
+                           const std::string& value) {
+  auto ident = [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_'; };
+  std::string out;
+  size_t i = 0;
+  while (i < text.size()) {
+    size_t at = text.find(meta, i);
+    if (at == std::string::npos) break;
+    const bool starts = at == 0 || (!ident(text[at - 1]) && text[at - 1] != '.');
+    size_t j = at + meta.size();
+    auto skip = [&] {
+      while (j < text.size() && (text[j] == ' ' || text[j] == '\t')) ++j;
+    };
+    bool hit = false;
+    if (starts) {
+      skip();
+      if (j < text.size() && text[j] == '[') {
+        ++j;
+        skip();
+        if (j < text.size() && (text[j] == '\'' || text[j] == '"')) {
+          char q = text[j];
+          if (text.compare(j + 1, key.size(), key) == 0 && j + 1 + key.size() < text.size() &&
+              text[j + 1 + key.size()] == q) {
+            j += key.size() + 2;
+            skip();
+            hit = j < text.size() && text[j] == ']';
+          }
+        }
+      }
+    }
+    if (hit) {
+      out += text.substr(i, at - i) + "(" + value + ")";
+      i = j + 1;
+    } else {
+      out += text.substr(i, at + meta.size() - i);
+      i = at + meta.size();
+    }
+  }
+  return out + text.substr(std::min(i, text.size()));
+}
+
+// A grid lambda over META (`lambda meta: (triton.cdiv(n, meta['BLOCK_SIZE']),)`) made a grid of plain host
+// text at the launch: each key the grid reads must be a keyword argument of this launch (its value is what META
+// holds there; a key the autotuner or a heuristic sets is refused). A value that is not a plain name is held by a
+// variable assigned just before the launch (`_kiln_meta_BLOCK_SIZE = 1024`) that the keyword argument and the
+// grid both read, so a later change of the value (the search's) changes both. -> the dimensions, with the edits
+// that hoist values added to `plan`.
+Result<std::vector<std::string>> GridDimsFromLaunchMeta(const Ctx& c, const Launch& l, Plan& plan) {
+  const analysis::Grid& g = l.grid;
+  const GridKind gk = g.kind == GridKind::kVariable ? g.resolved_kind : g.kind;
+  if (gk != GridKind::kLambda || g.meta_param.empty())
+    return Refuse("grid (" + g.expr.text + ") reads META but is not a lambda kiln can read");
+  if (g.kind == GridKind::kVariable && (!g.assignment || g.assignment->span.begin.byte < l.enclosing_span.begin.byte ||
+                                        g.assignment->span.end.byte > l.span.begin.byte))
+    return Refuse("grid lambda '" + g.expr.text + "' is not assigned in the launching function before the launch");
+  std::vector<std::string> dims;
+  for (const auto& d : g.dims) dims.push_back(d.text);
+  std::vector<std::pair<std::string, const analysis::LaunchArg*>> keys;
+  for (const std::string& key : g.meta_keys) {
+    const analysis::LaunchArg* arg = nullptr;
+    for (const auto& a : l.args) {
+      if (a.splat) return Refuse("grid reads " + g.meta_param + " and the launch passes *args/**kwargs");
+      if (a.keyword == key) arg = &a;
+    }
+    if (!arg)
+      return Refuse("grid reads " + g.meta_param + "['" + key +
+                    "'], which this launch does not pass (set by an autotuner, a heuristic or a default)");
+    keys.push_back({key, arg});
+  }
+  std::optional<std::pair<uint32_t, std::string>> where;
+  for (const auto& [key, arg] : keys) {
+    std::string value = Trim(arg->value.text);
+    if (!IsIdentifier(value)) {
+      Node v = Unparen(NodeAt(c.tree, arg->value.span));
+      if (v.type() != "integer" && v.type() != "attribute")
+        return Refuse("grid reads " + g.meta_param + "['" + key + "'], passed as '" + value +
+                      "' (not a name, an attribute or an integer)");
+      if (!where) {
+        KILN_ASSIGN_OR_RETURN(auto w, BeforeLaunch(c, l));
+        where = w;
+      }
+      std::string var = "_kiln_meta_" + key;
+      KILN_RETURN_IF_ERROR(plan.edits.Insert(where->first, fmt::format("{}{} = {}\n", where->second, var, value)));
+      KILN_RETURN_IF_ERROR(plan.edits.Replace(arg->value.span, var));
+      value = var;
+    }
+    for (auto& d : dims) d = ReplaceMetaKey(d, g.meta_param, key, value);
+  }
+  for (const auto& d : dims)
+    if (NamesIdentifier(d, g.meta_param))
+      return Refuse("grid reads " + g.meta_param + " other than as " + g.meta_param + "['KEY'] (" + d + ")");
+  return dims;
+}
+
 // A 1-D grid's size as host text ("" + reason when not a plain tuple).
 Result<std::string> GridSize1D(const Launch& l) {
   GridKind gk = l.grid.kind == GridKind::kVariable ? l.grid.resolved_kind : l.grid.kind;
@@ -598,7 +693,13 @@ Result<Plan> PlanRowsPerProgram(const Ctx& c, const RowsPerProgram& r) {
   Plan plan;
   for (int li : c.launches) {
     const Launch& l = c.model.launches[li];
-    KILN_ASSIGN_OR_RETURN(std::vector<std::string> dims, GridDimsAtLaunch(l));
+    std::vector<std::string> dims;
+    if (l.grid.meta_keys.empty()) {
+      KILN_ASSIGN_OR_RETURN(dims, GridDimsAtLaunch(l));
+    } else {
+      KILN_ASSIGN_OR_RETURN(dims, GridDimsFromLaunchMeta(c, l, plan));
+    }
+    if (dims.empty()) return Refuse("grid (" + l.grid.expr.text + ") has no dimensions kiln can read");
     std::string grid = fmt::format("lambda META: ({}.cdiv({}, META['ROWS_PER_PROGRAM'])", triton, dims[0]);
     for (size_t i = 1; i < dims.size(); ++i) grid += ", " + dims[i];
     grid += dims.size() == 1 ? ",)" : ")";

@@ -1,6 +1,6 @@
 # A chained scan whose programs wait on their predecessor's flag (atomic_cas spin): serialising programs
-# into rows per program could deadlock, so the rewrite refuses. A grid that reads META cannot be
-# precomputed either.
+# into rows per program could deadlock, so the rewrite refuses. Its sibling's grid reads META['BLOCK'],
+# which the launch passes as a literal: rows per program applies there.
 import torch
 import triton
 import triton.language as tl
@@ -37,3 +37,9 @@ def scale(x):
     out = torch.empty_like(x)
     scale_kernel[lambda META: (triton.cdiv(x.numel(), META["BLOCK"]),)](x, out, x.numel(), BLOCK=64)
     return out
+
+
+def kiln_check():
+    dev = "cuda" if torch.cuda.is_available() else "cpu"
+    torch.manual_seed(0)
+    return scale(torch.randn(1000, device=dev))
