@@ -78,6 +78,8 @@ class WorkerRunner : public Runner {
 
  private:
   Status EnsureStarted();
+  // The race probe of a task's reference module (cached per task hash; nullopt when it has none).
+  const std::optional<std::string>& ProbeFor(const task::TaskSpec& t);
   // Sends `req` and reads the response with the matching id; kills the worker on any failure.
   // `deadline_s` bounds the wait.
   struct Exchange {
@@ -99,6 +101,8 @@ class WorkerRunner : public Runner {
   uint64_t seq_ = 0;
   uint64_t nonce_;
   std::string garbage_;  // stray stdout lines seen while waiting
+  // The reference's race probe (exec/race_probe.h) per task hash: nullopt when it has none.
+  std::map<std::string, std::optional<std::string>> probes_;
 };
 
 class ReplayRunner : public Runner {

@@ -8,9 +8,11 @@
 
 #include <fmt/format.h>
 
+#include "exec/race_probe.h"
 #include "exec/runner.h"
 
 #include "common/children.h"
+#include "common/file.h"
 #include "common/json.h"
 #include "common/json_dump.h"
 
@@ -262,12 +264,26 @@ bool IsTaskError(const json& r) {
 
 }  // namespace
 
+const std::optional<std::string>& WorkerRunner::ProbeFor(const task::TaskSpec& t) {
+  auto it = probes_.find(t.hash);
+  if (it != probes_.end()) return it->second;
+  std::optional<std::string> probe;
+  // TritonBench modules and kiln's own format: the reference is the module's code itself (a KernelBench
+  // reference is PyTorch, whose kernels kiln does not rewrite)
+  if (t.format != task::Format::kKernelBench && !t.hash.empty()) {
+    if (auto text = ReadFile(t.path); text.ok()) probe = ReversedProgramOrder(*text).source;
+  }
+  return probes_.emplace(t.hash, std::move(probe)).first->second;
+}
+
 Result<EvalResult> WorkerRunner::Evaluate(const EvalRequest& request) {
   for (int attempt = 0;; ++attempt) {
     KILN_RETURN_IF_ERROR(EnsureStarted());
     garbage_.clear();
     const std::string id = NextId();
     json req = request.ToJson(id);
+    if (const std::optional<std::string>& probe = ProbeFor(request.task); probe)
+      req["reference_probe"] = {{"source", *probe}};
     const double limit = request.timeout_s + opts_.grace_s;
     auto t0 = std::chrono::steady_clock::now();
     Exchange ex = Send(req, limit);

@@ -398,6 +398,7 @@ class Evaluator:
         with plat.cuda_shim(), tasks_mod.harness(task.path, "importing the task's reference"):
             task.load_reference()
         self._phase("load_reference", t_ph)
+        self._load_reference_probe(task)
         if self.policy == "trusted":   # a key tuned in an earlier request of this worker is not tuned again
             seeded = autotune_share.seed(self.req.get("autotune_picks"))
             if seeded:
@@ -528,6 +529,24 @@ class Evaluator:
                 return f.read() == source
         except OSError:
             return False
+
+    def _load_reference_probe(self, task):
+        """The reference module with its programs started in reverse order (`reference_probe` in the request, made
+        by kiln from the task's own file: exec/race_probe.h), run among the reference's reruns after a mismatch
+        (`_stable_probe`): a racing write's winner flips in it. A probe that fails to load is left out (a note),
+        never an error: the reruns then go as without it."""
+        self._probe_loaded = False
+        probe = self.req.get("reference_probe")
+        if not isinstance(probe, dict) or not isinstance(probe.get("source"), str) or \
+                not hasattr(task, "load_reference_probe"):
+            return
+        try:
+            with plat.cuda_shim(), tasks_mod.harness(task.path, "importing the reference's race probe"):
+                task.load_reference_probe(probe["source"])
+            self._probe_loaded = True
+        except BaseException as e:  # noqa: BLE001 - kiln's transform of the task's code: without it, as before
+            self.notes.append(f"the reference's race probe (its programs in reverse order) did not load "
+                                 f"({type(e).__name__}: {str(e)[:200]}); racing writes are probed by reruns alone")
 
     def _load_timing_baseline(self, task):
         """kiln optimize's original (`baseline` in the request, trusted): loaded before the candidate, like the
@@ -679,6 +698,8 @@ class Evaluator:
             self._last_args = args
         del args, kwargs
 
+        # the reference with its programs in reverse order, for the reruns after a mismatch (None: reruns alone)
+        self._ref_rev = self.task.reference_probe(case) if getattr(self, "_probe_loaded", False) else None
         # the reference after the candidate, on the master itself (a copy of the inputs fewer)
         with attribution.kernel_trace() as ref_trace:
             out_r, rec_r, ref_launches = self._call_reference(ref_fn, master[0], master[1], seed)
@@ -704,7 +725,7 @@ class Evaluator:
                 self.reasons.add("input_mutated", f"the candidate modified inputs {c_changed[:3]} "
                                                   "that the reference leaves alone")
             elif not self._same_side_effects(
-                    c_inputs, master, stats, lambda alt: self._rerun_reference_inputs(ref_fn, pristine, seed, alt)):
+                    c_inputs, master, stats, lambda k: self._rerun_reference_inputs(ref_fn, pristine, seed, k)):
                 self.reasons.add("input_side_effect_mismatch",
                                  f"case {case}, trial {t}: the candidate's in-place changes to its inputs differ "
                                  "from the reference's")
@@ -855,7 +876,7 @@ class Evaluator:
         """The inputs as candidate and reference left them (each started from its own clone of the same
         values): a difference is a mismatch; a failure of the comparison itself (out of memory comparing
         gigabytes of inputs) is not, it propagates and is classified as such. As for outputs (the same probe,
-        `_stable_probe`), `rerun(alt)` runs the reference again on fresh clones and returns its inputs as it
+        `_stable_probe`), `rerun(k)` runs the reference again on fresh clones and returns its inputs as it
         left them: elements the reference's runs leave differently (racing writes: TritonBench-G harnesses
         draw destination indices with repeats, so several programs store to one slot) are not compared, and
         a racing tail no run has shown yet is allowed up to what the reference's own last run added."""
@@ -868,21 +889,50 @@ class Evaluator:
         st = self._stable_probe(rerun, c_inputs, r_inputs, stats if stats is not None else {}, inputs=True)
         return st is not None
 
-    def _rerun_reference_inputs(self, ref_fn, pristine, seed, alt=False):
-        """The reference once more on fresh clones of the trial's inputs, as the candidate ran (allocator
-        flooded, same seed; `alt`: with finite values, see _stable_probe); -> those inputs as it left them
-        (None when the inputs cannot be had again)."""
+    def _rerun_reference_inputs(self, ref_fn, pristine, seed, k=0):
+        """Rerun k of the reference on fresh clones of the trial's inputs, as the candidate ran (allocator
+        flooded, same seed; `_probe_run` says with which fill and in which program order); -> those inputs as
+        it left them (None when the inputs cannot be had again)."""
         inputs = pristine()
         if inputs is None:
             return None
-        a, k = tasks_mod.clone_tree(inputs[0]), tasks_mod.clone_tree(inputs[1])
+
+        def run(fn, alt):
+            a, kw = tasks_mod.clone_tree(inputs[0]), tasks_mod.clone_tree(inputs[1])
+            self._filled_call(fn, a, kw, seed, alt)
+            return (a, kw)
+        return self._probe_run(ref_fn, k, run)
+
+    def _filled_call(self, fn, args, kwargs, seed, alt):
+        """The reference's call with memory nobody writes holding NaN (`alt` False) or finite values."""
         try:
             guards.ALT_FILL["on"] = alt
             plat.poison_allocator(value=guards.ALT_FLOAT if alt else float("nan"))
-            self._call_reference(ref_fn, a, k, seed)
+            return self._call_reference(fn, args, kwargs, seed)[0]
         finally:
             guards.ALT_FILL["on"] = False
-        return (a, k)
+
+    def _probe_run(self, ref_fn, k, run):
+        """Rerun k of the reference through `run(fn, alt)`. Runs alternate between unwritten memory as NaN (even
+        k) and as finite values (odd k). With the race probe (the reference's programs started in reverse order,
+        `_load_reference_probe`), runs 0 and 3 of every four use it: the first rerun flips every write-write
+        race's winner, the second exposes reads of unwritten memory. Should the probe fail, it is dropped and the
+        reference itself runs (the probe is kiln's transform of trusted code: a failure of it says nothing of
+        the candidate)."""
+        alt = k % 2 == 1
+        rev = getattr(self, "_ref_rev", None)
+        if rev is not None and k % 4 in (0, 3):
+            try:
+                out = run(rev, alt)
+                self._probe_runs = getattr(self, "_probe_runs", 0) + 1
+                return out
+            except Exception as e:  # noqa: BLE001 - see above
+                if not plat.INTERPRET and plat.is_cuda_fatal(e):
+                    raise
+                self._ref_rev = None
+                self.notes.append(f"the reference's race probe failed ({type(e).__name__}: {str(e)[:200]}); "
+                                  "reruns of the reference alone")
+        return run(ref_fn, alt)
 
     def _compare_stable(self, ref_fn, pristine, seed, out_c, out_r, stats):
         """The candidate's output mismatched the reference's: run the reference again on fresh clones of the
@@ -896,15 +946,9 @@ class Evaluator:
             return None   # the inputs cannot be drawn again as they were: the mismatch stands
         args, kwargs = inputs
 
-        def probe(alt):
-            try:
-                guards.ALT_FILL["on"] = alt
-                plat.poison_allocator(value=guards.ALT_FLOAT if alt else float("nan"))
-                out_rk, _, _ = self._call_reference(ref_fn, tasks_mod.clone_tree(args),
-                                                    tasks_mod.clone_tree(kwargs), seed)
-            finally:
-                guards.ALT_FILL["on"] = False
-            return out_rk
+        def probe(k):
+            return self._probe_run(ref_fn, k, lambda fn, alt: self._filled_call(
+                fn, tasks_mod.clone_tree(args), tasks_mod.clone_tree(kwargs), seed, alt))
         return self._stable_probe(probe, out_c, out_r, stats)
 
     def _stable_probe(self, probe, got, first, stats, inputs=False):
@@ -924,13 +968,16 @@ class Evaluator:
         of the reference (TritonBench-G's quantize_copy_kv changed 170k-204k of 4.2M elements per run). So
         from the third run on, a candidate that differs from the first run outside the mask in no more
         elements than the last run of the reference added to it is within the reference's own variation. A
-        deterministic reference adds none: no slack."""
+        deterministic reference adds none: no slack. With the race probe (`_probe_run`), the first rerun starts
+        the reference's programs in reverse order, which flips the winner of nearly every racing element at once.
+        `probe(k)` is rerun k."""
         what = "input elements that the reference changes in place" if inputs else "output elements"
         key = "unstable_input_elements" if inputs else "unstable_elements"
         union, n_prev, quiet = None, 0, 0
+        self._probe_runs = 0
         for k in range(UNSTABLE_RUNS):
             try:
-                out_rk = probe(k % 2 == 1)
+                out_rk = probe(k)
             except Exception as e:  # noqa: BLE001 - the first mismatch is the outcome
                 if not plat.INTERPRET and plat.is_cuda_fatal(e):
                     self.fatal = True
@@ -963,12 +1010,19 @@ class Evaluator:
                         return None  # the mask stopped growing: the mismatch is the candidate's
                     continue
             stats[key] = max(stats.get(key, 0), n + tail)
-            how = "unwritten memory as NaN and as finite values" if k >= 1 else "same conditions"
+            if k >= 1:
+                how = "unwritten memory as NaN and as finite values"
+                if self._probe_runs:
+                    how += f"; {self._probe_runs} with its programs started in reverse order"
+            else:
+                how = "the second with its programs started in reverse order" if self._probe_runs else "same conditions"
             note = f"{n} of {total} {what} differ between {k + 2} runs of the reference ({how}); they were not compared"
             if tail:
                 note += f"; {tail} more differ from the first run, no more than the {grew} that the reference's " \
                         "last run added"
-            stats["note"] = f"{stats['note']}; {note}" if inputs and stats.get("note") else note
+            if inputs and stats.get("note") and note not in stats["note"]:
+                note = f"{stats['note']}; {note}"   # (the outputs' note of an earlier trial of this case stays)
+            stats["note"] = note
             return st
         return None
 

@@ -275,6 +275,12 @@ class Task:
     def baseline(self, case):
         raise TaskError(f"a timing baseline is not supported for {self.format} tasks")
 
+    # The race probe (evaluate._load_reference_probe): the reference module with its programs started in
+    # reverse order, made by kiln from the task's file. Formats whose reference is the module's own code load
+    # it; the others have none.
+    def reference_probe(self, case):
+        return None
+
 
 # ----------------------------------------------------------------------------------------------
 # KernelBench
@@ -610,6 +616,24 @@ class TritonBenchTask(Task):
             if isinstance(ent, types.FunctionType):
                 setattr(self.ref_mod, self.entry, guards.guard_reference(ent))
 
+    def load_reference_probe(self, source):
+        mod = self._load(split_tritonbench(source)[0], "refprobe", os.path.basename(self.path), False)
+        fn = getattr(mod, self.test_name, None)
+        if not callable(fn):
+            raise TaskError(f"the race probe has no {self.test_name}")
+        setattr(mod, self.test_name, guards.guard_reference(fn))
+        if self.entry and isinstance(getattr(mod, self.entry, None), types.FunctionType):
+            setattr(mod, self.entry, guards.guard_reference(getattr(mod, self.entry)))
+        self.probe_mod = mod
+
+    def reference_probe(self, case):
+        mod = getattr(self, "probe_mod", None)
+        if mod is None:
+            return None
+        if case == "test":
+            return getattr(mod, self.test_name)
+        return guards.guard_reference(self._perf_instance("refprobe", mod).call_op)
+
     def load_candidate(self, source, name):
         top = split_tritonbench(source)[0]
         mod = self._load(top, "cand", name or os.path.basename(self.path), True)
@@ -724,6 +748,18 @@ class KilnTask(Task):
             raise TaskError(f"{self.path}: no entry {self.entry}")
         ref = getattr(self.bench, "reference", None)
         self._ref = guards.guard_reference(ref if callable(ref) else getattr(self.ref_mod, self.entry))
+
+    def load_reference_probe(self, source):
+        if callable(getattr(self.bench, "reference", None)):
+            return   # the bench's own reference is what the candidate is compared with: no probe of the module
+        mod = load_module(source, unique_name("kiln_refprobe"), os.path.basename(self.path))
+        if not callable(getattr(mod, self.entry, None)):
+            raise TaskError(f"the race probe has no entry {self.entry}")
+        self.probe_mod = mod
+
+    def reference_probe(self, case):
+        mod = getattr(self, "probe_mod", None)
+        return None if mod is None else guards.guard_reference(getattr(mod, self.entry))
 
     def load_candidate(self, source, name):
         mod = load_module(source, unique_name("kiln_cand"), name or os.path.basename(self.path), candidate=True)
