@@ -19,6 +19,8 @@ def _params(suite):
         h = header(f)
         marks = [pytest.mark.skip(reason="needs a real GPU (bench/gpu/worker_gpu_check.sh)")] \
             if h.get("gpu-only") == "true" else []
+        if h.get("needs") == "race-probe":   # made by kiln (C++): through `kiln eval` in tests/eval/check_candidates.py
+            marks.append(pytest.mark.skip(reason="needs kiln's race probe (test_race_probe.py sends one itself)"))
         out.append(pytest.param(f, id=os.path.basename(f)[:-3], marks=marks))
     return out
 

@@ -715,6 +715,7 @@ class Evaluator:
         r_storages = compare.storages(master)
 
         # inputs: the candidate may change them only where the reference does too
+        side_ok = True
         if c_changed:
             if not r_changed:
                 self.runtime["inputs_mutated"] = True
@@ -729,13 +730,15 @@ class Evaluator:
                 self.reasons.add("input_side_effect_mismatch",
                                  f"case {case}, trial {t}: the candidate's in-place changes to its inputs differ "
                                  "from the reference's")
+                side_ok = False   # the case fails here (its outputs are still judged, for their reasons)
         del c_inputs
         if master_copy[0] != "clone":
             # large inputs are not needed by the comparison: freed (drawn again if a rerun needs them)
             self._last_args = memory.shapes_only(self._last_args)
             master = None
             gc.collect()   # the call's machinery leaves reference cycles that still hold the inputs
-        return self._judge_outputs(case, t, seed, ref_fn, pristine, out_c, out_r, r_storages, in_alias, stats)
+        outputs_ok = self._judge_outputs(case, t, seed, ref_fn, pristine, out_c, out_r, r_storages, in_alias, stats)
+        return outputs_ok and side_ok
 
     def _candidate_on_clone(self, case, cand_fn, master, snap, seed):
         """Small inputs: the candidate on clones of the master. -> (its output, the paths it changed, its output's

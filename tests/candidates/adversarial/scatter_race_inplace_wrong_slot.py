@@ -1,5 +1,6 @@
 # task: kiln:tests/worker/data/scatter_race
 # expect: mismatch input_side_effect_mismatch
+# needs: race-probe
 # tries: as honest/scatter_race_inplace_ok.py, with slot 50 (written once) off: still a mismatch.
 import torch
 import triton

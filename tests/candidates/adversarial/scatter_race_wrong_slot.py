@@ -1,5 +1,6 @@
 # task: tbg_scatter_race
 # expect: mismatch value_mismatch
+# needs: race-probe
 # tries: as honest/scatter_race_reversed_ok.py, and slot 40 (written once: the reference determines it) is off;
 #        the race probe must not excuse a slot no race touches.
 import torch

@@ -1,5 +1,6 @@
 # task: kiln:tests/worker/data/scatter_race
 # expect: ok
+# needs: race-probe
 # tries: the in-place racing scatter of the kiln-format task with its programs taken in the opposite order: its
 #        changes to `out` differ from the reference's on the raced slots only, which the race probe shows.
 import torch

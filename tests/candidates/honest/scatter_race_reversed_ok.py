@@ -1,5 +1,6 @@
 # task: tbg_scatter_race
 # expect: ok
+# needs: race-probe
 # tries: the racing scatter with its programs taken in the opposite order (as a kernel that schedules its work
 #        otherwise does on a GPU): the other writer wins each raced slot. The reference's reruns agree with one
 #        another, so only kiln's race probe (the reference with its programs reversed) shows those slots as
