@@ -65,6 +65,26 @@ TEST(Pyast, EditThatBreaksSyntaxFails) {
   EXPECT_FALSE(e.ApplyAndParse(**t).ok());
 }
 
+TEST(Pyast, SubstituteNodesReplacesOutermostMatches) {
+  auto t = Tree::Parse("x = f(meta['A'], meta[ \"B\" ], g(meta['A']), other['A'])\n");
+  ASSERT_TRUE(t.ok());
+  Node call = (*t)->root().named_child(0).named_child(0).field("right");
+  ASSERT_EQ(call.type(), "call");
+  std::string out = SubstituteNodes(call, [](const Node& n) -> std::optional<std::string> {
+    if (n.type() != "subscript" || n.named_child(0).text() != "meta") return std::nullopt;
+    return "<" + StringLiteralValue(n.named_child(1)) + ">";
+  });
+  EXPECT_EQ(out, "f(<A>, <B>, g(<A>), other['A'])");
+  // a match that holds another is replaced whole
+  EXPECT_EQ(SubstituteNodes(call,
+                            [](const Node& n) -> std::optional<std::string> {
+                              if (n.type() == "call" && n.text().rfind("g(", 0) == 0) return "G";
+                              if (n.type() == "subscript") return "S";
+                              return std::nullopt;
+                            }),
+            "f(S, S, G, S)");
+}
+
 TEST(Pyast, StringLiteral) {
   auto t = Tree::Parse("x = 'evict_first'\n");
   ASSERT_TRUE(t.ok());

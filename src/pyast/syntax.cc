@@ -157,6 +157,24 @@ std::string SubstituteLeaves(const Node& expr, const std::function<std::optional
   return out;
 }
 
+std::string SubstituteNodes(const Node& expr, const std::function<std::optional<std::string>(const Node&)>& fn) {
+  std::string_view src = expr.text();
+  const uint32_t base = expr.span().begin.byte;
+  std::string out;
+  uint32_t at = 0;
+  expr.Walk([&](const Node& n) {  // source order, outermost first
+    auto r = fn(n);
+    if (!r) return true;
+    const uint32_t b = n.span().begin.byte - base, e = n.span().end.byte - base;
+    out.append(src.substr(at, b - at));
+    out += *r;
+    at = e;
+    return false;
+  });
+  out.append(src.substr(at));
+  return out;
+}
+
 std::string SubstituteIdentifiers(const Node& expr,
                                   const std::function<std::optional<std::string>(std::string_view)>& fn) {
   return SubstituteLeaves(expr, [&](const Node& n) -> std::optional<std::string> {

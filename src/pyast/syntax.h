@@ -48,6 +48,9 @@ std::set<std::string> IdentifierNames(const Node& expr);
 // Copy of the expression text with identifiers replaced where `fn` returns a value.
 std::string SubstituteIdentifiers(const Node& expr,
                                   const std::function<std::optional<std::string>(std::string_view)>& fn);
+// Copy of the expression text with the outermost nodes where `fn` returns a value replaced by it (the nodes
+// inside a replaced one are not visited).
+std::string SubstituteNodes(const Node& expr, const std::function<std::optional<std::string>(const Node&)>& fn);
 // Like SubstituteIdentifiers over identifiers and integer literals.
 std::string SubstituteLeaves(const Node& expr, const std::function<std::optional<std::string>(const Node&)>& fn);
 // The statement (direct child of a block or module) containing `n`.

@@ -411,48 +411,6 @@ Result<std::vector<std::string>> GridDimsAtLaunch(const Launch& l) {
   return dims;
 }
 
-// `<meta>['K']` / `<meta>["K"]` (any spaces inside the brackets) replaced by `value` in `text`.
-std::string ReplaceMetaKey(std::string text, const std::string& meta, const std::string& key,
-                           const std::string& value) {
-  auto ident = [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_'; };
-  std::string out;
-  size_t i = 0;
-  while (i < text.size()) {
-    size_t at = text.find(meta, i);
-    if (at == std::string::npos) break;
-    const bool starts = at == 0 || (!ident(text[at - 1]) && text[at - 1] != '.');
-    size_t j = at + meta.size();
-    auto skip = [&] {
-      while (j < text.size() && (text[j] == ' ' || text[j] == '\t')) ++j;
-    };
-    bool hit = false;
-    if (starts) {
-      skip();
-      if (j < text.size() && text[j] == '[') {
-        ++j;
-        skip();
-        if (j < text.size() && (text[j] == '\'' || text[j] == '"')) {
-          char q = text[j];
-          if (text.compare(j + 1, key.size(), key) == 0 && j + 1 + key.size() < text.size() &&
-              text[j + 1 + key.size()] == q) {
-            j += key.size() + 2;
-            skip();
-            hit = j < text.size() && text[j] == ']';
-          }
-        }
-      }
-    }
-    if (hit) {
-      out += text.substr(i, at - i) + "(" + value + ")";
-      i = j + 1;
-    } else {
-      out += text.substr(i, at + meta.size() - i);
-      i = at + meta.size();
-    }
-  }
-  return out + text.substr(std::min(i, text.size()));
-}
-
 // A grid lambda over META (`lambda meta: (triton.cdiv(n, meta['BLOCK_SIZE']),)`) made a grid of plain host
 // text at the launch: each key the grid reads must be a keyword argument of this launch (its value is what META
 // holds there; a key the autotuner or a heuristic sets is refused). A value that is not a plain name is held by a
@@ -467,8 +425,6 @@ Result<std::vector<std::string>> GridDimsFromLaunchMeta(const Ctx& c, const Laun
   if (g.kind == GridKind::kVariable && (!g.assignment || g.assignment->span.begin.byte < l.enclosing_span.begin.byte ||
                                         g.assignment->span.end.byte > l.span.begin.byte))
     return Refuse("grid lambda '" + g.expr.text + "' is not assigned in the launching function before the launch");
-  std::vector<std::string> dims;
-  for (const auto& d : g.dims) dims.push_back(d.text);
   std::vector<std::pair<std::string, const analysis::LaunchArg*>> keys;
   for (const std::string& key : g.meta_keys) {
     const analysis::LaunchArg* arg = nullptr;
@@ -482,6 +438,7 @@ Result<std::vector<std::string>> GridDimsFromLaunchMeta(const Ctx& c, const Laun
     keys.push_back({key, arg});
   }
   std::optional<std::pair<uint32_t, std::string>> where;
+  std::map<std::string, std::string> values;  // key -> the host text META holds it as at this launch
   for (const auto& [key, arg] : keys) {
     std::string value = Trim(arg->value.text);
     if (!IsIdentifier(value)) {
@@ -498,7 +455,18 @@ Result<std::vector<std::string>> GridDimsFromLaunchMeta(const Ctx& c, const Laun
       KILN_RETURN_IF_ERROR(plan.edits.Replace(arg->value.span, var));
       value = var;
     }
-    for (auto& d : dims) d = ReplaceMetaKey(d, g.meta_param, key, value);
+    values[key] = value;
+  }
+  std::vector<std::string> dims;
+  for (const auto& d : g.dims) {
+    // `meta['K']`: a subscript of the lambda's parameter by a string literal
+    dims.push_back(pyast::SubstituteNodes(NodeAt(c.tree, d.span), [&](const Node& n) -> std::optional<std::string> {
+      if (n.type() != "subscript" || n.named_child_count() != 2) return std::nullopt;
+      if (n.named_child(0).type() != "identifier" || n.named_child(0).text() != g.meta_param) return std::nullopt;
+      auto it = values.find(pyast::StringLiteralValue(n.named_child(1)));
+      if (it == values.end()) return std::nullopt;
+      return "(" + it->second + ")";
+    }));
   }
   for (const auto& d : dims)
     if (NamesIdentifier(d, g.meta_param))
