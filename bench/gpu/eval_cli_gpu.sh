@@ -34,9 +34,13 @@ rel() { python3 -c 'import os,sys; print(os.path.relpath(sys.argv[1], sys.argv[2
 : > "$OUT/pairs.jsonl"
 for f in tests/candidates/adversarial/*.py tests/candidates/faulty/*.py tests/candidates/honest/*.py; do
   task=$(sed -n 's/^# task: *//p' "$f" | head -1)
+  extra=""
   case "$task" in
-    relu|matmul) t="$root/tests/candidates/tasks/$task.py" ;;
+    relu|matmul|tbg_*) t="$root/tests/candidates/tasks/$task.py" ;;
     corpus:*) t="$corpus/${task#corpus:}" ;;
+    kiln:tests/*)   # kiln-format test tasks (the racing scatter: its bench has GPU-sized cases)
+      d="$root/${task#kiln:}"; n=$(basename "$d"); t="$d/$n.py"
+      extra=$(printf ', "bench": "%s", "entry": "%s", "format": "kiln"' "$(rel "$d/bench.py")" "$n") ;;
     *) continue ;;
   esac
   cand=$(sed -n 's/^# candidate: *//p' "$f" | head -1)
@@ -47,8 +51,8 @@ for f in tests/candidates/adversarial/*.py tests/candidates/faulty/*.py tests/ca
   policy=$(sed -n 's/^# policy: *//p' "$f" | head -1)
   timeout=$(sed -n 's/^# timeout_s: *//p' "$f" | head -1)
   case "$f" in */faulty/*) policy=${policy:-trusted} ;; esac
-  printf '{"id": "%s", "task": "%s", "candidate": "%s", "policy": "%s", "timeout_s": %s}\n' \
-    "${f#tests/candidates/}" "$(rel "$t")" "$(rel "$c")" "${policy:-strict}" "${timeout:-20}" >> "$OUT/pairs.jsonl"
+  printf '{"id": "%s", "task": "%s"%s, "candidate": "%s", "policy": "%s", "timeout_s": %s}\n' \
+    "${f#tests/candidates/}" "$(rel "$t")" "$extra" "$(rel "$c")" "${policy:-strict}" "${timeout:-20}" >> "$OUT/pairs.jsonl"
 done
 # The pairs file must sit where its relative paths point from: record from tests/eval/data/gpu/.
 gdir="$root/tests/eval/data/gpu"

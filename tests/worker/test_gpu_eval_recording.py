@@ -1,5 +1,6 @@
 """The `kiln eval --batch --mode time` recording made on a GPU (bench/gpu/eval_cli_gpu.sh on an NVIDIA H100,
-committed as tests/eval/data/gpu/{pairs,transcript,expected}.jsonl; the eval_replay_gpu test replays it
+committed as tests/eval/data/gpu/{pairs,transcript,expected}.jsonl; the four scatter_race candidates were
+recorded on an NVIDIA H200 in session 26 and appended, their hello left out; the eval_replay_gpu test replays it
 through the C++ side): every committed candidate is in it, and each recorded verdict and reason is the one
 its header expects on a GPU (tests/eval/expect_overrides.txt where kiln's static layer decides first, else
 `expect-gpu`, else `expect`). The GPU-only timing hacks (graph_capture_aware, cache_by_address) are judged

@@ -26,10 +26,13 @@ def scatter(x, dest, out):
 
 
 def test_scatter():
-    x = torch.randn(128, device="cuda")
-    # rows 0-63 write slots 0-63 once; rows 64-127 write slots 0-15 again (a race with rows 0-15)
-    dest = torch.cat([torch.arange(64), torch.arange(64) % 16]).to(torch.int32).to("cuda")
-    out = torch.zeros(96, device="cuda")
+    # On a GPU, far more programs than it holds at once, so that they start in order of their ids (a few
+    # programs all run at once, and timing picks a race's winner); 128 rows under the interpreter.
+    n = (1 << 22) if torch.cuda.is_available() else 128
+    x = torch.randn(n, device="cuda")
+    # rows 0 .. n/2-1 write slots 0 .. n/2-1 once; rows n/2 .. n-1 write slots 0-15 again (a race with rows 0-15)
+    dest = torch.cat([torch.arange(n // 2), torch.arange(n // 2) % 16]).to(torch.int32).to("cuda")
+    out = torch.zeros(n // 2 + 32, device="cuda")
     return {"out": scatter(x, dest, out)}
 
 
