@@ -383,6 +383,12 @@ bool NamesIdentifier(std::string_view text, std::string_view name) {
   return false;
 }
 
+// A grid held by a variable: assigned in the launching function before the launch (its text is valid there).
+bool AssignedBeforeLaunch(const Launch& l) {
+  const auto& a = l.grid.assignment;
+  return a && a->span.begin.byte >= l.enclosing_span.begin.byte && a->span.end.byte <= l.span.begin.byte;
+}
+
 // The grid's dimensions as host text evaluated at the launch: a tuple (written there or held by a
 // variable), or a lambda whose dimensions do not read META (`lambda meta: (x.shape[0],)`, written at the
 // launch or assigned in the launching function).
@@ -405,8 +411,7 @@ Result<std::vector<std::string>> GridDimsAtLaunch(const Launch& l) {
       return Refuse("grid reads " + g.meta_param + " (a lambda over META cannot be precomputed)");
     dims.push_back(d.text);
   }
-  if (variable && (!g.assignment || g.assignment->span.begin.byte < l.enclosing_span.begin.byte ||
-                   g.assignment->span.end.byte > l.span.begin.byte))
+  if (variable && !AssignedBeforeLaunch(l))
     return Refuse("grid lambda '" + g.expr.text + "' is not assigned in the launching function before the launch");
   return dims;
 }
@@ -422,8 +427,7 @@ Result<std::vector<std::string>> GridDimsFromLaunchMeta(const Ctx& c, const Laun
   const GridKind gk = g.kind == GridKind::kVariable ? g.resolved_kind : g.kind;
   if (gk != GridKind::kLambda || g.meta_param.empty())
     return Refuse("grid (" + g.expr.text + ") reads META but is not a lambda kiln can read");
-  if (g.kind == GridKind::kVariable && (!g.assignment || g.assignment->span.begin.byte < l.enclosing_span.begin.byte ||
-                                        g.assignment->span.end.byte > l.span.begin.byte))
+  if (g.kind == GridKind::kVariable && !AssignedBeforeLaunch(l))
     return Refuse("grid lambda '" + g.expr.text + "' is not assigned in the launching function before the launch");
   std::vector<std::pair<std::string, const analysis::LaunchArg*>> keys;
   for (const std::string& key : g.meta_keys) {

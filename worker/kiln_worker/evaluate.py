@@ -698,8 +698,10 @@ class Evaluator:
             self._last_args = args
         del args, kwargs
 
-        # the reference with its programs in reverse order, for the reruns after a mismatch (None: reruns alone)
-        self._ref_rev = self.task.reference_probe(case) if getattr(self, "_probe_loaded", False) else None
+        # the reference with its programs in reverse order, for the reruns after a mismatch: resolved then
+        # (`_probe_run`), never on a trial that matches
+        self._rev_case = case if getattr(self, "_probe_loaded", False) else None
+        self._ref_rev = None
         # the reference after the candidate, on the master itself (a copy of the inputs fewer)
         with attribution.kernel_trace() as ref_trace:
             out_r, rec_r, ref_launches = self._call_reference(ref_fn, master[0], master[1], seed)
@@ -923,16 +925,19 @@ class Evaluator:
         reference itself runs (the probe is kiln's transform of trusted code: a failure of it says nothing of
         the candidate)."""
         alt = k % 2 == 1
-        rev = getattr(self, "_ref_rev", None)
-        if rev is not None and k % 4 in (0, 3):
+        case = getattr(self, "_rev_case", None)
+        if case is not None and k % 4 in (0, 3):
             try:
-                out = run(rev, alt)
-                self._probe_runs = getattr(self, "_probe_runs", 0) + 1
-                return out
+                if self._ref_rev is None:   # first use in this trial
+                    self._ref_rev = self.task.reference_probe(case)
+                if self._ref_rev is not None:
+                    out = run(self._ref_rev, alt)
+                    self._probe_runs = getattr(self, "_probe_runs", 0) + 1
+                    return out
             except Exception as e:  # noqa: BLE001 - see above
                 if not plat.INTERPRET and plat.is_cuda_fatal(e):
                     raise
-                self._ref_rev = None
+                self._rev_case = None
                 self.notes.append(f"the reference's race probe failed ({type(e).__name__}: {str(e)[:200]}); "
                                   "reruns of the reference alone")
         return run(ref_fn, alt)

@@ -605,26 +605,27 @@ class TritonBenchTask(Task):
         return load_module(src, modname, name, candidate=candidate, harness_after=top.count("\n") + 1,
                            self_names=(self.modname,), sibling_dir=os.path.dirname(os.path.abspath(self.path)))
 
-    def load_reference(self):
-        self.ref_mod = self._load(self.top, "ref", os.path.basename(self.path), False)
-        fn = getattr(self.ref_mod, self.test_name)
-        setattr(self.ref_mod, self.test_name, guards.guard_reference(fn))
-        if self.entry and hasattr(self.ref_mod, self.entry):
-            ent = getattr(self.ref_mod, self.entry)
+    def _load_guarded(self, top, role):
+        """A reference-side copy of the module (`top` above the task's separator): its test function and its entry
+        run as the reference (guards.guard_reference)."""
+        mod = self._load(top, role, os.path.basename(self.path), False)
+        fn = getattr(mod, self.test_name, None)
+        if not callable(fn):
+            raise TaskError(f"{self.path}: the {role} module has no {self.test_name}")
+        setattr(mod, self.test_name, guards.guard_reference(fn))
+        if self.entry and hasattr(mod, self.entry):
+            ent = getattr(mod, self.entry)
             # Only plain functions are wrapped: an entry that is a class (torch.autograd.Function, used as
             # `Entry.apply(...)`) or another object must keep its attributes.
             if isinstance(ent, types.FunctionType):
-                setattr(self.ref_mod, self.entry, guards.guard_reference(ent))
+                setattr(mod, self.entry, guards.guard_reference(ent))
+        return mod
+
+    def load_reference(self):
+        self.ref_mod = self._load_guarded(self.top, "ref")
 
     def load_reference_probe(self, source):
-        mod = self._load(split_tritonbench(source)[0], "refprobe", os.path.basename(self.path), False)
-        fn = getattr(mod, self.test_name, None)
-        if not callable(fn):
-            raise TaskError(f"the race probe has no {self.test_name}")
-        setattr(mod, self.test_name, guards.guard_reference(fn))
-        if self.entry and isinstance(getattr(mod, self.entry, None), types.FunctionType):
-            setattr(mod, self.entry, guards.guard_reference(getattr(mod, self.entry)))
-        self.probe_mod = mod
+        self.probe_mod = self._load_guarded(split_tritonbench(source)[0], "refprobe")
 
     def reference_probe(self, case):
         mod = getattr(self, "probe_mod", None)
